@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef CACHEAGE_AGE_H
+#define CACHEAGE_AGE_H
+
+/*
+ * Generic periodic cache aging (Dave Chinner's proposal in the 2022 negative-dentry
+ * discussion): every cache is rotated on a timer, in idle time, and objects that were
+ * used in one rotation period and never again are reclaimed long before memory
+ * pressure would force it.
+ *
+ * Model
+ *   A cache has a clock, `epoch`, advanced by one at every rotation. Each cached object
+ *   embeds a struct ca_node that records the epoch of its last touch (`stamp`) and in how
+ *   many distinct rotation periods it was touched (`hits`, saturating at CA_HITS_MAX).
+ *   An object with hits == 1 (used only in the period that created it, however often)
+ *   may stay idle for `single_use_age` rotations; a reused one for `max_age`.
+ *
+ *   Nodes wait in a ring of CA_SLOTS lists keyed by the epoch at which they are next
+ *   due; a rotation moves the slot that fell due to the pending list, and aging slices
+ *   (ca_cache_age) work through the pending list within a node budget and a deadline.
+ *   Work per rotation is proportional to the nodes that fell due, not to the cache.
+ *
+ * Locking
+ *   ca_touch() may be called from any thread, concurrently with everything else, as long
+ *   as the node is linked into the cache (it is lock-free and writes nothing when the
+ *   node was already touched in the current period). Every other function here must be
+ *   called with the owner's lock held (or from the owner's single thread); the library
+ *   takes no lock of its own. The reclaim callback runs under that same lock.
+ *
+ * Errors are negative errno values; the library never logs above debug and never exits.
+ */
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CA_SLOTS 64            /* due-slot ring size, in rotations */
+#define CA_HITS_MAX 255        /* saturation of ca_node.hits, in rotation periods */
+#define CA_AGE_MAX 65535       /* largest single_use_age / max_age, in rotations */
+#define CA_SLICE_NODES 1024    /* default node budget of one aging slice */
+#define CA_CLOCK_EVERY 64      /* nodes aged between two reads of the clock */
+
+#define CA_SINGLE_USE_AGE_DEFAULT 2 /* rotations */
+#define CA_MAX_AGE_DEFAULT 8        /* rotations */
+
+/*
+ * Intrusive aging node, embedded in the cached object (24 bytes on x86-64). Only `stamp` and
+ * `hits` are touched outside the owner's lock; the rest is the framework's.
+ */
+struct ca_node {
+        struct ca_node *next, *prev; /* a due slot or the pending list; self when unlinked */
+        _Atomic uint32_t stamp;      /* epoch of the last touch */
+        _Atomic uint8_t hits;        /* distinct rotation periods touched in, saturating */
+        uint8_t linked;              /* aged by a cache */
+        uint16_t due;                /* low bits of the epoch it was filed for */
+};
+
+/* What a reclaim callback did with a node that fell due (kernel's enum lru_status). */
+enum ca_status {
+        CA_RECLAIMED, /* the adapter freed the object; the node must not be used again */
+        CA_BUSY,      /* in use right now: looked at again at the next rotation */
+        CA_KEEP,      /* the adapter vetoes reclaim: counted as a touch in this period */
+};
+
+struct ca_cache;
+
+struct ca_cache_ops {
+        /*
+         * Required. Called from ca_cache_age() for a node whose idle time reached its limit.
+         * The node is already unlinked from the cache. Return CA_RECLAIMED after freeing
+         * (or queueing for disposal) the object, CA_BUSY or CA_KEEP to have it relinked.
+         * Runs under the owner's lock; must not call back into the same cache.
+         */
+        enum ca_status (*reclaim)(struct ca_cache *cache, struct ca_node *node, void *userdata);
+        /*
+         * Optional. The object's size in bytes for the `bytes` statistic; asked once at
+         * insert and once when the node leaves the cache, so it must not change meanwhile.
+         */
+        size_t (*size)(const struct ca_cache *cache, const struct ca_node *node, void *userdata);
+};
+
+/* Aging parameters, in rotations (the rotation interval belongs to the driver). */
+struct ca_params {
+        uint32_t single_use_age; /* 1..CA_AGE_MAX, default CA_SINGLE_USE_AGE_DEFAULT */
+        uint32_t max_age;        /* 1..CA_AGE_MAX, default CA_MAX_AGE_DEFAULT */
+};
+
+#define CA_PARAMS_DEFAULT                                                                  \
+        ((struct ca_params){ .single_use_age = CA_SINGLE_USE_AGE_DEFAULT,                  \
+                             .max_age = CA_MAX_AGE_DEFAULT })
+
+struct ca_stats {
+        uint64_t objects;                   /* nodes in the cache */
+        uint64_t single_use_objects;        /* of which touched in one period only */
+        uint64_t bytes;                     /* sum of ops->size, 0 without it */
+        uint64_t rotations;                 /* ca_cache_rotate() calls */
+        uint64_t scanned;                   /* nodes looked at by aging slices */
+        uint64_t reclaimed;                 /* CA_RECLAIMED answers */
+        uint64_t reclaimed_single_use;      /* of which with hits == 1 */
+        uint64_t busy;                      /* CA_BUSY answers */
+        uint64_t kept;                      /* CA_KEEP answers */
+        uint64_t last_rotation_duration_usec; /* slice time spent on the last rotation */
+        uint64_t longest_slice_usec;        /* longest single ca_cache_age() call */
+        uint64_t backlog;                   /* nodes pending, not yet aged */
+        uint32_t epoch;                     /* the cache's clock */
+};
+
+/*
+ * ca_cache_new() - create an empty cache.
+ * @ops: reclaim (required) and size (optional); must outlive the cache.
+ * @params: NULL for the defaults.
+ * Returns 0 and stores the cache in *ret, -EINVAL on bad ops or params, -ENOMEM.
+ */
+int ca_cache_new(const struct ca_cache_ops *ops, void *userdata, const struct ca_params *params,
+                 struct ca_cache **ret);
+
+/*
+ * ca_cache_free() - free the cache itself. Nodes still linked are forgotten, not reclaimed
+ * (the owner frees its objects); accepts NULL. Returns NULL.
+ */
+struct ca_cache *ca_cache_free(struct ca_cache *cache);
+
+/*
+ * ca_cache_set_params() - change the aging parameters at run time.
+ * Raising an age costs nothing (nodes are looked at early and rescheduled). Lowering one
+ * starts a re-sweep of every waiting node, slot by slot, done by the next aging slices
+ * (budgeted as usual) before they report the rotation done, so the new limit applies at
+ * once: an object already idle past it goes in the current rotation.
+ * Returns 0, or -EINVAL (and nothing changes) when a value is outside 1..CA_AGE_MAX.
+ */
+int ca_cache_set_params(struct ca_cache *cache, const struct ca_params *params);
+void ca_cache_get_params(const struct ca_cache *cache, struct ca_params *ret);
+
+/* ca_cache_validate_params() - 0 when @params would be accepted, else -EINVAL. */
+int ca_cache_validate_params(const struct ca_params *params);
+
+/*
+ * ca_cache_insert() - start aging @node (not yet in any cache): stamped with the current
+ * epoch, hits = 1, due after single_use_age rotations.
+ */
+void ca_cache_insert(struct ca_cache *cache, struct ca_node *node);
+
+/*
+ * ca_cache_remove() - stop aging @node, from whatever state it is in (waiting, pending, or
+ * already unlinked, which is a no-op). The caller must make sure no other thread touches
+ * the node while and after it is removed.
+ */
+void ca_cache_remove(struct ca_cache *cache, struct ca_node *node);
+
+/* ca_node_linked() - whether @node is aged by a cache. */
+static inline bool ca_node_linked(const struct ca_node *node)
+{
+        return node->linked;
+}
+
+/* ca_cache_epoch() - the cache's clock (relaxed; any thread). */
+uint32_t ca_cache_epoch(const struct ca_cache *cache);
+
+/* The public head of struct ca_cache, so that ca_touch() can be inlined. */
+struct ca_cache_head {
+        _Atomic uint32_t epoch; /* advanced by ca_cache_rotate() only */
+};
+
+void __ca_touch_slow(struct ca_cache *cache, struct ca_node *node, uint32_t epoch);
+
+/*
+ * ca_touch() - mark @node used now. Lock-free and safe from any thread; the common case
+ * (already touched in this rotation period) is two loads and no store. The first touch in
+ * a new period stores the stamp and bumps hits, exactly once however many threads race.
+ */
+static inline void ca_touch(struct ca_cache *cache, struct ca_node *node)
+{
+        uint32_t epoch = atomic_load_explicit(&((struct ca_cache_head *)cache)->epoch,
+                                              memory_order_relaxed);
+
+        if (atomic_load_explicit(&node->stamp, memory_order_relaxed) != epoch)
+                __ca_touch_slow(cache, node, epoch);
+}
+
+/*
+ * ca_cache_rotate() - advance the clock by one and move the nodes that fell due to the
+ * pending list. O(1): the slot is spliced, no node is looked at. Returns the number of
+ * nodes that fell due. The driver is expected to run ca_cache_age() until it returns 0
+ * before the next rotation (a backlog is allowed, but is carried over).
+ */
+size_t ca_cache_rotate(struct ca_cache *cache);
+
+/*
+ * ca_cache_age() - one aging slice: look at up to @budget pending nodes (0 = CA_SLICE_NODES),
+ * stopping early once CLOCK_MONOTONIC passes @deadline_usec (0 = no deadline; the clock is
+ * read once every CA_CLOCK_EVERY nodes). A node idle for at least its limit is unlinked and
+ * handed to ops->reclaim; any other is rescheduled to stamp + limit. The budget is spent
+ * before each callback, so CA_BUSY nodes cannot livelock a slice.
+ * Returns the number of nodes still to look at, re-sweep included (0: the rotation's work
+ * is done).
+ */
+size_t ca_cache_age(struct ca_cache *cache, size_t budget, uint64_t deadline_usec);
+
+/* ca_cache_pending() - nodes waiting for an aging slice, re-sweep included. */
+size_t ca_cache_pending(const struct ca_cache *cache);
+
+/* ca_cache_stats() - a snapshot of the cache's statistics. */
+void ca_cache_stats(const struct ca_cache *cache, struct ca_stats *ret);
+
+/*
+ * ca_cache_reset_stats() - zero the counters (rotations, scanned, reclaimed, busy, kept,
+ * durations); the gauges (objects, single-use objects, bytes, backlog, epoch) stay.
+ */
+void ca_cache_reset_stats(struct ca_cache *cache);
+
+/* ca_now_usec() - CLOCK_MONOTONIC in microseconds, the clock of every deadline here. */
+uint64_t ca_now_usec(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
