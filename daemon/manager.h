@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The daemon's state: the configuration in force, the plugin instances and their caches,
+ * one rotation timer per enabled cache, the aging slices, the systemd notifications.
+ * Single-threaded: everything runs on one libevent base.
+ *
+ * The bus side (manager-bus.c) reads the state through these functions and changes it
+ * only through the manager_* setters, which validate and apply at once; the manager calls
+ * manager_bus_* hooks (no-ops when there is no bus) when something visible changed.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cacheage/age.h"
+#include "cacheage/plugin.h"
+#include "config.h"
+
+struct event_base;
+struct manager;
+struct manager_bus;
+
+struct manager_cache {
+        struct manager *manager;
+        char *name;
+        char *adapter;
+        char *object_path;              /* /org/cacheage/CacheAge1/cache/<encoded name> */
+        struct ca_cache *cache;         /* registered by the plugin; NULL until then */
+        const struct ca_cache_hooks *hooks;
+        void *hooks_userdata;
+        void *instance;                 /* the plugin's */
+        const struct ca_plugin *plugin;
+
+        uint64_t interval_usec;         /* effective: the cache's own or the default */
+        bool interval_is_default;       /* follows the daemon's default interval */
+        bool enabled;
+
+        uint64_t last_rotation_realtime_usec; /* CLOCK_REALTIME of the last rotation, 0 = never */
+        uint64_t deferred;              /* rotations deferred by idle gating */
+        unsigned defer_streak;          /* consecutive deferrals, bounded by max_defer */
+
+        struct event *rotate_timer;     /* persistent, interval_usec; off when disabled */
+        struct event *age_event;        /* low-priority slice event */
+};
+
+struct manager_options {
+        const char *config_path;
+        const char *bus;                /* "system", "user", an address, or "none" */
+        bool check_only;
+};
+
+int manager_new(const struct manager_options *opts, struct manager **ret);
+struct manager *manager_free(struct manager *m);
+
+/* Load the configuration, plugins and caches; errors are logged (all of them). */
+int manager_start(struct manager *m);
+/* Run the loop until SIGTERM/SIGINT; returns the exit status. */
+int manager_run(struct manager *m);
+
+struct event_base *manager_event_base(struct manager *m);
+const struct ca_conf *manager_conf(const struct manager *m);
+uint64_t manager_start_realtime_usec(const struct manager *m);
+
+size_t manager_n_caches(const struct manager *m);
+struct manager_cache *manager_cache_at(struct manager *m, size_t i);
+struct manager_cache *manager_find_cache(struct manager *m, const char *name);
+
+uint64_t manager_default_interval_usec(const struct manager *m);
+/* -EINVAL outside CA_INTERVAL_MIN_USEC..CA_INTERVAL_MAX_USEC; caches on the default follow. */
+int manager_set_default_interval(struct manager *m, uint64_t usec);
+
+/* Setters apply at once (timers re-armed) and return 0 or -EINVAL, changing nothing then. */
+int manager_cache_set_interval(struct manager_cache *c, uint64_t usec);
+int manager_cache_set_params(struct manager_cache *c, const struct ca_params *p);
+int manager_cache_set_enabled(struct manager_cache *c, bool enabled);
+
+/* Rotate now (and start aging): one cache, or every enabled cache when @c is NULL. */
+int manager_rotate(struct manager *m, struct manager_cache *c);
+/* Zero the statistics of one cache, or of all when @c is NULL. */
+void manager_reset_statistics(struct manager *m, struct manager_cache *c);
+
+/*
+ * Reload the configuration: parsed and checked whole first; on any error nothing changes,
+ * -EINVAL is returned and the messages are added to @errors. Done before returning.
+ */
+int manager_reload(struct manager *m, struct ca_errors *errors);
+
+/* Statistics of @c: the library's, plus the adapter's own through @emit. */
+void manager_cache_stats(const struct manager_cache *c, struct ca_stats *ret);
+void manager_cache_adapter_stats(const struct manager_cache *c, ca_stat_emit_t emit,
+                                 void *emit_userdata);
+
+int manager_get_log_level(const struct manager *m);
+void manager_set_log_level(struct manager *m, int level);
+
+/* ---- implemented in manager-bus.c (stubs there when the bus is "none") ---- */
+
+/* Connect to the bus named in the options, register objects, take the name. */
+int manager_bus_new(struct manager *m, const char *bus, struct manager_bus **ret);
+struct manager_bus *manager_bus_free(struct manager_bus *b);
+/* A cache's statistics changed (after a rotation's work is done): PropertiesChanged. */
+void manager_bus_cache_changed(struct manager_bus *b, struct manager_cache *c);
+/* Caches were added or removed (reload): the manager's Caches property changed. */
+void manager_bus_caches_changed(struct manager_bus *b);

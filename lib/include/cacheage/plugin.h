@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef CACHEAGE_PLUGIN_H
+#define CACHEAGE_PLUGIN_H
+
+/*
+ * The adapter plugin ABI. A plugin is a shared module, loaded with
+ * dlopen(RTLD_NOW|RTLD_LOCAL), that exports exactly one symbol:
+ *
+ *     const struct ca_plugin cacheage_plugin = {
+ *             .abi = CA_PLUGIN_ABI,
+ *             .size = sizeof(struct ca_plugin),
+ *             .name = "memcached",
+ *             .create = mc_create,
+ *             .destroy = mc_destroy,
+ *     };
+ *
+ * The host refuses a table whose abi differs, whose size is smaller than it needs, whose
+ * name does not match the file name, or that lacks create/destroy, naming the path.
+ *
+ * One [cache NAME] section of the daemon's configuration is one plugin instance: create()
+ * checks the section's adapter keys (reporting each bad one with ca_host_key_error(),
+ * which adds FILE:LINE), builds its objects, and registers one ca_cache with the host;
+ * the host then drives it: before_rotate, ca_cache_rotate(), budgeted ca_cache_age()
+ * slices (which call the cache's reclaim op), after_age. Everything runs on the host's
+ * single event-loop thread; a plugin doing I/O uses the host's libevent base.
+ *
+ * The host API below lives in libcacheage, which plugins link; the daemon fills in a
+ * struct ca_host_ops. Plugins are built with hidden visibility but for the table.
+ */
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cacheage/age.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CA_PLUGIN_ABI 1
+#define CA_PLUGIN_SYMBOL "cacheage_plugin"
+
+struct event_base;
+struct ca_host;
+
+/* A [cache NAME] section, as the plugin sees it: its adapter keys, each with its origin. */
+struct ca_section;
+
+const char *ca_section_name(const struct ca_section *s);
+size_t ca_section_n_keys(const struct ca_section *s);
+/* ca_section_key() - the i-th key (i < ca_section_n_keys()); NULL when out of range. */
+const char *ca_section_key(const struct ca_section *s, size_t i);
+/* ca_section_get() - the value of @key, or NULL when the section does not set it. */
+const char *ca_section_get(const struct ca_section *s, const char *key);
+
+/* Statistics the adapter reports (D-Bus AdapterStats a{st}). */
+typedef void (*ca_stat_emit_t)(void *emit_userdata, const char *key, uint64_t value);
+
+/* What the host calls around the aging of a registered cache; every hook is optional. */
+struct ca_cache_hooks {
+        /*
+         * Before each rotation: refresh the cache from its source (read a metadump, scan
+         * a directory, replay a trace...). A negative errno is logged by the host, and the
+         * rotation goes on with what the cache holds.
+         */
+        int (*before_rotate)(struct ca_cache *cache, void *userdata);
+        /* After each aging slice: dispose of the victims collected by reclaim. */
+        void (*after_age)(struct ca_cache *cache, void *userdata);
+        /* Emit the adapter's own statistics. */
+        void (*stats)(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit,
+                      void *emit_userdata);
+};
+
+struct ca_plugin {
+        uint32_t abi;         /* CA_PLUGIN_ABI */
+        uint32_t size;        /* sizeof(struct ca_plugin) as the plugin was built */
+        const char *name;     /* the adapter name, as in "adapter = NAME" and the file name */
+        const char *description;
+        /*
+         * Required. Check @section and create an instance; register its cache with
+         * ca_host_register_cache(). Returns 0 and the instance in *ret_instance, or a negative
+         * errno after reporting every problem (ca_host_key_error / ca_host_log).
+         * With ca_host_check_only(host) true, validate the keys only: create nothing, open
+         * nothing, register nothing, and store NULL.
+         */
+        int (*create)(struct ca_host *host, const struct ca_section *section,
+                      void **ret_instance);
+        /* Required. Unregister and free everything; accepts NULL. */
+        void (*destroy)(void *instance);
+};
+
+/* Filled in by the host (the daemon, or a test). */
+struct ca_host_ops {
+        void (*log)(void *userdata, int level, const char *msg);
+        void (*key_error)(void *userdata, const struct ca_section *s, const char *key,
+                          const char *msg);
+        struct event_base *(*event_base)(void *userdata);
+        int (*register_cache)(void *userdata, const struct ca_section *s, struct ca_cache *cache,
+                              const struct ca_cache_hooks *hooks, void *hooks_userdata);
+        void (*unregister_cache)(void *userdata, struct ca_cache *cache);
+        int (*check_only)(void *userdata);
+};
+
+struct ca_host {
+        const struct ca_host_ops *ops;
+        void *userdata;
+};
+
+/* ca_host_log() - log at syslog @level, through the host. */
+void ca_host_log(struct ca_host *host, int level, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+/* ca_host_key_error() - report a bad adapter key: the host prints "FILE:LINE: key: msg". */
+void ca_host_key_error(struct ca_host *host, const struct ca_section *s, const char *key,
+                       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* ca_host_event_base() - the host's libevent base (NULL when checking only). */
+struct event_base *ca_host_event_base(struct ca_host *host);
+/*
+ * ca_host_register_cache() - hand @cache to the host for aging under @s's name. The host
+ * applies the section's aging parameters (ca_cache_set_params) and interval. At most one
+ * cache per section. Returns 0, -EEXIST, -EINVAL.
+ */
+int ca_host_register_cache(struct ca_host *host, const struct ca_section *s,
+                           struct ca_cache *cache, const struct ca_cache_hooks *hooks,
+                           void *hooks_userdata);
+/* ca_host_unregister_cache() - stop aging @cache (from destroy); unknown caches are ignored. */
+void ca_host_unregister_cache(struct ca_host *host, struct ca_cache *cache);
+/* ca_host_check_only() - nonzero when create() must only validate (--check-config). */
+int ca_host_check_only(struct ca_host *host);
+
+/*
+ * ca_plugin_check() - validate a table found in a module: abi, size, name, hooks.
+ * Returns 0, or -EPROTO (abi/size) / -EINVAL (name, missing hook) with a reason in @reason.
+ */
+int ca_plugin_check(const struct ca_plugin *p, const char *expected_name, char *reason,
+                    size_t reason_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
