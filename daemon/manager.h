@@ -43,12 +43,23 @@ struct manager_cache {
 
         struct event *rotate_timer;     /* persistent, interval_usec; off when disabled */
         struct event *age_event;        /* low-priority slice event */
+
+        /* Private to manager.c. */
+        struct ca_host host;            /* what the plugin instance calls back through */
+        struct ca_section *section;     /* the instance's section of the configuration */
+        struct ca_errors *errors;       /* where key errors go while create() runs */
+        bool check_only;                /* a create() that only validates */
+        bool aging;                     /* a rotation's slices are still running */
+        uint64_t reclaimed_before;      /* stats.reclaimed when the rotation began */
+        uint64_t last_reclaimed;        /* objects the last finished rotation reclaimed */
 };
 
 struct manager_options {
         const char *config_path;
         const char *bus;                /* "system", "user", an address, or "none" */
         bool check_only;
+        bool log_level_set;             /* --log-level given: it wins over the configuration */
+        int log_level;
 };
 
 int manager_new(const struct manager_options *opts, struct manager **ret);

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cacheaged: command line, then run() (the state and the loop are manager.c's). */
+
+#include <errno.h>
+#include <event2/event.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The build's config.h (CA_VERSION, CA_CONFIG_FILE); "config.h" alone is the parser's. */
+#include "../config.h"
+#include "log.h"
+#include "manager.h"
+
+static void help(void)
+{
+        printf("Usage: cacheaged [OPTIONS]\n"
+               "\n"
+               "Periodic aging of caches: every configured cache is rotated on a timer, in\n"
+               "idle time, and the objects used in one rotation period and never again are\n"
+               "reclaimed long before memory pressure would force it.\n"
+               "\n"
+               "Options:\n"
+               "  -c, --config FILE       Read FILE and its drop-ins FILE.d/*.conf\n"
+               "                          (default: %s)\n"
+               "  -b, --bus BUS           Serve org.cacheage.CacheAge1 on BUS: \"system\"\n"
+               "                          (default), \"user\", a D-Bus address such as\n"
+               "                          unix:path=/run/x.sock, or \"none\"\n"
+               "      --check-config      Parse and validate the whole configuration, the\n"
+               "                          plugins' sections included, list every error and\n"
+               "                          exit 0 (valid) or 1\n"
+               "  -l, --log-level LEVEL   emerg, alert, crit, err, warning, notice, info or\n"
+               "                          debug (or 0..7); wins over log_level in the file\n"
+               "      --version           Print the version and exit\n"
+               "  -h, --help              Print this help and exit\n"
+               "\n"
+               "Signals:\n"
+               "  SIGHUP                  Reload the configuration; a bad one is reported and\n"
+               "                          the one in force stays unchanged\n"
+               "  SIGTERM, SIGINT         Stop\n"
+               "\n"
+               "Environment:\n"
+               "  CACHEAGED_PLUGIN_DIR    Where adapter plugins are looked for when the\n"
+               "                          configuration sets no plugin_dir of its own\n"
+               "                          (default: %s); for running from a build tree\n"
+               "  CACHEAGED_PSI_DIR       Where the pressure files are read (default\n"
+               "                          /proc/pressure); for tests\n"
+               "  NOTIFY_SOCKET, WATCHDOG_USEC, JOURNAL_STREAM\n"
+               "                          Set by systemd: readiness, status and watchdog\n"
+               "                          notifications; log levels as <N> prefixes\n"
+               "\n"
+               "Exit status: 0 on a clean stop (or a valid configuration with --check-config),\n"
+               "1 on a configuration or start-up error.\n"
+               "\n"
+               "See cacheaged.conf for the configuration keys, and cacheagectl to query and\n"
+               "control a running daemon.\n",
+               CA_CONFIG_FILE, CA_PLUGIN_DIR);
+}
+
+enum {
+        ARG_CHECK_CONFIG = 0x100,
+        ARG_VERSION,
+};
+
+static int parse_argv(int argc, char *argv[], struct manager_options *opts)
+{
+        static const struct option options[] = {
+                { "config", required_argument, NULL, 'c' },
+                { "bus", required_argument, NULL, 'b' },
+                { "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
+                { "log-level", required_argument, NULL, 'l' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "c:b:l:h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'c':
+                        opts->config_path = optarg;
+                        break;
+                case 'b':
+                        if (!*optarg) {
+                                log_error("--bus needs a value: system, user, an address or none");
+                                return -EINVAL;
+                        }
+                        opts->bus = optarg;
+                        break;
+                case ARG_CHECK_CONFIG:
+                        opts->check_only = true;
+                        break;
+                case 'l':
+                        r = log_level_from_string(optarg);
+                        if (r < 0) {
+                                log_error("Invalid log level '%s'", optarg);
+                                return -EINVAL;
+                        }
+                        opts->log_level_set = true;
+                        opts->log_level = r;
+                        break;
+                case ARG_VERSION:
+                        printf("cacheaged %s\n", CA_VERSION);
+                        return 0;
+                case 'h':
+                        help();
+                        return 0;
+                default:
+                        return -EINVAL;
+                }
+        }
+        if (optind < argc) {
+                log_error("Unexpected argument '%s'; see --help", argv[optind]);
+                return -EINVAL;
+        }
+        return 1;
+}
+
+static int run(int argc, char *argv[])
+{
+        struct manager_options opts = {
+                .config_path = CA_CONFIG_FILE,
+                .bus = "system",
+        };
+        struct manager *m = NULL;
+        int r;
+
+        log_open();
+        r = parse_argv(argc, argv, &opts);
+        if (r <= 0)
+                return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        if (opts.log_level_set)
+                log_set_level(opts.log_level);
+
+        /* A plugin writing to a peer that went away gets EPIPE, not a dead daemon. */
+        signal(SIGPIPE, SIG_IGN);
+
+        r = manager_new(&opts, &m);
+        if (r < 0) {
+                log_error_errno(r, "Failed to allocate the manager: %m");
+                return EXIT_FAILURE;
+        }
+        r = manager_start(m);
+        if (r < 0) {
+                if (opts.check_only)
+                        fprintf(stderr, "%s: configuration is invalid\n", opts.config_path);
+                manager_free(m);
+                return EXIT_FAILURE;
+        }
+        if (opts.check_only) {
+                printf("%s: configuration OK, %zu caches\n", opts.config_path,
+                       manager_n_caches(m));
+                manager_free(m);
+                return EXIT_SUCCESS;
+        }
+        r = manager_run(m);
+        manager_free(m);
+        return r < 0 ? EXIT_FAILURE : r;
+}
+
+int main(int argc, char *argv[])
+{
+        int r = run(argc, argv);
+
+        /* libevent's global state, so that a leak checker sees only real leaks. */
+        libevent_global_shutdown();
+        return r;
+}

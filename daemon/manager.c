@@ -1,0 +1,935 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The daemon's state and its loop. Everything runs on one libevent base, on one thread:
+ *
+ *   priority 0 (CA_PRIO_HIGH)   signals, the watchdog ping, the bus
+ *   priority 1 (the default)    rotation timers, plugins' own I/O and timers
+ *   priority 2 (CA_PRIO_SLICE)  aging slices
+ *
+ * A rotation is O(1) (ca_cache_rotate() splices one due slot); the work it creates runs as
+ * slices of at most slice_budget nodes and slice_time, each a low-priority event that
+ * re-activates itself while work is pending. The base is told to poll again after every
+ * slice (event_config_set_max_dispatch_interval), so signals, other caches and bus calls
+ * are served between two slices of a large cache, however large.
+ */
+
+#include <errno.h>
+#include <event2/event.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-bus.h>
+#include <time.h>
+
+#include "log.h"
+#include "manager.h"
+#include "notify.h"
+#include "plugins.h"
+#include "psi.h"
+
+enum {
+        CA_PRIO_HIGH = 0,
+        CA_PRIO_DEFAULT = 1,
+        CA_PRIO_SLICE = 2,
+        CA_PRIO_N,
+};
+
+#define CACHE_OBJECT_PATH_PREFIX "/org/cacheage/CacheAge1/cache"
+
+struct manager {
+        char *config_path;
+        char *bus_name;
+        bool check_only;
+        bool log_level_set;
+        int log_level;
+
+        struct event_base *base;
+        struct ca_conf *conf;
+        struct plugins *plugins;
+        struct manager_cache **caches;
+        size_t n_caches;
+        struct manager_bus *bus;
+
+        struct event *sig_term, *sig_int, *sig_hup;
+        struct event *watchdog_timer;
+
+        char *psi_dir;             /* $CACHEAGED_PSI_DIR (tests) or /proc/pressure */
+        bool psi_missing_logged;
+        uint64_t start_realtime_usec;
+        int exit_status;
+};
+
+static uint64_t now_realtime_usec(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static struct timeval usec_to_timeval(uint64_t usec)
+{
+        return (struct timeval){ .tv_sec = (time_t)(usec / 1000000),
+                                 .tv_usec = (suseconds_t)(usec % 1000000) };
+}
+
+static void log_errors(const struct ca_errors *errors, size_t from)
+{
+        for (size_t i = from; i < errors->n; i++)
+                log_error("%s", errors->v[i]);
+}
+
+/* ---- the host side of the plugin API: one struct ca_host per instance ---- */
+
+static void host_log(void *userdata, int level, const char *msg)
+{
+        struct manager_cache *c = userdata;
+
+        log_full(level, "%s: %s", c->name, msg);
+}
+
+static void host_key_error(void *userdata, const struct ca_section *s, const char *key,
+                           const char *msg)
+{
+        struct manager_cache *c = userdata;
+        const struct ca_conf_cache *cc = s->conf;
+        const char *file = cc->file;
+        unsigned line = cc->line;
+
+        /* A key that is set is blamed where it was written; a missing one, on the section. */
+        for (size_t i = 0; key && i < cc->n_keys; i++)
+                if (strcmp(cc->keys[i].key, key) == 0) {
+                        file = cc->keys[i].file;
+                        line = cc->keys[i].line;
+                }
+        if (c->errors)
+                ca_errors_add(c->errors, "%s:%u: %s: %s", file, line, key ? key : cc->name, msg);
+        else
+                log_error("%s:%u: %s: %s", file, line, key ? key : cc->name, msg);
+}
+
+static struct event_base *host_event_base(void *userdata)
+{
+        struct manager_cache *c = userdata;
+
+        return c->manager->base;
+}
+
+static int host_register_cache(void *userdata, const struct ca_section *s, struct ca_cache *cache,
+                               const struct ca_cache_hooks *hooks, void *hooks_userdata)
+{
+        struct manager_cache *c = userdata;
+        int r;
+
+        if (c->check_only)
+                return -EPERM;
+        if (s != c->section)
+                return -EINVAL;
+        if (c->cache)
+                return -EEXIST;
+        r = ca_cache_set_params(cache, &s->conf->params);
+        if (r < 0)
+                return r;
+        c->cache = cache;
+        c->hooks = hooks;
+        c->hooks_userdata = hooks_userdata;
+        return 0;
+}
+
+static void host_unregister_cache(void *userdata, struct ca_cache *cache)
+{
+        struct manager_cache *c = userdata;
+
+        if (!cache || c->cache != cache)
+                return;
+        if (c->rotate_timer)
+                event_del(c->rotate_timer);
+        if (c->age_event)
+                event_del(c->age_event);
+        c->cache = NULL;
+        c->hooks = NULL;
+        c->hooks_userdata = NULL;
+        c->aging = false;
+}
+
+static int host_check_only(void *userdata)
+{
+        struct manager_cache *c = userdata;
+
+        return c->check_only;
+}
+
+static const struct ca_host_ops host_ops = {
+        .log = host_log,
+        .key_error = host_key_error,
+        .event_base = host_event_base,
+        .register_cache = host_register_cache,
+        .unregister_cache = host_unregister_cache,
+        .check_only = host_check_only,
+};
+
+/* ---- rotation and aging ---- */
+
+static void manager_update_status(struct manager *m);
+
+static uint64_t cache_effective_interval(const struct ca_conf *conf, const struct ca_conf_cache *cc)
+{
+        return cc->interval_usec ? cc->interval_usec : conf->interval_usec;
+}
+
+/* Timers that have nothing to do are off: a disabled or cache-less entry has none armed. */
+static void cache_arm(struct manager_cache *c)
+{
+        struct timeval tv;
+
+        if (!c->rotate_timer)
+                return;
+        event_del(c->rotate_timer);
+        if (!c->enabled || !c->cache)
+                return;
+        tv = usec_to_timeval(c->interval_usec);
+        event_add(c->rotate_timer, &tv);
+}
+
+/*
+ * Whether the machine is busy enough to put a rotation off: PSI "some avg10" above the
+ * configured percentage. Unreadable PSI (an older kernel, CONFIG_PSI off) means no gating.
+ */
+static bool manager_machine_busy(struct manager *m, char *what, size_t what_len)
+{
+        static const char *const names[] = { "cpu", "memory" };
+        const double limits[] = { m->conf->idle_cpu_pressure, m->conf->idle_memory_pressure };
+        char path[4096];
+        double pct;
+        int r;
+
+        for (size_t i = 0; i < 2; i++) {
+                if (limits[i] <= 0)
+                        continue;
+                snprintf(path, sizeof(path), "%s/%s", m->psi_dir, names[i]);
+                r = psi_read_some_avg10(path, &pct);
+                if (r < 0) {
+                        if (!m->psi_missing_logged)
+                                log_full_errno(LOG_NOTICE, r,
+                                               "Pressure stall information unavailable (%s: %m), "
+                                               "rotations are not deferred to idle time",
+                                               path);
+                        m->psi_missing_logged = true;
+                        return false;
+                }
+                if (pct > limits[i]) {
+                        snprintf(what, what_len, "%s pressure %.2f%% > %.2f%%", names[i], pct,
+                                 limits[i]);
+                        return true;
+                }
+        }
+        return false;
+}
+
+/* Idle gating: put the rotation off while the machine is busy, max_defer times in a row. */
+static bool cache_defer(struct manager_cache *c)
+{
+        struct manager *m = c->manager;
+        char what[128];
+
+        if (m->conf->idle_cpu_pressure <= 0 && m->conf->idle_memory_pressure <= 0)
+                return false;
+        if (!manager_machine_busy(m, what, sizeof(what))) {
+                c->defer_streak = 0;
+                return false;
+        }
+        if (c->defer_streak >= m->conf->max_defer) {
+                log_debug("%s: %s, but deferred %u times already: rotating", c->name, what,
+                          c->defer_streak);
+                c->defer_streak = 0;
+                return false;
+        }
+        c->defer_streak++;
+        c->deferred++;
+        log_debug("%s: %s, rotation deferred (%u in a row)", c->name, what, c->defer_streak);
+        return true;
+}
+
+static int cache_rotate(struct manager_cache *c, bool forced)
+{
+        struct ca_stats st;
+        size_t due;
+        int r;
+
+        if (!c->cache)
+                return -ESTALE;
+        if (!forced && cache_defer(c))
+                return 0;
+
+        if (c->hooks && c->hooks->before_rotate) {
+                r = c->hooks->before_rotate(c->cache, c->hooks_userdata);
+                if (r < 0)
+                        log_warning_errno(r, "%s: Failed to refresh the cache: %m, "
+                                          "rotating what it holds", c->name);
+        }
+        /* A rotation that finds the last one's slices still running adds to their backlog. */
+        if (!c->aging) {
+                ca_cache_stats(c->cache, &st);
+                c->reclaimed_before = st.reclaimed;
+                c->aging = true;
+        }
+        due = ca_cache_rotate(c->cache);
+        c->last_rotation_realtime_usec = now_realtime_usec();
+        log_debug("%s: rotation, %zu objects due", c->name, due);
+        event_active(c->age_event, 0, 0);
+        return 0;
+}
+
+static void cache_rotate_cb(evutil_socket_t fd, short what, void *userdata)
+{
+        cache_rotate(userdata, false);
+}
+
+static void cache_rotation_done(struct manager_cache *c)
+{
+        struct manager *m = c->manager;
+        struct ca_stats st;
+
+        ca_cache_stats(c->cache, &st);
+        c->last_reclaimed = st.reclaimed >= c->reclaimed_before ? st.reclaimed - c->reclaimed_before
+                                                                : st.reclaimed;
+        c->aging = false;
+        log_debug("%s: rotation %" PRIu64 " done: %" PRIu64 " objects, %" PRIu64
+                  " reclaimed (%" PRIu64 " single-use in all), %" PRIu64 " us, longest slice %"
+                  PRIu64 " us",
+                  c->name, st.rotations, st.objects, c->last_reclaimed, st.reclaimed_single_use,
+                  st.last_rotation_duration_usec, st.longest_slice_usec);
+        manager_update_status(m);
+        if (m->bus)
+                manager_bus_cache_changed(m->bus, c);
+}
+
+static void cache_age_cb(evutil_socket_t fd, short what, void *userdata)
+{
+        struct manager_cache *c = userdata;
+        const struct ca_conf *conf = c->manager->conf;
+        size_t pending;
+
+        if (!c->cache)
+                return;
+        pending = ca_cache_age(c->cache, conf->slice_budget, ca_now_usec() + conf->slice_time_usec);
+        if (c->hooks && c->hooks->after_age)
+                c->hooks->after_age(c->cache, c->hooks_userdata);
+        if (!c->cache) /* after_age may have given up on the cache */
+                return;
+        if (pending > 0) {
+                /* Yield: the base polls before it runs this low-priority event again. */
+                event_active(c->age_event, 0, 0);
+                return;
+        }
+        cache_rotation_done(c);
+}
+
+/* ---- cache entries ---- */
+
+static struct manager_cache *cache_free(struct manager_cache *c)
+{
+        if (!c)
+                return NULL;
+        if (c->rotate_timer)
+                event_del(c->rotate_timer);
+        if (c->age_event)
+                event_del(c->age_event);
+        if (c->instance)
+                c->plugin->destroy(c->instance);
+        if (c->rotate_timer)
+                event_free(c->rotate_timer);
+        if (c->age_event)
+                event_free(c->age_event);
+        free(c->section);
+        free(c->object_path);
+        free(c->adapter);
+        free(c->name);
+        free(c);
+        return NULL;
+}
+
+/*
+ * Create the plugin instance of section @cc (of configuration @conf). With @check_only the
+ * plugin only validates its keys and nothing is kept. Every problem is added to @errors.
+ */
+static int cache_create(struct manager *m, const struct ca_conf *conf,
+                        const struct ca_conf_cache *cc, bool check_only, struct ca_errors *errors,
+                        struct manager_cache **ret)
+{
+        const struct ca_plugin *plugin;
+        struct manager_cache *c;
+        size_t n_errors = errors->n;
+        int r;
+
+        r = plugins_get(m->plugins, plugins_dir(conf), cc, &plugin, errors);
+        if (r < 0)
+                return r;
+
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                goto out_oom;
+        c->manager = m;
+        c->plugin = plugin;
+        c->check_only = check_only;
+        c->errors = errors;
+        c->host = (struct ca_host){ .ops = &host_ops, .userdata = c };
+        c->interval_usec = cache_effective_interval(conf, cc);
+        c->interval_is_default = cc->interval_usec == 0;
+        c->enabled = cc->enabled;
+        c->name = strdup(cc->name);
+        c->adapter = strdup(cc->adapter);
+        c->section = calloc(1, sizeof(*c->section));
+        if (!c->name || !c->adapter || !c->section)
+                goto out_oom;
+        c->section->conf = cc;
+        r = sd_bus_path_encode(CACHE_OBJECT_PATH_PREFIX, cc->name, &c->object_path);
+        if (r < 0)
+                goto out_oom;
+        if (!check_only) {
+                c->rotate_timer = event_new(m->base, -1, EV_PERSIST, cache_rotate_cb, c);
+                c->age_event = event_new(m->base, -1, 0, cache_age_cb, c);
+                if (!c->rotate_timer || !c->age_event)
+                        goto out_oom;
+                event_priority_set(c->age_event, CA_PRIO_SLICE);
+        }
+
+        r = plugin->create(&c->host, c->section, &c->instance);
+        if (r < 0) {
+                if (errors->n == n_errors)
+                        ca_errors_add(errors, "%s:%u: [cache %s]: adapter '%s' failed: %s",
+                                      cc->file, cc->line, cc->name, cc->adapter, strerror(-r));
+                c->instance = NULL;
+                cache_free(c);
+                return r;
+        }
+        if (!check_only && !c->cache) {
+                ca_errors_add(errors, "%s:%u: [cache %s]: adapter '%s' registered no cache",
+                              cc->file, cc->line, cc->name, cc->adapter);
+                cache_free(c);
+                return -EINVAL;
+        }
+        if (check_only || errors->n > n_errors) {
+                /* Nothing is kept from a check; an instance that reported errors is refused. */
+                r = errors->n > n_errors ? -EINVAL : 0;
+                cache_free(c);
+                if (r < 0)
+                        return r;
+                *ret = NULL;
+                return 0;
+        }
+        c->errors = NULL;
+        *ret = c;
+        return 0;
+
+out_oom:
+        ca_errors_add(errors, "%s:%u: [cache %s]: out of memory", cc->file, cc->line, cc->name);
+        cache_free(c);
+        return -ENOMEM;
+}
+
+/* Whether an entry must be recreated for section @cc: another adapter, or other adapter keys. */
+static bool cache_needs_recreate(const struct manager_cache *c, const struct ca_conf_cache *cc)
+{
+        const struct ca_conf_cache *old = c->section->conf;
+
+        if (strcmp(old->adapter, cc->adapter) != 0 || old->n_keys != cc->n_keys)
+                return true;
+        for (size_t i = 0; i < old->n_keys; i++) {
+                bool same = false;
+
+                for (size_t j = 0; j < cc->n_keys; j++)
+                        if (strcmp(old->keys[i].key, cc->keys[j].key) == 0) {
+                                same = strcmp(old->keys[i].value, cc->keys[j].value) == 0;
+                                break;
+                        }
+                if (!same)
+                        return true;
+        }
+        return false;
+}
+
+/* ---- the manager ---- */
+
+static void manager_update_status(struct manager *m)
+{
+        uint64_t objects = 0, reclaimed = 0, deferred = 0;
+        struct ca_stats st;
+
+        for (size_t i = 0; i < m->n_caches; i++) {
+                struct manager_cache *c = m->caches[i];
+
+                if (!c->cache)
+                        continue;
+                ca_cache_stats(c->cache, &st);
+                objects += st.objects;
+                reclaimed += c->last_reclaimed;
+                deferred += c->deferred;
+        }
+        if (deferred)
+                notify_status("%zu caches, %" PRIu64 " objects, %" PRIu64
+                              " reclaimed in the last rotations, %" PRIu64 " rotations deferred",
+                              m->n_caches, objects, reclaimed, deferred);
+        else
+                notify_status("%zu caches, %" PRIu64 " objects, %" PRIu64
+                              " reclaimed in the last rotations",
+                              m->n_caches, objects, reclaimed);
+}
+
+static void manager_apply_log_level(struct manager *m)
+{
+        log_set_level(m->log_level_set ? m->log_level : m->conf->log_level);
+}
+
+static void on_sigterm(evutil_socket_t sig, short what, void *userdata)
+{
+        struct manager *m = userdata;
+
+        log_info("Received %s, stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
+        notify_stopping();
+        event_base_loopbreak(m->base);
+}
+
+static void on_sighup(evutil_socket_t sig, short what, void *userdata)
+{
+        struct manager *m = userdata;
+        struct ca_errors errors = { 0 };
+        int r;
+
+        log_info("Received SIGHUP, reloading %s", m->config_path);
+        r = manager_reload(m, &errors);
+        if (r < 0) {
+                log_errors(&errors, 0);
+                log_error("Reload failed, the configuration in force stays unchanged");
+        } else {
+                log_info("Configuration reloaded, %zu caches", m->n_caches);
+        }
+        ca_errors_clear(&errors);
+}
+
+static void on_watchdog(evutil_socket_t fd, short what, void *userdata)
+{
+        /* Sent from the loop itself: a loop stuck in a slice stops the pings. */
+        notify_watchdog();
+}
+
+int manager_new(const struct manager_options *opts, struct manager **ret)
+{
+        struct event_config *cfg;
+        struct manager *m;
+        const char *e;
+
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        m->config_path = strdup(opts->config_path);
+        m->bus_name = strdup(opts->bus ? opts->bus : "system");
+        e = getenv("CACHEAGED_PSI_DIR");
+        m->psi_dir = strdup(e && *e ? e : PSI_DIR_DEFAULT);
+        m->check_only = opts->check_only;
+        m->log_level_set = opts->log_level_set;
+        m->log_level = opts->log_level;
+        m->start_realtime_usec = now_realtime_usec();
+        if (!m->config_path || !m->bus_name || !m->psi_dir)
+                goto out_free;
+
+        cfg = event_config_new();
+        if (!cfg)
+                goto out_free;
+        /* After each slice, look for new events before running the next one. */
+        event_config_set_max_dispatch_interval(cfg, NULL, 1, CA_PRIO_SLICE);
+        m->base = event_base_new_with_config(cfg);
+        event_config_free(cfg);
+        if (!m->base || event_base_priority_init(m->base, CA_PRIO_N) < 0)
+                goto out_free;
+        m->plugins = plugins_new();
+        if (!m->plugins)
+                goto out_free;
+        *ret = m;
+        return 0;
+
+out_free:
+        manager_free(m);
+        return -ENOMEM;
+}
+
+struct manager *manager_free(struct manager *m)
+{
+        if (!m)
+                return NULL;
+        m->bus = manager_bus_free(m->bus);
+        /* Instances before their modules, and before the base their events live on. */
+        for (size_t i = 0; i < m->n_caches; i++)
+                cache_free(m->caches[i]);
+        free(m->caches);
+        m->plugins = plugins_free(m->plugins);
+        if (m->sig_term)
+                event_free(m->sig_term);
+        if (m->sig_int)
+                event_free(m->sig_int);
+        if (m->sig_hup)
+                event_free(m->sig_hup);
+        if (m->watchdog_timer)
+                event_free(m->watchdog_timer);
+        if (m->base)
+                event_base_free(m->base);
+        ca_conf_free(m->conf);
+        free(m->psi_dir);
+        free(m->bus_name);
+        free(m->config_path);
+        free(m);
+        return NULL;
+}
+
+static int manager_add_signal(struct manager *m, int sig, event_callback_fn cb,
+                              struct event **ret)
+{
+        struct event *ev;
+
+        ev = evsignal_new(m->base, sig, cb, m);
+        if (!ev)
+                return -ENOMEM;
+        event_priority_set(ev, CA_PRIO_HIGH);
+        if (event_add(ev, NULL) < 0) {
+                event_free(ev);
+                return -EIO;
+        }
+        *ret = ev;
+        return 0;
+}
+
+int manager_start(struct manager *m)
+{
+        struct ca_errors errors = { 0 };
+        uint64_t watchdog_usec;
+        bool failed = false;
+        int r;
+
+        r = ca_conf_load(m->config_path, &m->conf, &errors);
+        if (r < 0) {
+                log_errors(&errors, 0);
+                ca_errors_clear(&errors);
+                return r;
+        }
+        manager_apply_log_level(m);
+
+        m->caches = calloc(m->conf->n_caches ? m->conf->n_caches : 1, sizeof(*m->caches));
+        if (!m->caches)
+                return log_error_errno(ENOMEM, "Out of memory");
+        /* Go through every section, so that all the errors are reported at once. */
+        for (size_t i = 0; i < m->conf->n_caches; i++) {
+                struct manager_cache *c = NULL;
+
+                r = cache_create(m, m->conf, &m->conf->caches[i], m->check_only, &errors, &c);
+                if (r < 0)
+                        failed = true;
+                else if (c)
+                        m->caches[m->n_caches++] = c;
+        }
+        if (failed || errors.n > 0) {
+                log_errors(&errors, 0);
+                ca_errors_clear(&errors);
+                return -EINVAL;
+        }
+        if (m->check_only)
+                return 0;
+
+        r = manager_add_signal(m, SIGTERM, on_sigterm, &m->sig_term);
+        if (r >= 0)
+                r = manager_add_signal(m, SIGINT, on_sigterm, &m->sig_int);
+        if (r >= 0)
+                r = manager_add_signal(m, SIGHUP, on_sighup, &m->sig_hup);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch signals: %m");
+
+        watchdog_usec = notify_watchdog_usec();
+        if (watchdog_usec > 0) {
+                struct timeval tv = usec_to_timeval(watchdog_usec / 2);
+
+                m->watchdog_timer = event_new(m->base, -1, EV_PERSIST, on_watchdog, m);
+                if (!m->watchdog_timer)
+                        return log_error_errno(ENOMEM, "Out of memory");
+                event_priority_set(m->watchdog_timer, CA_PRIO_HIGH);
+                event_add(m->watchdog_timer, &tv);
+                log_debug("Watchdog: pinging every %" PRIu64 " us", watchdog_usec / 2);
+        }
+
+        if (strcmp(m->bus_name, "none") != 0) {
+                r = manager_bus_new(m, m->bus_name, &m->bus);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to connect to the %s bus: %m",
+                                               m->bus_name);
+        }
+
+        for (size_t i = 0; i < m->n_caches; i++)
+                cache_arm(m->caches[i]);
+        return 0;
+}
+
+int manager_run(struct manager *m)
+{
+        log_info("Started, %zu caches", m->n_caches);
+        notify_ready();
+        manager_update_status(m);
+        if (m->watchdog_timer)
+                notify_watchdog();
+        if (event_base_dispatch(m->base) < 0)
+                return log_error_errno(EIO, "Event loop failed");
+        return m->exit_status;
+}
+
+struct event_base *manager_event_base(struct manager *m)
+{
+        return m->base;
+}
+
+const struct ca_conf *manager_conf(const struct manager *m)
+{
+        return m->conf;
+}
+
+uint64_t manager_start_realtime_usec(const struct manager *m)
+{
+        return m->start_realtime_usec;
+}
+
+size_t manager_n_caches(const struct manager *m)
+{
+        return m->n_caches;
+}
+
+struct manager_cache *manager_cache_at(struct manager *m, size_t i)
+{
+        return i < m->n_caches ? m->caches[i] : NULL;
+}
+
+struct manager_cache *manager_find_cache(struct manager *m, const char *name)
+{
+        for (size_t i = 0; i < m->n_caches; i++)
+                if (strcmp(m->caches[i]->name, name) == 0)
+                        return m->caches[i];
+        return NULL;
+}
+
+uint64_t manager_default_interval_usec(const struct manager *m)
+{
+        return m->conf->interval_usec;
+}
+
+int manager_set_default_interval(struct manager *m, uint64_t usec)
+{
+        if (usec < CA_INTERVAL_MIN_USEC || usec > CA_INTERVAL_MAX_USEC)
+                return -EINVAL;
+        m->conf->interval_usec = usec;
+        for (size_t i = 0; i < m->n_caches; i++) {
+                struct manager_cache *c = m->caches[i];
+
+                if (!c->interval_is_default || c->interval_usec == usec)
+                        continue;
+                c->interval_usec = usec;
+                cache_arm(c);
+        }
+        return 0;
+}
+
+int manager_cache_set_interval(struct manager_cache *c, uint64_t usec)
+{
+        if (usec < CA_INTERVAL_MIN_USEC || usec > CA_INTERVAL_MAX_USEC)
+                return -EINVAL;
+        c->interval_is_default = false;
+        if (c->interval_usec == usec)
+                return 0;
+        c->interval_usec = usec;
+        cache_arm(c);
+        return 0;
+}
+
+int manager_cache_set_params(struct manager_cache *c, const struct ca_params *p)
+{
+        if (ca_cache_validate_params(p) < 0)
+                return -EINVAL;
+        if (!c->cache)
+                return -ESTALE;
+        return ca_cache_set_params(c->cache, p);
+}
+
+int manager_cache_set_enabled(struct manager_cache *c, bool enabled)
+{
+        if (c->enabled == enabled)
+                return 0;
+        c->enabled = enabled;
+        c->defer_streak = 0;
+        cache_arm(c);
+        return 0;
+}
+
+int manager_rotate(struct manager *m, struct manager_cache *c)
+{
+        if (c)
+                return cache_rotate(c, true);
+        for (size_t i = 0; i < m->n_caches; i++)
+                if (m->caches[i]->enabled)
+                        cache_rotate(m->caches[i], true);
+        return 0;
+}
+
+void manager_reset_statistics(struct manager *m, struct manager_cache *c)
+{
+        if (!c) {
+                for (size_t i = 0; i < m->n_caches; i++)
+                        manager_reset_statistics(m, m->caches[i]);
+                return;
+        }
+        if (c->cache)
+                ca_cache_reset_stats(c->cache);
+        c->deferred = 0;
+        c->reclaimed_before = 0;
+        c->last_reclaimed = 0;
+}
+
+/*
+ * Reload, in three steps so that a bad configuration changes nothing: parse and check every
+ * section (the plugins validate their keys), create the instances of new and changed
+ * sections, and only then swap: removed and replaced instances are destroyed, kept ones get
+ * their new parameters in place (no object lost).
+ */
+static int manager_reload_apply(struct manager *m, struct ca_conf *conf, struct ca_errors *errors)
+{
+        struct manager_cache **caches, **kept;
+        size_t n_errors = errors->n;
+        bool set_changed = false, failed = false;
+        int r;
+
+        for (size_t i = 0; i < conf->n_caches; i++) {
+                struct manager_cache *c = NULL;
+
+                if (cache_create(m, conf, &conf->caches[i], true, errors, &c) < 0)
+                        failed = true;
+        }
+        if (failed || errors->n > n_errors)
+                return -EINVAL;
+
+        caches = calloc(conf->n_caches ? conf->n_caches : 1, sizeof(*caches));
+        kept = calloc(conf->n_caches ? conf->n_caches : 1, sizeof(*kept));
+        if (!caches || !kept) {
+                free(caches);
+                free(kept);
+                ca_errors_add(errors, "Out of memory");
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < conf->n_caches; i++) {
+                const struct ca_conf_cache *cc = &conf->caches[i];
+                struct manager_cache *old = manager_find_cache(m, cc->name);
+
+                if (old && !cache_needs_recreate(old, cc)) {
+                        kept[i] = old;
+                        continue;
+                }
+                r = cache_create(m, conf, cc, false, errors, &caches[i]);
+                if (r < 0) {
+                        for (size_t j = 0; j < i; j++)
+                                cache_free(caches[j]);
+                        free(caches);
+                        free(kept);
+                        return -EINVAL;
+                }
+        }
+
+        /* From here on nothing fails. */
+        for (size_t i = 0; i < conf->n_caches; i++)
+                if (!kept[i] && !manager_find_cache(m, conf->caches[i].name)) {
+                        log_info("%s: added (adapter %s)", conf->caches[i].name,
+                                 conf->caches[i].adapter);
+                        set_changed = true;
+                }
+        for (size_t i = 0; i < m->n_caches; i++) {
+                struct manager_cache *old = m->caches[i];
+                bool is_kept = false;
+
+                for (size_t j = 0; j < conf->n_caches && !is_kept; j++)
+                        is_kept = kept[j] == old;
+                if (is_kept)
+                        continue;
+                if (ca_conf_find_cache(conf, old->name)) {
+                        log_info("%s: adapter or its keys changed, cache recreated", old->name);
+                } else {
+                        log_info("%s: removed", old->name);
+                        set_changed = true;
+                }
+                cache_free(old);
+        }
+        for (size_t i = 0; i < conf->n_caches; i++) {
+                const struct ca_conf_cache *cc = &conf->caches[i];
+                struct manager_cache *c = kept[i];
+
+                if (!c)
+                        continue;
+                c->section->conf = cc;
+                c->interval_usec = cache_effective_interval(conf, cc);
+                c->interval_is_default = cc->interval_usec == 0;
+                if (c->enabled != cc->enabled)
+                        c->defer_streak = 0;
+                c->enabled = cc->enabled;
+                if (c->cache)
+                        ca_cache_set_params(c->cache, &cc->params);
+                caches[i] = c;
+        }
+        free(kept);
+        free(m->caches);
+        m->caches = caches;
+        m->n_caches = conf->n_caches;
+        ca_conf_free(m->conf);
+        m->conf = conf;
+        manager_apply_log_level(m);
+        for (size_t i = 0; i < m->n_caches; i++)
+                cache_arm(m->caches[i]);
+        if (set_changed && m->bus)
+                manager_bus_caches_changed(m->bus);
+        return 0;
+}
+
+int manager_reload(struct manager *m, struct ca_errors *errors)
+{
+        struct ca_conf *conf = NULL;
+        int r;
+
+        notify_reloading();
+        r = ca_conf_load(m->config_path, &conf, errors);
+        if (r >= 0) {
+                r = manager_reload_apply(m, conf, errors);
+                if (r < 0)
+                        ca_conf_free(conf);
+        }
+        /* Whatever happened, the daemon runs (the old or the new configuration). */
+        notify_ready();
+        manager_update_status(m);
+        return r < 0 ? -EINVAL : 0;
+}
+
+void manager_cache_stats(const struct manager_cache *c, struct ca_stats *ret)
+{
+        if (!c->cache) {
+                *ret = (struct ca_stats){ 0 };
+                return;
+        }
+        ca_cache_stats(c->cache, ret);
+}
+
+void manager_cache_adapter_stats(const struct manager_cache *c, ca_stat_emit_t emit,
+                                 void *emit_userdata)
+{
+        if (c->cache && c->hooks && c->hooks->stats)
+                c->hooks->stats(c->cache, c->hooks_userdata, emit, emit_userdata);
+}
+
+int manager_get_log_level(const struct manager *m)
+{
+        return log_get_level();
+}
+
+void manager_set_log_level(struct manager *m, int level)
+{
+        log_set_level(level);
+}

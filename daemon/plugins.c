@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The build's config.h (CA_PLUGIN_DIR); "config.h" alone is the parser's, beside this file. */
+#include "../config.h"
+#include "plugins.h"
+
+struct plugin_module {
+        char *path;
+        void *dl;
+        const struct ca_plugin *plugin;
+};
+
+struct plugins {
+        struct plugin_module v[PLUGINS_MAX];
+        size_t n;
+};
+
+struct plugins *plugins_new(void)
+{
+        return calloc(1, sizeof(struct plugins));
+}
+
+struct plugins *plugins_free(struct plugins *p)
+{
+        if (!p)
+                return NULL;
+        for (size_t i = 0; i < p->n; i++) {
+                dlclose(p->v[i].dl);
+                free(p->v[i].path);
+        }
+        free(p);
+        return NULL;
+}
+
+const char *plugins_dir(const struct ca_conf *conf)
+{
+        const char *e = getenv("CACHEAGED_PLUGIN_DIR");
+
+        /* A plugin_dir written in the configuration wins; the variable is for build trees. */
+        if (e && *e && (!conf->plugin_dir || strcmp(conf->plugin_dir, CA_PLUGIN_DIR) == 0))
+                return e;
+        return conf->plugin_dir ? conf->plugin_dir : CA_PLUGIN_DIR;
+}
+
+/* An adapter name becomes a file name: no path separators, no dot files. */
+static bool adapter_name_valid(const char *s)
+{
+        if (!s || !*s || strlen(s) > 64)
+                return false;
+        for (const char *p = s; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                      (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
+                        return false;
+        return true;
+}
+
+int plugins_get(struct plugins *p, const char *dir, const struct ca_conf_cache *cc,
+                const struct ca_plugin **ret, struct ca_errors *errors)
+{
+        const struct ca_plugin *table;
+        char reason[256];
+        char *path;
+        void *dl;
+        int r;
+
+        if (!adapter_name_valid(cc->adapter)) {
+                ca_errors_add(errors, "%s:%u: [cache %s]: invalid adapter name '%s'", cc->file,
+                              cc->line, cc->name, cc->adapter ? cc->adapter : "");
+                return -EINVAL;
+        }
+        if (asprintf(&path, "%s/%s.so", dir, cc->adapter) < 0) {
+                ca_errors_add(errors, "Out of memory");
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < p->n; i++)
+                if (strcmp(p->v[i].path, path) == 0) {
+                        free(path);
+                        *ret = p->v[i].plugin;
+                        return 0;
+                }
+
+        /* dlerror() alone says "cannot open shared object file", without the why. */
+        if (access(path, R_OK) < 0) {
+                r = -errno;
+                ca_errors_add(errors, "%s:%u: [cache %s]: no plugin for adapter '%s': %s: %s",
+                              cc->file, cc->line, cc->name, cc->adapter, path, strerror(-r));
+                goto out_free_path;
+        }
+        if (p->n >= PLUGINS_MAX) {
+                ca_errors_add(errors, "%s:%u: Failed to load plugin %s: more than %d plugins",
+                              cc->file, cc->line, path, PLUGINS_MAX);
+                r = -E2BIG;
+                goto out_free_path;
+        }
+        dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!dl) {
+                ca_errors_add(errors, "%s:%u: Failed to load plugin %s: %s", cc->file, cc->line,
+                              path, dlerror());
+                r = -ELIBBAD;
+                goto out_free_path;
+        }
+        table = dlsym(dl, CA_PLUGIN_SYMBOL);
+        if (!table) {
+                ca_errors_add(errors, "%s:%u: Failed to load plugin %s: no symbol %s", cc->file,
+                              cc->line, path, CA_PLUGIN_SYMBOL);
+                r = -ELIBBAD;
+                goto out_dlclose;
+        }
+        r = ca_plugin_check(table, cc->adapter, reason, sizeof(reason));
+        if (r < 0) {
+                ca_errors_add(errors, "%s:%u: Failed to load plugin %s: %s", cc->file, cc->line,
+                              path, reason);
+                goto out_dlclose;
+        }
+
+        p->v[p->n++] = (struct plugin_module){ .path = path, .dl = dl, .plugin = table };
+        *ret = table;
+        return 0;
+
+out_dlclose:
+        dlclose(dl);
+out_free_path:
+        free(path);
+        return r;
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The host API that plugins link: thin wrappers that forward to the host's ops, so that a
+ * plugin never needs a symbol from the executable that loaded it (which would take
+ * -rdynamic). The section accessors read the daemon's struct ca_section, which wraps one
+ * parsed [cache NAME] section.
+ */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cacheage/plugin.h"
+#include "../daemon/plugins.h"
+
+#define CA_HOST_MSG_MAX 1024 /* bytes of one formatted plugin message */
+
+const char *ca_section_name(const struct ca_section *s)
+{
+        return s->conf->name;
+}
+
+size_t ca_section_n_keys(const struct ca_section *s)
+{
+        return s->conf->n_keys;
+}
+
+const char *ca_section_key(const struct ca_section *s, size_t i)
+{
+        if (i >= s->conf->n_keys)
+                return NULL;
+        return s->conf->keys[i].key;
+}
+
+const char *ca_section_get(const struct ca_section *s, const char *key)
+{
+        /* A repeated key replaces the earlier one in the parser, so the first match is it. */
+        for (size_t i = 0; i < s->conf->n_keys; i++)
+                if (strcmp(s->conf->keys[i].key, key) == 0)
+                        return s->conf->keys[i].value;
+        return NULL;
+}
+
+void ca_host_log(struct ca_host *host, int level, const char *fmt, ...)
+{
+        char buf[CA_HOST_MSG_MAX];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        host->ops->log(host->userdata, level, buf);
+}
+
+void ca_host_key_error(struct ca_host *host, const struct ca_section *s, const char *key,
+                       const char *fmt, ...)
+{
+        char buf[CA_HOST_MSG_MAX];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        host->ops->key_error(host->userdata, s, key, buf);
+}
+
+struct event_base *ca_host_event_base(struct ca_host *host)
+{
+        if (ca_host_check_only(host))
+                return NULL;
+        return host->ops->event_base(host->userdata);
+}
+
+int ca_host_register_cache(struct ca_host *host, const struct ca_section *s,
+                           struct ca_cache *cache, const struct ca_cache_hooks *hooks,
+                           void *hooks_userdata)
+{
+        if (!s || !cache)
+                return -EINVAL;
+        return host->ops->register_cache(host->userdata, s, cache, hooks, hooks_userdata);
+}
+
+void ca_host_unregister_cache(struct ca_host *host, struct ca_cache *cache)
+{
+        if (cache)
+                host->ops->unregister_cache(host->userdata, cache);
+}
+
+int ca_host_check_only(struct ca_host *host)
+{
+        return host->ops->check_only ? host->ops->check_only(host->userdata) : 0;
+}
+
+int ca_plugin_check(const struct ca_plugin *p, const char *expected_name, char *reason,
+                    size_t reason_len)
+{
+        if (!p) {
+                snprintf(reason, reason_len, "no plugin table");
+                return -EINVAL;
+        }
+        /* abi first: a table of another ABI may not even have a size where we expect one. */
+        if (p->abi != CA_PLUGIN_ABI) {
+                snprintf(reason, reason_len, "ABI %u, expected %u", p->abi, CA_PLUGIN_ABI);
+                return -EPROTO;
+        }
+        if (p->size < sizeof(struct ca_plugin)) {
+                snprintf(reason, reason_len, "table of %u bytes, expected at least %zu", p->size,
+                         sizeof(struct ca_plugin));
+                return -EPROTO;
+        }
+        if (!p->name || !expected_name || strcmp(p->name, expected_name) != 0) {
+                snprintf(reason, reason_len, "plugin name '%s', expected '%s'",
+                         p->name ? p->name : "(null)", expected_name ? expected_name : "(null)");
+                return -EINVAL;
+        }
+        if (!p->create || !p->destroy) {
+                snprintf(reason, reason_len, "no %s hook", !p->create ? "create" : "destroy");
+                return -EINVAL;
+        }
+        return 0;
+}
