@@ -2,13 +2,25 @@
 #pragma once
 
 /*
- * cacheaged's configuration: the main INI file, then <main>.d/ *.conf in lexical order
+ * cacheaged's configuration: the main INI file, then <main>.d/ *.conf in strcmp() order
  * (later keys win, a section may be continued in a later file), parsed with inih through
  * ini_parse_stream() and a reader that counts lines and refuses over-long ones.
  *
+ * Syntax: "[daemon]", "[cache NAME]", "key = value" (or "key: value"); whole-line comments
+ * start with ';' or '#', inline comments with ';' after whitespace. Continuation lines are
+ * not supported: an indented line is read on its own (an indented "key = value" is fine).
+ * Key names and cache names are [A-Za-z0-9_.-], 1..CA_CONF_NAME_MAX bytes, case-sensitive.
+ * A key set twice in one section of one file is an error; a later file overriding an
+ * earlier one is not. Drop-in names starting with '.' are ignored; a drop-in may be a
+ * symlink, and one to /dev/null reads as empty.
+ *
  * Every problem becomes one message "FILE:LINE: key: message" (or "FILE:LINE: message" for
- * a section or syntax error) in a ca_errors list; loading goes on after an error so that
- * all of them are reported at once, and the result is only handed out when there were none.
+ * a section or syntax error, "FILE: message" for a file that cannot be read) in a ca_errors
+ * list; loading goes on after an error so that all of them are reported at once, and the
+ * result is only handed out when there were none.
+ *
+ * Not thread-safe: inih's settings are process globals (Debian's patch), which
+ * ca_conf_load() sets for the duration of each parse and then restores.
  */
 
 #include <stdbool.h>
@@ -21,7 +33,7 @@
 #define CA_CONF_FILES_MAX 256       /* drop-in files */
 #define CA_CONF_CACHES_MAX 256      /* [cache NAME] sections */
 #define CA_CONF_KEYS_MAX 64         /* adapter keys per cache */
-#define CA_CONF_NAME_MAX 48         /* bytes in a cache name (inih cuts section names at 49) */
+#define CA_CONF_NAME_MAX 48         /* bytes in a cache name, a key name or an adapter name */
 #define CA_INTERVAL_MIN_USEC 10000ULL                  /* 10ms */
 #define CA_INTERVAL_MAX_USEC (7ULL * 24 * 3600 * 1000000) /* 1 week */
 
@@ -30,7 +42,13 @@ struct ca_errors {
         size_t n;
 };
 
+/*
+ * ca_errors_add() - append one formatted message. @e may be NULL (nothing happens). When
+ * memory runs out the message is dropped: callers that must know whether an error occurred
+ * count errors themselves (ca_conf_load() does).
+ */
 void ca_errors_add(struct ca_errors *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* ca_errors_clear() - free every message and empty the list; accepts NULL. */
 void ca_errors_clear(struct ca_errors *e);
 
 /* An adapter's own key, handed to its plugin with where it was written. */
@@ -43,11 +61,11 @@ struct ca_conf_key {
 
 struct ca_conf_cache {
         char *name;            /* from [cache NAME]: [A-Za-z0-9_.-], 1..CA_CONF_NAME_MAX */
-        char *adapter;         /* required */
+        char *adapter;         /* required: [a-z0-9_-], 1..CA_CONF_NAME_MAX */
         char *file;            /* where the section was first opened */
         unsigned line;
-        uint64_t interval_usec; /* 0 = the daemon's default interval */
-        struct ca_params params; /* single_use_age, max_age (age.h defaults) */
+        uint64_t interval_usec; /* 0 = the daemon's default; else CA_INTERVAL_MIN..MAX_USEC */
+        struct ca_params params; /* single_use_age, max_age: 1..CA_AGE_MAX, age.h defaults */
         bool enabled;          /* default yes */
         struct ca_conf_key *keys; /* every other key, for the adapter; a repeat replaces */
         size_t n_keys;
@@ -55,27 +73,35 @@ struct ca_conf_cache {
 
 struct ca_conf {
         /* [daemon] */
-        uint64_t interval_usec;       /* interval: default 60s */
-        char *plugin_dir;             /* plugin_dir: default CA_PLUGIN_DIR */
-        uint32_t slice_budget;        /* slice_budget: nodes per slice, default CA_SLICE_NODES */
-        uint64_t slice_time_usec;     /* slice_time: default 2ms */
-        double idle_cpu_pressure;     /* idle_cpu_pressure: PSI some avg10 %, default 20; 0 = off */
-        double idle_memory_pressure;  /* idle_memory_pressure: default 10; 0 = off */
-        uint32_t max_defer;           /* max_defer: rotations a cache may be deferred, default 3 */
-        int log_level;                /* log_level: syslog level, default LOG_INFO */
+        uint64_t interval_usec;       /* interval: default 60s; CA_INTERVAL_MIN..MAX_USEC */
+        char *plugin_dir;             /* plugin_dir: absolute, default CA_PLUGIN_DIR; never NULL */
+        uint32_t slice_budget;        /* slice_budget: nodes per slice, 1..1000000,
+                                         default CA_SLICE_NODES */
+        uint64_t slice_time_usec;     /* slice_time: 100us..1s, default 2ms */
+        double idle_cpu_pressure;     /* idle_cpu_pressure: PSI some avg10 %, 0..100 (a trailing
+                                         "%" is allowed), default 20; 0 = off */
+        double idle_memory_pressure;  /* idle_memory_pressure: 0..100, default 10; 0 = off */
+        uint32_t max_defer;           /* max_defer: rotations a cache may be deferred, 0..1000,
+                                         default 3 */
+        int log_level;                /* log_level: syslog level, by name (emerg ... debug) or
+                                         0..7, default LOG_INFO */
 
         struct ca_conf_cache *caches; /* in order of first appearance */
         size_t n_caches;
 
-        char **files;                 /* the files read, in order */
+        char **files;                 /* the files read, in order: the main file first */
         size_t n_files;
 };
 
 /*
  * ca_conf_load() - read @path and its drop-in directory "@path.d".
  * On success returns 0 and stores the configuration in *ret. Otherwise returns -EINVAL
- * (errors in the files, each added to @errors), or another negative errno for the main
- * file itself (-ENOENT ...; also added to @errors). A missing drop-in directory is fine.
+ * (errors in the files, each added to @errors), -ENOMEM, or another negative errno when the
+ * main file itself cannot be opened (-ENOENT, -EACCES, -ENODEV when it is not a regular
+ * file; also added to @errors, "PATH: cannot open: REASON"). A missing drop-in directory is
+ * fine; more than CA_CONF_FILES_MAX drop-ins is an error and none of them is read.
+ * Messages are appended to @errors (which may be NULL); *ret is untouched on failure.
+ * Call from one thread at a time (see above).
  */
 int ca_conf_load(const char *path, struct ca_conf **ret, struct ca_errors *errors);
 
@@ -86,17 +112,25 @@ struct ca_conf *ca_conf_free(struct ca_conf *conf);
 const struct ca_conf_cache *ca_conf_find_cache(const struct ca_conf *conf, const char *name);
 
 /*
- * ca_parse_duration() - "250ms", "30s", "5min", "1h", "1h 30min", "2d", "500us"; a bare
- * number is seconds. Returns 0 and stores microseconds, or -EINVAL / -ERANGE.
+ * ca_parse_duration() - "250ms", "30s", "5min", "1h", "1h 30min", "1h30min", "2d", "500us";
+ * systemd's units (us usec ms msec s sec second(s) m min minute(s) h hr hour(s) d day(s)
+ * w week(s)), components add up. A lone number is seconds; no signs, no fractions.
+ * Returns 0 and stores microseconds, -EINVAL (syntax) or -ERANGE (over UINT64_MAX usec).
  */
 int ca_parse_duration(const char *s, uint64_t *ret_usec);
 
-/* ca_format_duration() - the shortest exact form ("1min 30s", "250ms"); returns @buf. */
+/*
+ * ca_format_duration() - the shortest exact form ("1min 30s", "250ms", "1w", "0"), which
+ * ca_parse_duration() reads back; truncated to fit @len. Returns @buf.
+ */
 char *ca_format_duration(uint64_t usec, char *buf, size_t len);
 #define CA_DURATION_MAX_STR 64
 
-/* ca_parse_bool() - yes/no, true/false, on/off, 1/0. Returns 0/1, or -EINVAL. */
+/* ca_parse_bool() - yes/no, true/false, on/off, 1/0, any case. Returns 0/1, or -EINVAL. */
 int ca_parse_bool(const char *s);
 
-/* ca_parse_uint() - decimal, within [min, max]. Returns 0, -EINVAL or -ERANGE. */
+/*
+ * ca_parse_uint() - decimal digits only (no sign, no spaces), within [min, max]. Returns 0
+ * and stores the value, -EINVAL (not a number) or -ERANGE (overflow or outside the range).
+ */
 int ca_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret);

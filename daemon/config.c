@@ -1,0 +1,1343 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cacheaged's configuration parser.
+ *
+ * inih splits "key = value" lines (whitespace, comments, inline comments), but on its own it
+ * cannot do what we need: its handler gets no line number (INI_HANDLER_LINENO is compiled 0
+ * in Debian's build), it is not told about a section header (so an empty [cache x] would
+ * go unseen), it cuts section names at 49 bytes, and it reports only the first syntax error
+ * of a file. So every raw line goes through our reader first (conf_reader), which
+ *
+ *   - counts lines, so that the handler knows where it is;
+ *   - refuses lines over CA_CONF_LINE_MAX bytes (inih would silently cut them into two);
+ *   - parses section headers itself and keeps the current section;
+ *   - finds syntax errors itself, each with its own message;
+ *
+ * and hands inih only the "key = value" lines: any other line reaches inih as an empty
+ * line, which keeps inih's line count in step with ours. Whatever inih then still calls an
+ * error means that it and the reader disagree; that is reported as a plain syntax error.
+ *
+ * Continuation lines (an indented line after a key, Python configparser style) are turned
+ * off: an indented "key = value" is an ordinary key, and an indented line without "=" is an
+ * error that says continuation lines are not supported. Keys are usually indented by people
+ * who mean nothing by it, and a continuation would silently glue the next line to a value.
+ *
+ * Inline comments start with ';' after whitespace ("interval = 30s ; half a minute"); a '#'
+ * starts a comment only at the beginning of a line, so "path = /a#b" keeps its '#'.
+ *
+ * The configuration is built in one struct ca_conf that is handed out only when no error
+ * was found in any file; everything else is freed on every path.
+ */
+
+#include <assert.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ini.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <syslog.h>
+#include <unistd.h>
+
+/*
+ * The build's generated config.h (CA_PLUGIN_DIR). A plain "config.h" here is this
+ * directory's own header, so reach the build root's through the daemon's build directory.
+ */
+#include "../config.h"
+#include "config.h"
+
+#ifndef CA_PLUGIN_DIR
+#error "CA_PLUGIN_DIR missing: the build's generated config.h was not found"
+#endif
+
+#define SLICE_BUDGET_MAX 1000000ULL /* nodes */
+#define SLICE_TIME_MIN_USEC 100ULL
+#define SLICE_TIME_MAX_USEC 1000000ULL
+#define MAX_DEFER_MAX 1000ULL /* rotations */
+
+#define DEFAULT_INTERVAL_USEC (60ULL * 1000000)
+#define DEFAULT_SLICE_TIME_USEC 2000ULL
+#define DEFAULT_IDLE_CPU_PRESSURE 20.0
+#define DEFAULT_IDLE_MEMORY_PRESSURE 10.0
+#define DEFAULT_MAX_DEFER 3
+
+#define DURATION_EXPECTED "expected e.g. 250ms, 30s, 5min, 1h"
+#define NAME_CHARS "A-Z a-z 0-9 _ . -"
+#define ADAPTER_CHARS "a-z 0-9 _ -"
+
+/* ---- error lists ---- */
+
+void ca_errors_add(struct ca_errors *e, const char *fmt, ...)
+{
+        va_list ap;
+        char **v;
+        char *msg;
+        int r;
+
+        if (!e)
+                return;
+        va_start(ap, fmt);
+        r = vasprintf(&msg, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return; /* out of memory: the caller's own count of errors still holds */
+        v = realloc(e->v, (e->n + 1) * sizeof(*v));
+        if (!v) {
+                free(msg);
+                return;
+        }
+        v[e->n++] = msg;
+        e->v = v;
+}
+
+void ca_errors_clear(struct ca_errors *e)
+{
+        if (!e)
+                return;
+        for (size_t i = 0; i < e->n; i++)
+                free(e->v[i]);
+        free(e->v);
+        e->v = NULL;
+        e->n = 0;
+}
+
+/* ---- values ---- */
+
+static const struct {
+        const char *name;
+        uint64_t usec;
+} duration_units[] = {
+        { "us", 1ULL },
+        { "usec", 1ULL },
+        { "ms", 1000ULL },
+        { "msec", 1000ULL },
+        { "s", 1000000ULL },
+        { "sec", 1000000ULL },
+        { "second", 1000000ULL },
+        { "seconds", 1000000ULL },
+        { "m", 60ULL * 1000000 },
+        { "min", 60ULL * 1000000 },
+        { "minute", 60ULL * 1000000 },
+        { "minutes", 60ULL * 1000000 },
+        { "h", 3600ULL * 1000000 },
+        { "hr", 3600ULL * 1000000 },
+        { "hour", 3600ULL * 1000000 },
+        { "hours", 3600ULL * 1000000 },
+        { "d", 86400ULL * 1000000 },
+        { "day", 86400ULL * 1000000 },
+        { "days", 86400ULL * 1000000 },
+        { "w", 7ULL * 86400 * 1000000 },
+        { "week", 7ULL * 86400 * 1000000 },
+        { "weeks", 7ULL * 86400 * 1000000 },
+};
+
+static bool is_digit(char c)
+{
+        return c >= '0' && c <= '9';
+}
+
+static bool is_lower(char c)
+{
+        return c >= 'a' && c <= 'z';
+}
+
+static bool is_space(char c)
+{
+        return c == ' ' || c == '\t';
+}
+
+/*
+ * systemd's time span syntax, without fractions: "1h 30min", "1h30min", "5 min". Every
+ * component needs a unit except a lone number, which is seconds ("1h 30" is refused as
+ * ambiguous). A syntax error is -EINVAL even when a number also overflowed.
+ */
+int ca_parse_duration(const char *s, uint64_t *ret_usec)
+{
+        uint64_t total = 0;
+        bool overflow = false;
+        size_t n_components = 0;
+        bool bare = false;
+
+        if (!s)
+                return -EINVAL;
+        while (is_space(*s))
+                s++;
+        if (!*s)
+                return -EINVAL;
+
+        while (*s) {
+                uint64_t n = 0, unit = 0, v;
+                const char *u;
+                size_t len;
+
+                if (!is_digit(*s) || bare)
+                        return -EINVAL;
+                for (; is_digit(*s); s++)
+                        if (__builtin_mul_overflow(n, 10, &n) ||
+                            __builtin_add_overflow(n, (uint64_t)(*s - '0'), &n))
+                                overflow = true;
+                while (is_space(*s))
+                        s++;
+                for (u = s; is_lower(*s); s++)
+                        ;
+                len = (size_t)(s - u);
+                if (len == 0) {
+                        if (n_components > 0)
+                                return -EINVAL;
+                        bare = true;
+                        unit = 1000000ULL;
+                } else {
+                        for (size_t i = 0; i < sizeof(duration_units) / sizeof(duration_units[0]);
+                             i++)
+                                if (strlen(duration_units[i].name) == len &&
+                                    memcmp(duration_units[i].name, u, len) == 0)
+                                        unit = duration_units[i].usec;
+                        if (unit == 0)
+                                return -EINVAL;
+                }
+                if (__builtin_mul_overflow(n, unit, &v) || __builtin_add_overflow(total, v, &total))
+                        overflow = true;
+                n_components++;
+                while (is_space(*s))
+                        s++;
+        }
+        if (overflow)
+                return -ERANGE;
+        *ret_usec = total;
+        return 0;
+}
+
+char *ca_format_duration(uint64_t usec, char *buf, size_t len)
+{
+        /* Each unit is a multiple of the next, so taking the largest first is shortest. */
+        static const struct {
+                const char *name;
+                uint64_t usec;
+        } units[] = {
+                { "w", 7ULL * 86400 * 1000000 }, { "d", 86400ULL * 1000000 },
+                { "h", 3600ULL * 1000000 },      { "min", 60ULL * 1000000 },
+                { "s", 1000000ULL },             { "ms", 1000ULL },
+                { "us", 1ULL },
+        };
+        size_t off = 0;
+
+        if (!buf || len == 0)
+                return buf;
+        buf[0] = '\0';
+        if (usec == 0) {
+                snprintf(buf, len, "0");
+                return buf;
+        }
+        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]) && usec > 0; i++) {
+                uint64_t n = usec / units[i].usec;
+                int w;
+
+                if (n == 0)
+                        continue;
+                usec -= n * units[i].usec;
+                w = snprintf(buf + off, len - off, "%s%llu%s", off > 0 ? " " : "",
+                             (unsigned long long)n, units[i].name);
+                if (w < 0 || (size_t)w >= len - off)
+                        break; /* truncated, still terminated */
+                off += (size_t)w;
+        }
+        return buf;
+}
+
+int ca_parse_bool(const char *s)
+{
+        static const char *const yes[] = { "1", "yes", "true", "on" };
+        static const char *const no[] = { "0", "no", "false", "off" };
+
+        if (!s)
+                return -EINVAL;
+        for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+                if (strcasecmp(s, yes[i]) == 0)
+                        return 1;
+                if (strcasecmp(s, no[i]) == 0)
+                        return 0;
+        }
+        return -EINVAL;
+}
+
+int ca_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
+{
+        uint64_t n = 0;
+        bool overflow = false;
+
+        if (!s || !*s)
+                return -EINVAL;
+        for (const char *p = s; *p; p++) {
+                if (!is_digit(*p))
+                        return -EINVAL;
+                if (__builtin_mul_overflow(n, 10, &n) ||
+                    __builtin_add_overflow(n, (uint64_t)(*p - '0'), &n))
+                        overflow = true;
+        }
+        if (overflow || n < min || n > max)
+                return -ERANGE;
+        *ret = n;
+        return 0;
+}
+
+/*
+ * A percentage: "12", "12.5", "12.5%". Parsed by hand rather than with strtod(), whose
+ * decimal point follows the locale and which would take "nan", "inf" and hex.
+ */
+static int parse_percent(const char *s, double *ret)
+{
+        uint64_t whole = 0;
+        double v, scale = 0.1;
+        const char *p = s;
+
+        if (!is_digit(*p))
+                return -EINVAL;
+        for (; is_digit(*p); p++)
+                if (whole < 1000) /* anything above is out of range anyway */
+                        whole = whole * 10 + (uint64_t)(*p - '0');
+        v = (double)whole;
+        if (*p == '.') {
+                p++;
+                if (!is_digit(*p))
+                        return -EINVAL;
+                for (; is_digit(*p); p++, scale /= 10)
+                        v += (*p - '0') * scale;
+        }
+        if (*p == '%')
+                p++;
+        if (*p)
+                return -EINVAL;
+        if (v > 100.0)
+                return -ERANGE;
+        *ret = v;
+        return 0;
+}
+
+static int parse_log_level(const char *s, int *ret)
+{
+        /* Indexed by syslog level, as systemd's log_level_from_string() names them. */
+        static const char *const names[] = {
+                [LOG_EMERG] = "emerg",     [LOG_ALERT] = "alert",   [LOG_CRIT] = "crit",
+                [LOG_ERR] = "err",         [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
+                [LOG_INFO] = "info",       [LOG_DEBUG] = "debug",
+        };
+        uint64_t n;
+
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+                if (strcmp(s, names[i]) == 0) {
+                        *ret = (int)i;
+                        return 0;
+                }
+        if (ca_parse_uint(s, LOG_EMERG, LOG_DEBUG, &n) < 0)
+                return -EINVAL;
+        *ret = (int)n;
+        return 0;
+}
+
+static bool valid_name(const char *s, bool adapter)
+{
+        size_t n = 0;
+
+        for (; *s; s++, n++) {
+                char c = *s;
+
+                if (is_lower(c) || is_digit(c) || c == '_' || c == '-')
+                        continue;
+                if (!adapter && ((c >= 'A' && c <= 'Z') || c == '.'))
+                        continue;
+                return false;
+        }
+        return n >= 1 && n <= CA_CONF_NAME_MAX;
+}
+
+/* ---- the loader ---- */
+
+enum section_kind {
+        SECTION_NONE,   /* before the first header of a file */
+        SECTION_DAEMON,
+        SECTION_CACHE,
+        SECTION_SKIP,   /* a header that was refused: its keys are not checked */
+};
+
+/* Where a key was set; line 0 = not yet. Used to tell a duplicate in one file. */
+struct origin {
+        size_t file;   /* index in conf->files */
+        unsigned line;
+};
+
+enum {
+        CACHE_ADAPTER,
+        CACHE_INTERVAL,
+        CACHE_SINGLE_USE_AGE,
+        CACHE_MAX_AGE,
+        CACHE_ENABLED,
+        _CACHE_KEY_MAX,
+};
+
+static const char *const cache_keys[_CACHE_KEY_MAX] = {
+        [CACHE_ADAPTER] = "adapter",
+        [CACHE_INTERVAL] = "interval",
+        [CACHE_SINGLE_USE_AGE] = "single_use_age",
+        [CACHE_MAX_AGE] = "max_age",
+        [CACHE_ENABLED] = "enabled",
+};
+
+/* The loader's own per-cache state, parallel to conf->caches. */
+struct cache_state {
+        struct origin set[_CACHE_KEY_MAX];
+        bool keys_full_reported;
+};
+
+struct loader;
+typedef void (*daemon_key_parser)(struct loader *l, const char *key, const char *value,
+                                  struct ca_conf *conf);
+
+struct loader {
+        struct ca_conf *conf;
+        struct ca_errors *errors;
+        size_t n_errors;     /* counted here: ca_errors_add() may drop a message on ENOMEM */
+        bool oom;
+
+        FILE *f;
+        size_t file;         /* index in conf->files */
+        unsigned line;
+        char *buf;           /* the raw line: CA_CONF_LINE_MAX + 2 bytes */
+
+        enum section_kind section;
+        size_t cache;        /* with SECTION_CACHE, index in conf->caches */
+        struct cache_state *states;
+        bool caches_full_reported;
+        struct origin *daemon_set; /* parallel to daemon_keys[] */
+};
+
+static void conf_error(struct loader *l, const char *key, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/* "FILE:LINE: key: message", or "FILE:LINE: message" without a key. */
+static void conf_error(struct loader *l, const char *key, const char *fmt, ...)
+{
+        const char *file = l->conf->files[l->file];
+        va_list ap;
+        char *msg;
+        int r;
+
+        l->n_errors++;
+        va_start(ap, fmt);
+        r = vasprintf(&msg, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                l->oom = true;
+                return;
+        }
+        if (key)
+                ca_errors_add(l->errors, "%s:%u: %s: %s", file, l->line, key, msg);
+        else
+                ca_errors_add(l->errors, "%s:%u: %s", file, l->line, msg);
+        free(msg);
+}
+
+/* A problem with a whole file or directory: "PATH: message". */
+static void file_error(struct loader *l, const char *path, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static void file_error(struct loader *l, const char *path, const char *fmt, ...)
+{
+        va_list ap;
+        char *msg;
+        int r;
+
+        l->n_errors++;
+        va_start(ap, fmt);
+        r = vasprintf(&msg, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                l->oom = true;
+                return;
+        }
+        ca_errors_add(l->errors, "%s: %s", path, msg);
+        free(msg);
+}
+
+static char *xstrdup(struct loader *l, const char *s)
+{
+        char *p = strdup(s);
+
+        if (!p)
+                l->oom = true;
+        return p;
+}
+
+/* Replace *field with a copy of @value; false (and nothing changed) when out of memory. */
+static bool set_string(struct loader *l, char **field, const char *value)
+{
+        char *p = xstrdup(l, value);
+
+        if (!p)
+                return false;
+        free(*field);
+        *field = p;
+        return true;
+}
+
+/* Duplicate within one file: report it and answer true. Otherwise record where it was set. */
+static bool check_duplicate(struct loader *l, struct origin *o, const char *key)
+{
+        if (o->line > 0 && o->file == l->file) {
+                conf_error(l, key, "duplicate key, first set at %s:%u", l->conf->files[o->file],
+                           o->line);
+                return true;
+        }
+        o->file = l->file;
+        o->line = l->line;
+        return false;
+}
+
+static bool duration_value(struct loader *l, const char *key, const char *value, uint64_t min,
+                           uint64_t max, uint64_t *ret)
+{
+        char a[CA_DURATION_MAX_STR], b[CA_DURATION_MAX_STR];
+        uint64_t usec;
+        int r;
+
+        r = ca_parse_duration(value, &usec);
+        if (r == -EINVAL) {
+                conf_error(l, key, "invalid duration \"%s\" (" DURATION_EXPECTED ")", value);
+                return false;
+        }
+        if (r < 0 || usec < min || usec > max) {
+                conf_error(l, key, "%s out of range (expected %s..%s)", value,
+                           ca_format_duration(min, a, sizeof(a)),
+                           ca_format_duration(max, b, sizeof(b)));
+                return false;
+        }
+        *ret = usec;
+        return true;
+}
+
+static bool uint_value(struct loader *l, const char *key, const char *value, uint64_t min,
+                       uint64_t max, uint64_t *ret)
+{
+        int r;
+
+        r = ca_parse_uint(value, min, max, ret);
+        if (r == -EINVAL) {
+                conf_error(l, key, "invalid number \"%s\" (expected an integer %llu..%llu)", value,
+                           (unsigned long long)min, (unsigned long long)max);
+                return false;
+        }
+        if (r < 0) {
+                conf_error(l, key, "%s out of range (expected %llu..%llu)", value,
+                           (unsigned long long)min, (unsigned long long)max);
+                return false;
+        }
+        return true;
+}
+
+static void daemon_interval(struct loader *l, const char *key, const char *value,
+                            struct ca_conf *conf)
+{
+        duration_value(l, key, value, CA_INTERVAL_MIN_USEC, CA_INTERVAL_MAX_USEC,
+                       &conf->interval_usec);
+}
+
+static void daemon_plugin_dir(struct loader *l, const char *key, const char *value,
+                              struct ca_conf *conf)
+{
+        if (value[0] != '/') {
+                conf_error(l, key, "\"%s\" is not an absolute path (expected e.g. %s)", value,
+                           CA_PLUGIN_DIR);
+                return;
+        }
+        set_string(l, &conf->plugin_dir, value);
+}
+
+static void daemon_slice_budget(struct loader *l, const char *key, const char *value,
+                                struct ca_conf *conf)
+{
+        uint64_t n;
+
+        if (uint_value(l, key, value, 1, SLICE_BUDGET_MAX, &n))
+                conf->slice_budget = (uint32_t)n;
+}
+
+static void daemon_slice_time(struct loader *l, const char *key, const char *value,
+                              struct ca_conf *conf)
+{
+        duration_value(l, key, value, SLICE_TIME_MIN_USEC, SLICE_TIME_MAX_USEC,
+                       &conf->slice_time_usec);
+}
+
+static void pressure_value(struct loader *l, const char *key, const char *value, double *field)
+{
+        int r;
+
+        r = parse_percent(value, field);
+        if (r == -EINVAL)
+                conf_error(l, key, "invalid number \"%s\" (expected a percentage 0..100, e.g. 12.5;"
+                           " 0 = off)", value);
+        else if (r < 0)
+                conf_error(l, key, "%s out of range (expected 0..100; 0 = off)", value);
+}
+
+static void daemon_idle_cpu_pressure(struct loader *l, const char *key, const char *value,
+                                     struct ca_conf *conf)
+{
+        pressure_value(l, key, value, &conf->idle_cpu_pressure);
+}
+
+static void daemon_idle_memory_pressure(struct loader *l, const char *key, const char *value,
+                                        struct ca_conf *conf)
+{
+        pressure_value(l, key, value, &conf->idle_memory_pressure);
+}
+
+static void daemon_max_defer(struct loader *l, const char *key, const char *value,
+                             struct ca_conf *conf)
+{
+        uint64_t n;
+
+        if (uint_value(l, key, value, 0, MAX_DEFER_MAX, &n))
+                conf->max_defer = (uint32_t)n;
+}
+
+static void daemon_log_level(struct loader *l, const char *key, const char *value,
+                             struct ca_conf *conf)
+{
+        if (parse_log_level(value, &conf->log_level) < 0)
+                conf_error(l, key, "invalid log level \"%s\" (expected emerg, alert, crit, err, "
+                           "warning, notice, info, debug or 0..7)", value);
+}
+
+static const struct {
+        const char *name;
+        daemon_key_parser parse;
+} daemon_keys[] = {
+        { "interval", daemon_interval },
+        { "plugin_dir", daemon_plugin_dir },
+        { "slice_budget", daemon_slice_budget },
+        { "slice_time", daemon_slice_time },
+        { "idle_cpu_pressure", daemon_idle_cpu_pressure },
+        { "idle_memory_pressure", daemon_idle_memory_pressure },
+        { "max_defer", daemon_max_defer },
+        { "log_level", daemon_log_level },
+};
+#define N_DAEMON_KEYS (sizeof(daemon_keys) / sizeof(daemon_keys[0]))
+
+static void daemon_key(struct loader *l, const char *key, const char *value)
+{
+        for (size_t i = 0; i < N_DAEMON_KEYS; i++) {
+                if (strcmp(key, daemon_keys[i].name) != 0)
+                        continue;
+                if (!check_duplicate(l, &l->daemon_set[i], key))
+                        daemon_keys[i].parse(l, key, value, l->conf);
+                return;
+        }
+        conf_error(l, NULL, "unknown key \"%s\" in [daemon]", key);
+}
+
+static void adapter_key(struct loader *l, struct ca_conf_cache *c, struct cache_state *st,
+                        const char *key, const char *value)
+{
+        const char *file = l->conf->files[l->file];
+        struct ca_conf_key *k, *keys;
+        char *v, *f;
+
+        for (size_t i = 0; i < c->n_keys; i++) {
+                k = &c->keys[i];
+                if (strcmp(k->key, key) != 0)
+                        continue;
+                if (strcmp(k->file, file) == 0) {
+                        conf_error(l, key, "duplicate key, first set at %s:%u", k->file, k->line);
+                        return;
+                }
+                /* An override from a later file: value and origin both move. */
+                v = xstrdup(l, value);
+                f = xstrdup(l, file);
+                if (!v || !f) {
+                        free(v);
+                        free(f);
+                        return;
+                }
+                free(k->value);
+                free(k->file);
+                k->value = v;
+                k->file = f;
+                k->line = l->line;
+                return;
+        }
+
+        if (c->n_keys >= CA_CONF_KEYS_MAX) {
+                if (!st->keys_full_reported)
+                        conf_error(l, key, "too many adapter keys in [cache %s] (at most %d)",
+                                   c->name, CA_CONF_KEYS_MAX);
+                else
+                        l->n_errors++; /* reported once, but still an error */
+                st->keys_full_reported = true;
+                return;
+        }
+        keys = realloc(c->keys, (c->n_keys + 1) * sizeof(*keys));
+        if (!keys) {
+                l->oom = true;
+                return;
+        }
+        c->keys = keys;
+        k = &keys[c->n_keys];
+        *k = (struct ca_conf_key){
+                .key = xstrdup(l, key),
+                .value = xstrdup(l, value),
+                .file = xstrdup(l, file),
+                .line = l->line,
+        };
+        if (!k->key || !k->value || !k->file) {
+                free(k->key);
+                free(k->value);
+                free(k->file);
+                return;
+        }
+        c->n_keys++;
+}
+
+static void cache_key(struct loader *l, const char *key, const char *value)
+{
+        struct ca_conf_cache *c = &l->conf->caches[l->cache];
+        struct cache_state *st = &l->states[l->cache];
+        uint64_t n;
+        int b, k;
+
+        for (k = 0; k < _CACHE_KEY_MAX; k++)
+                if (strcmp(key, cache_keys[k]) == 0)
+                        break;
+        if (k == _CACHE_KEY_MAX) {
+                adapter_key(l, c, st, key, value);
+                return;
+        }
+        if (check_duplicate(l, &st->set[k], key))
+                return;
+
+        switch (k) {
+        case CACHE_ADAPTER:
+                if (!valid_name(value, true))
+                        conf_error(l, key, "invalid adapter name \"%s\" (expected 1..%d characters"
+                                   " of " ADAPTER_CHARS ")", value, CA_CONF_NAME_MAX);
+                else
+                        set_string(l, &c->adapter, value);
+                break;
+        case CACHE_INTERVAL:
+                duration_value(l, key, value, CA_INTERVAL_MIN_USEC, CA_INTERVAL_MAX_USEC,
+                               &c->interval_usec);
+                break;
+        case CACHE_SINGLE_USE_AGE:
+                if (uint_value(l, key, value, 1, CA_AGE_MAX, &n))
+                        c->params.single_use_age = (uint32_t)n;
+                break;
+        case CACHE_MAX_AGE:
+                if (uint_value(l, key, value, 1, CA_AGE_MAX, &n))
+                        c->params.max_age = (uint32_t)n;
+                break;
+        case CACHE_ENABLED:
+                b = ca_parse_bool(value);
+                if (b < 0)
+                        conf_error(l, key, "invalid boolean \"%s\" (expected yes/no, true/false, "
+                                   "on/off or 1/0)", value);
+                else
+                        c->enabled = b;
+                break;
+        }
+}
+
+/* The inih handler: one "key = value" line, at l->line, in the reader's current section. */
+static int conf_handler(void *userdata, const char *section, const char *key, const char *value)
+{
+        struct loader *l = userdata;
+
+        if (l->oom)
+                return 0;
+        if (l->section == SECTION_SKIP)
+                return 1;
+        if (!valid_name(key, false)) {
+                conf_error(l, NULL, "invalid key name \"%s\" (expected 1..%d characters of "
+                           NAME_CHARS ")", key, CA_CONF_NAME_MAX);
+                return 1;
+        }
+        switch (l->section) {
+        case SECTION_NONE:
+                conf_error(l, NULL, "key \"%s\" outside any section (expected [daemon] or "
+                           "[cache NAME] before it)", key);
+                break;
+        case SECTION_DAEMON:
+                daemon_key(l, key, value);
+                break;
+        case SECTION_CACHE:
+                cache_key(l, key, value);
+                break;
+        case SECTION_SKIP:
+                break;
+        }
+        /* Errors are counted by us; a 0 would only make inih's return value ambiguous. */
+        return 1;
+}
+
+static struct ca_conf_cache *cache_open(struct loader *l, const char *name)
+{
+        struct ca_conf *conf = l->conf;
+        struct ca_conf_cache *caches, *c;
+        struct cache_state *states;
+
+        for (size_t i = 0; i < conf->n_caches; i++)
+                if (strcmp(conf->caches[i].name, name) == 0) {
+                        l->cache = i;
+                        return &conf->caches[i];
+                }
+
+        if (conf->n_caches >= CA_CONF_CACHES_MAX) {
+                if (!l->caches_full_reported)
+                        conf_error(l, NULL, "too many [cache NAME] sections (at most %d)",
+                                   CA_CONF_CACHES_MAX);
+                else
+                        l->n_errors++;
+                l->caches_full_reported = true;
+                return NULL;
+        }
+        caches = realloc(conf->caches, (conf->n_caches + 1) * sizeof(*caches));
+        if (!caches) {
+                l->oom = true;
+                return NULL;
+        }
+        conf->caches = caches;
+        states = realloc(l->states, (conf->n_caches + 1) * sizeof(*states));
+        if (!states) {
+                l->oom = true;
+                return NULL;
+        }
+        l->states = states;
+
+        c = &caches[conf->n_caches];
+        *c = (struct ca_conf_cache){
+                .name = xstrdup(l, name),
+                .file = xstrdup(l, conf->files[l->file]),
+                .line = l->line,
+                .params = CA_PARAMS_DEFAULT,
+                .enabled = true,
+        };
+        if (!c->name || !c->file) {
+                free(c->name);
+                free(c->file);
+                return NULL;
+        }
+        states[conf->n_caches] = (struct cache_state){ 0 };
+        l->cache = conf->n_caches++;
+        return c;
+}
+
+/* inih's idea of an inline comment: a ';' after whitespace. */
+static const char *find_chars_or_comment(const char *s, const char *chars)
+{
+        bool was_space = false;
+
+        for (; *s; s++) {
+                if (strchr(chars, *s) || (was_space && *s == ';'))
+                        break;
+                was_space = isspace((unsigned char)*s);
+        }
+        return s;
+}
+
+static const char *skip_space(const char *s)
+{
+        while (*s && isspace((unsigned char)*s))
+                s++;
+        return s;
+}
+
+/* A header line, from its '[': sets l->section. */
+static void section_header(struct loader *l, const char *s)
+{
+        const char *end = find_chars_or_comment(s + 1, "]"), *rest, *a, *b, *name;
+        char inner[CA_CONF_LINE_MAX + 1];
+        size_t n;
+
+        l->section = SECTION_SKIP;
+        if (*end != ']') {
+                conf_error(l, NULL, "section header without closing \"]\"");
+                return;
+        }
+        rest = skip_space(end + 1);
+        if (*rest && *rest != ';') {
+                conf_error(l, NULL, "unexpected text \"%s\" after section header (expected "
+                           "nothing or a ; comment)", rest);
+                return;
+        }
+
+        /* The text inside the brackets, trimmed. */
+        a = skip_space(s + 1);
+        b = end;
+        while (b > a && isspace((unsigned char)b[-1]))
+                b--;
+        n = (size_t)(b - a);
+        memcpy(inner, a, n);
+        inner[n] = '\0';
+
+        if (strcmp(inner, "daemon") == 0) {
+                l->section = SECTION_DAEMON;
+                return;
+        }
+        if (strncmp(inner, "cache", 5) != 0 || (inner[5] && !isspace((unsigned char)inner[5]))) {
+                conf_error(l, NULL, "unknown section [%s] (expected [daemon] or [cache NAME])",
+                           inner);
+                return;
+        }
+        name = skip_space(inner + 5);
+        if (!*name) {
+                conf_error(l, NULL, "missing cache name in [%s] (expected [cache NAME])", inner);
+                return;
+        }
+        if (!valid_name(name, false)) {
+                conf_error(l, NULL, "invalid cache name \"%s\" (expected 1..%d characters of "
+                           NAME_CHARS ")", name, CA_CONF_NAME_MAX);
+                return;
+        }
+        if (cache_open(l, name))
+                l->section = SECTION_CACHE;
+}
+
+/*
+ * Read one raw line into l->buf, without its "\n" or "\r\n". Returns its length, which may
+ * be over CA_CONF_LINE_MAX (then only the start is kept), -1 at the end of the file, or
+ * -2 on a read error. A NUL byte anywhere is flagged in *ret_nul.
+ */
+static long read_line(struct loader *l, bool *ret_nul)
+{
+        size_t len = 0;
+        bool nul = false;
+        int c = EOF;
+
+        for (;;) {
+                c = getc_unlocked(l->f);
+                if (c == EOF || c == '\n')
+                        break;
+                if (len < CA_CONF_LINE_MAX + 1)
+                        l->buf[len] = (char)c;
+                nul = nul || c == '\0';
+                if (len < LONG_MAX - 1)
+                        len++;
+        }
+        if (ferror(l->f))
+                return -2;
+        if (c == EOF && len == 0)
+                return -1;
+        if (len >= 1 && len <= CA_CONF_LINE_MAX + 1 && l->buf[len - 1] == '\r')
+                len--;
+        l->buf[len <= CA_CONF_LINE_MAX ? len : CA_CONF_LINE_MAX + 1] = '\0';
+        *ret_nul = nul;
+        return (long)len;
+}
+
+/*
+ * The ini_reader: an fgets() for inih that hands it one line per raw line, each either a
+ * "key = value" line as written or an empty line in place of everything else.
+ */
+static char *conf_reader(char *str, int num, void *userdata)
+{
+        struct loader *l = userdata;
+        const char *start, *s, *sep;
+        bool nul = false;
+        long len;
+
+        if (l->oom || num < 2)
+                return NULL;
+        len = read_line(l, &nul);
+        if (len == -2) {
+                file_error(l, l->conf->files[l->file], "read error after line %u: %s", l->line,
+                           strerror(errno != 0 ? errno : EIO));
+                return NULL;
+        }
+        if (len < 0)
+                return NULL;
+        l->line++;
+        str[0] = '\n';
+        str[1] = '\0';
+
+        if (len > CA_CONF_LINE_MAX) {
+                conf_error(l, NULL, "line too long (over %d bytes)", CA_CONF_LINE_MAX);
+                return str;
+        }
+        if (nul) {
+                conf_error(l, NULL, "NUL byte in line");
+                return str;
+        }
+        start = l->buf;
+        if (l->line == 1 && strncmp(start, "\xEF\xBB\xBF", 3) == 0) /* UTF-8 BOM */
+                start += 3;
+        s = skip_space(start);
+        if (!*s || *s == ';' || *s == '#')
+                return str;
+        if (*s == '[') {
+                section_header(l, s);
+                return str;
+        }
+
+        sep = find_chars_or_comment(s, "=:");
+        if (*sep != '=' && *sep != ':') {
+                if (s > start)
+                        conf_error(l, NULL, "indented line without \"=\" (continuation lines are "
+                                   "not supported; expected \"key = value\")");
+                else
+                        conf_error(l, NULL, "expected \"key = value\", \"[section]\" or a comment");
+                return str;
+        }
+        if (sep == s) {
+                conf_error(l, NULL, "missing key name before \"%c\"", *sep);
+                return str;
+        }
+        /* Our line buffer and inih's are the same size, this only guards against a change. */
+        if ((size_t)len + 2 > (size_t)num) {
+                conf_error(l, NULL, "line too long (over %d bytes)", num - 2);
+                return str;
+        }
+        memcpy(str, s, (size_t)len - (size_t)(s - l->buf));
+        str[(size_t)len - (size_t)(s - l->buf)] = '\n';
+        str[(size_t)len - (size_t)(s - l->buf) + 1] = '\0';
+        return str;
+}
+
+/* inih's settings are process globals (Debian's patch): ours for one parse, then theirs. */
+struct ini_settings {
+        int max_line;
+        bool use_stack, allow_realloc, allow_multiline, allow_bom, allow_inline_comments,
+                allow_no_value, stop_on_first_error;
+        char *start_comment_prefixes, *inline_comment_prefixes;
+};
+
+static void ini_settings_swap(struct ini_settings *s)
+{
+#define SWAP(field, var)                                                                   \
+        do {                                                                               \
+                __typeof__(var) _t = (var);                                                \
+                (var) = s->field;                                                          \
+                s->field = _t;                                                             \
+        } while (0)
+        SWAP(max_line, ini_max_line);
+        SWAP(use_stack, ini_use_stack);
+        SWAP(allow_realloc, ini_allow_realloc);
+        SWAP(allow_multiline, ini_allow_multiline);
+        SWAP(allow_bom, ini_allow_bom);
+        SWAP(allow_inline_comments, ini_allow_inline_comments);
+        SWAP(allow_no_value, ini_allow_no_value);
+        SWAP(stop_on_first_error, ini_stop_on_first_error);
+        SWAP(start_comment_prefixes, ini_start_comment_prefixes);
+        SWAP(inline_comment_prefixes, ini_inline_comment_prefixes);
+#undef SWAP
+}
+
+/*
+ * Open a file of the configuration: a regular file, or /dev/null (a drop-in symlinked to
+ * /dev/null masks the one of that name elsewhere, as with systemd). O_NONBLOCK so that a
+ * FIFO cannot hang the daemon. Returns the FILE, or NULL with errno set (-ENODEV: not a
+ * regular file).
+ */
+static FILE *open_config_file(const char *path)
+{
+        struct stat st;
+        FILE *f;
+        int fd;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return NULL;
+        if (fstat(fd, &st) < 0)
+                goto out_close_fd;
+        if (!S_ISREG(st.st_mode) &&
+            !(S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3)) {
+                errno = ENODEV;
+                goto out_close_fd;
+        }
+        f = fdopen(fd, "r");
+        if (!f)
+                goto out_close_fd;
+        return f;
+
+out_close_fd:
+        {
+                int e = errno;
+
+                close(fd);
+                errno = e;
+        }
+        return NULL;
+}
+
+/* Add @path to conf->files; its index in *ret. */
+static int add_file(struct loader *l, const char *path, size_t *ret)
+{
+        struct ca_conf *conf = l->conf;
+        char **files;
+        char *p;
+
+        files = realloc(conf->files, (conf->n_files + 1) * sizeof(*files));
+        if (!files)
+                return -ENOMEM;
+        conf->files = files;
+        p = strdup(path);
+        if (!p)
+                return -ENOMEM;
+        files[conf->n_files] = p;
+        *ret = conf->n_files++;
+        return 0;
+}
+
+/*
+ * Parse one file into l->conf. Returns 0 (problems are counted in l), -ENOMEM, or for a
+ * file that cannot be opened the negative errno (also reported).
+ */
+static int load_file(struct loader *l, const char *path)
+{
+        struct ini_settings ours = {
+                /* The longest line we accept, its "\n" and the NUL. */
+                .max_line = CA_CONF_LINE_MAX + 2,
+                .use_stack = true,
+                .allow_realloc = false,
+                .allow_multiline = false,
+                .allow_bom = false, /* the reader drops it */
+                .allow_inline_comments = true,
+                .allow_no_value = false,
+                .stop_on_first_error = false,
+                .start_comment_prefixes = (char[]){ ";#" },
+                .inline_comment_prefixes = (char[]){ ";" },
+        };
+        size_t errors_before = l->n_errors;
+        int e, r;
+
+        l->f = open_config_file(path);
+        if (!l->f) {
+                e = errno;
+                if (e == ENODEV)
+                        file_error(l, path, "not a regular file");
+                else
+                        file_error(l, path, "cannot open: %s", strerror(e));
+                return l->oom ? -ENOMEM : -e;
+        }
+        r = add_file(l, path, &l->file);
+        if (r < 0) {
+                fclose(l->f);
+                return r;
+        }
+        l->line = 0;
+        l->section = SECTION_NONE;
+
+        ini_settings_swap(&ours);
+        r = ini_parse_stream(conf_reader, l, conf_handler, l);
+        ini_settings_swap(&ours);
+        fclose(l->f);
+        l->f = NULL;
+
+        if (l->oom)
+                return -ENOMEM;
+        if (r != 0 && l->n_errors == errors_before) {
+                /* inih saw an error that the reader did not: never let it pass silently. */
+                l->line = r > 0 ? (unsigned)r : l->line;
+                conf_error(l, NULL, "syntax error");
+        }
+        return 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool is_dropin_name(const char *name)
+{
+        size_t n = strlen(name);
+
+        /* Hidden files are editors' and package managers' leftovers, as systemd holds. */
+        return name[0] != '.' && n > 5 && strcmp(name + n - 5, ".conf") == 0;
+}
+
+/* "<main>.d/ *.conf" in strcmp() order (not the locale's). */
+static int load_dropins(struct loader *l, const char *main_path)
+{
+        char **names = NULL, **v;
+        size_t n_names = 0;
+        struct dirent *de;
+        char *dir, *path;
+        DIR *d;
+        int r = 0;
+
+        if (asprintf(&dir, "%s.d", main_path) < 0)
+                return -ENOMEM;
+        d = opendir(dir);
+        if (!d) {
+                if (errno != ENOENT)
+                        file_error(l, dir, "cannot read drop-in directory: %s", strerror(errno));
+                goto out_free_dir;
+        }
+        for (;;) {
+                errno = 0;
+                de = readdir(d);
+                if (!de) {
+                        if (errno != 0)
+                                file_error(l, dir, "cannot read drop-in directory: %s",
+                                           strerror(errno));
+                        break;
+                }
+                if (!is_dropin_name(de->d_name))
+                        continue;
+                if (n_names >= CA_CONF_FILES_MAX) {
+                        /* Read none then: which ones came first is not known yet. */
+                        file_error(l, dir, "too many drop-in files (at most %d *.conf)",
+                                   CA_CONF_FILES_MAX);
+                        goto out_free_names;
+                }
+                v = realloc(names, (n_names + 1) * sizeof(*v));
+                if (!v) {
+                        r = -ENOMEM;
+                        goto out_free_names;
+                }
+                names = v;
+                names[n_names] = strdup(de->d_name);
+                if (!names[n_names]) {
+                        r = -ENOMEM;
+                        goto out_free_names;
+                }
+                n_names++;
+        }
+        if (n_names > 0)
+                qsort(names, n_names, sizeof(*names), cmp_names);
+        for (size_t i = 0; i < n_names; i++) {
+                if (asprintf(&path, "%s/%s", dir, names[i]) < 0) {
+                        r = -ENOMEM;
+                        goto out_free_names;
+                }
+                r = load_file(l, path);
+                free(path);
+                if (r == -ENOMEM)
+                        goto out_free_names;
+                r = 0; /* any other failure was reported and counted */
+        }
+
+out_free_names:
+        for (size_t i = 0; i < n_names; i++)
+                free(names[i]);
+        free(names);
+        closedir(d);
+out_free_dir:
+        free(dir);
+        return r;
+}
+
+struct ca_conf *ca_conf_free(struct ca_conf *conf)
+{
+        if (!conf)
+                return NULL;
+        for (size_t i = 0; i < conf->n_caches; i++) {
+                struct ca_conf_cache *c = &conf->caches[i];
+
+                for (size_t j = 0; j < c->n_keys; j++) {
+                        free(c->keys[j].key);
+                        free(c->keys[j].value);
+                        free(c->keys[j].file);
+                }
+                free(c->keys);
+                free(c->name);
+                free(c->adapter);
+                free(c->file);
+        }
+        free(conf->caches);
+        for (size_t i = 0; i < conf->n_files; i++)
+                free(conf->files[i]);
+        free(conf->files);
+        free(conf->plugin_dir);
+        free(conf);
+        return NULL;
+}
+
+static struct ca_conf *conf_new(void)
+{
+        struct ca_conf *conf = calloc(1, sizeof(*conf));
+
+        if (!conf)
+                return NULL;
+        conf->interval_usec = DEFAULT_INTERVAL_USEC;
+        conf->slice_budget = CA_SLICE_NODES;
+        conf->slice_time_usec = DEFAULT_SLICE_TIME_USEC;
+        conf->idle_cpu_pressure = DEFAULT_IDLE_CPU_PRESSURE;
+        conf->idle_memory_pressure = DEFAULT_IDLE_MEMORY_PRESSURE;
+        conf->max_defer = DEFAULT_MAX_DEFER;
+        conf->log_level = LOG_INFO;
+        conf->plugin_dir = strdup(CA_PLUGIN_DIR);
+        if (!conf->plugin_dir)
+                return ca_conf_free(conf);
+        return conf;
+}
+
+int ca_conf_load(const char *path, struct ca_conf **ret, struct ca_errors *errors)
+{
+        struct origin daemon_set[N_DAEMON_KEYS] = { { 0 } };
+        struct loader l = {
+                .errors = errors,
+                .daemon_set = daemon_set,
+        };
+        int r;
+
+        assert(path);
+        assert(ret);
+
+        l.conf = conf_new();
+        l.buf = malloc(CA_CONF_LINE_MAX + 2);
+        if (!l.conf || !l.buf) {
+                r = -ENOMEM;
+                goto out_free;
+        }
+
+        r = load_file(&l, path);
+        if (r < 0)
+                goto out_free;
+        r = load_dropins(&l, path);
+        if (r < 0)
+                goto out_free;
+
+        /* Only now is it known that no later file sets the adapter. */
+        for (size_t i = 0; i < l.conf->n_caches; i++) {
+                const struct ca_conf_cache *c = &l.conf->caches[i];
+
+                if (c->adapter)
+                        continue;
+                l.n_errors++;
+                ca_errors_add(errors, "%s:%u: [cache %s] has no adapter (expected e.g. "
+                              "\"adapter = dcache\")", c->file, c->line, c->name);
+        }
+
+        if (l.oom) {
+                r = -ENOMEM;
+                goto out_free;
+        }
+        if (l.n_errors > 0) {
+                r = -EINVAL;
+                goto out_free;
+        }
+        *ret = l.conf;
+        l.conf = NULL;
+        r = 0;
+
+out_free:
+        free(l.states);
+        free(l.buf);
+        ca_conf_free(l.conf);
+        return r;
+}
+
+const struct ca_conf_cache *ca_conf_find_cache(const struct ca_conf *conf, const char *name)
+{
+        if (!conf || !name)
+                return NULL;
+        for (size_t i = 0; i < conf->n_caches; i++)
+                if (strcmp(conf->caches[i].name, name) == 0)
+                        return &conf->caches[i];
+        return NULL;
+}
