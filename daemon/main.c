@@ -151,7 +151,7 @@ static int run(int argc, char *argv[])
         }
         if (opts.check_only) {
                 printf("%s: configuration OK, %zu caches\n", opts.config_path,
-                       manager_n_caches(m));
+                       manager_conf(m)->n_caches);
                 manager_free(m);
                 return EXIT_SUCCESS;
         }

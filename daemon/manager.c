@@ -496,16 +496,9 @@ static void on_sighup(evutil_socket_t sig, short what, void *userdata)
 {
         struct manager *m = userdata;
         struct ca_errors errors = { 0 };
-        int r;
 
-        log_info("Received SIGHUP, reloading %s", m->config_path);
-        r = manager_reload(m, &errors);
-        if (r < 0) {
-                log_errors(&errors, 0);
-                log_error("Reload failed, the configuration in force stays unchanged");
-        } else {
-                log_info("Configuration reloaded, %zu caches", m->n_caches);
-        }
+        log_info("Received SIGHUP");
+        (void)manager_reload(m, &errors); /* logged there */
         ca_errors_clear(&errors);
 }
 
@@ -893,14 +886,23 @@ static int manager_reload_apply(struct manager *m, struct ca_conf *conf, struct 
 int manager_reload(struct manager *m, struct ca_errors *errors)
 {
         struct ca_conf *conf = NULL;
+        size_t n_errors = errors->n;
         int r;
 
+        log_info("Reloading %s", m->config_path);
         notify_reloading();
         r = ca_conf_load(m->config_path, &conf, errors);
         if (r >= 0) {
                 r = manager_reload_apply(m, conf, errors);
                 if (r < 0)
                         ca_conf_free(conf);
+        }
+        /* Logged whoever asked (SIGHUP or the bus), before the manager hears READY=1. */
+        if (r < 0) {
+                log_errors(errors, n_errors);
+                log_error("Reload failed, the configuration in force stays unchanged");
+        } else {
+                log_info("Configuration reloaded, %zu caches", m->n_caches);
         }
         /* Whatever happened, the daemon runs (the old or the new configuration). */
         notify_ready();

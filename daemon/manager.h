@@ -94,7 +94,8 @@ void manager_reset_statistics(struct manager *m, struct manager_cache *c);
 
 /*
  * Reload the configuration: parsed and checked whole first; on any error nothing changes,
- * -EINVAL is returned and the messages are added to @errors. Done before returning.
+ * -EINVAL is returned and the messages are added to @errors (and logged). Done before
+ * returning; RELOADING=1 and READY=1 are sent around it.
  */
 int manager_reload(struct manager *m, struct ca_errors *errors);
 

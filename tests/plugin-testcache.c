@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A minimal adapter for the daemon tests: every rotation adds `add` new objects, and
+ * `reuse` of the oldest live ones are touched again, so that the aging is predictable:
+ * single-use objects go after single_use_age rotations, reused ones stay.
+ *
+ * Keys: add = N (objects added per rotation, default 100), reuse = N (default 0),
+ * limit = N (objects ever added, default 100000).
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "cacheage/plugin.h"
+
+#define TESTCACHE_MAX 1000000 /* objects */
+
+struct tc_obj {
+        struct ca_node node;
+        struct tc_obj *next_free;
+        int live;
+};
+
+struct tc {
+        struct ca_host *host;
+        struct ca_cache *cache;
+        struct tc_obj *objs;
+        size_t n_objs, used;
+        uint64_t add, reuse, reclaimed;
+};
+
+static enum ca_status tc_reclaim(struct ca_cache *cache, struct ca_node *node, void *userdata)
+{
+        struct tc *tc = userdata;
+        struct tc_obj *o = (struct tc_obj *)node;
+
+        o->live = 0;
+        tc->reclaimed++;
+        return CA_RECLAIMED;
+}
+
+static const struct ca_cache_ops tc_ops = { .reclaim = tc_reclaim };
+
+static int tc_before_rotate(struct ca_cache *cache, void *userdata)
+{
+        struct tc *tc = userdata;
+        uint64_t touched = 0;
+
+        for (size_t i = 0; i < tc->used && touched < tc->reuse; i++)
+                if (tc->objs[i].live) {
+                        ca_touch(cache, &tc->objs[i].node);
+                        touched++;
+                }
+        for (uint64_t i = 0; i < tc->add && tc->used < tc->n_objs; i++) {
+                struct tc_obj *o = &tc->objs[tc->used++];
+
+                o->live = 1;
+                ca_cache_insert(cache, &o->node);
+        }
+        return 0;
+}
+
+static void tc_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit, void *eu)
+{
+        struct tc *tc = userdata;
+
+        emit(eu, "added", tc->used);
+        emit(eu, "reclaimed", tc->reclaimed);
+}
+
+static const struct ca_cache_hooks tc_hooks = {
+        .before_rotate = tc_before_rotate,
+        .stats = tc_stats,
+};
+
+static int parse_u64(struct ca_host *host, const struct ca_section *s, const char *key,
+                     uint64_t def, uint64_t *ret)
+{
+        const char *v = ca_section_get(s, key);
+        char *end;
+
+        *ret = def;
+        if (!v)
+                return 0;
+        errno = 0;
+        *ret = strtoull(v, &end, 10);
+        if (errno || !*v || *end || *ret > TESTCACHE_MAX) {
+                ca_host_key_error(host, s, key, "not a number of objects up to %d: '%s'",
+                                  TESTCACHE_MAX, v);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static int tc_create(struct ca_host *host, const struct ca_section *s, void **ret_instance)
+{
+        uint64_t add, reuse, limit;
+        struct tc *tc;
+        int r = 0;
+
+        for (size_t i = 0; i < ca_section_n_keys(s); i++) {
+                const char *k = ca_section_key(s, i);
+
+                if (strcmp(k, "add") != 0 && strcmp(k, "reuse") != 0 &&
+                    strcmp(k, "limit") != 0) {
+                        ca_host_key_error(host, s, k, "unknown key");
+                        r = -EINVAL;
+                }
+        }
+        if (parse_u64(host, s, "add", 100, &add) < 0)
+                r = -EINVAL;
+        if (parse_u64(host, s, "reuse", 0, &reuse) < 0)
+                r = -EINVAL;
+        if (parse_u64(host, s, "limit", 100000, &limit) < 0)
+                r = -EINVAL;
+        if (r < 0)
+                return r;
+        if (ca_host_check_only(host)) {
+                *ret_instance = NULL;
+                return 0;
+        }
+
+        tc = calloc(1, sizeof(*tc));
+        if (!tc)
+                return -ENOMEM;
+        tc->host = host;
+        tc->add = add;
+        tc->reuse = reuse;
+        tc->n_objs = limit ? limit : 1;
+        tc->objs = calloc(tc->n_objs, sizeof(*tc->objs));
+        if (!tc->objs)
+                goto out_free;
+        r = ca_cache_new(&tc_ops, tc, NULL, &tc->cache);
+        if (r < 0)
+                goto out_free;
+        r = ca_host_register_cache(host, s, tc->cache, &tc_hooks, tc);
+        if (r < 0)
+                goto out_free_cache;
+        ca_host_log(host, LOG_DEBUG, "testcache: %llu added per rotation",
+                    (unsigned long long)add);
+        *ret_instance = tc;
+        return 0;
+
+out_free_cache:
+        ca_cache_free(tc->cache);
+out_free:
+        free(tc->objs);
+        free(tc);
+        return r < 0 ? r : -ENOMEM;
+}
+
+static void tc_destroy(void *instance)
+{
+        struct tc *tc = instance;
+
+        if (!tc)
+                return;
+        ca_host_unregister_cache(tc->host, tc->cache);
+        ca_cache_free(tc->cache);
+        free(tc->objs);
+        free(tc);
+}
+
+__attribute__((visibility("default"))) const struct ca_plugin cacheage_plugin = {
+        .abi = CA_PLUGIN_ABI,
+        .size = sizeof(struct ca_plugin),
+        .name = "testcache",
+        .description = "objects added and reused at a fixed rate, for the daemon tests",
+        .create = tc_create,
+        .destroy = tc_destroy,
+};
