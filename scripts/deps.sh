@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install what cacheage needs to build, test and run, from Debian 12's packages.
+# Idempotent: does nothing when everything is already there.
+set -euo pipefail
+
+packages=(
+    # build
+    gcc meson ninja-build pkgconf python3
+    libsystemd-dev libevent-dev libinih-dev
+    # tests
+    libcriterion-dev dbus-daemon dbus-bin systemd strace memcached util-linux
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+        missing+=("$p")
+    fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+SUDO=
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+echo "Installing: ${missing[*]}" >&2
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Install, build with warnings as errors, and run the whole test suite twice: plainly, then
+# under AddressSanitizer + UndefinedBehaviorSanitizer; the threaded aging test also runs
+# under ThreadSanitizer. Ends with one line: "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+top=$PWD
+
+scripts/deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+
+status=0
+builds=()
+run_build() {   # name, meson options..., -- test args...
+    local dir=$1; shift
+    local opts=() targs=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    targs=("$@")
+    rm -rf "$dir"
+    echo "=== $dir: meson setup ${opts[*]}"
+    if ! meson setup "$dir" -Dwerror=true "${opts[@]}" >"$dir.setup.log" 2>&1; then
+        cat "$dir.setup.log"; status=1; return
+    fi
+    rm -f "$dir.setup.log"
+    if ! ninja -C "$dir" >"$dir.build.log" 2>&1; then
+        tail -50 "$dir.build.log"; status=1; return
+    fi
+    echo "=== $dir: meson test ${targs[*]}"
+    meson test -C "$dir" --print-errorlogs --num-processes 2 "${targs[@]}" || status=1
+    builds+=("$dir")
+}
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+run_build build-ci
+run_build build-ci-asan -Db_sanitize=address,undefined -Db_lundef=false
+TSAN_OPTIONS=halt_on_error=1 run_build build-ci-tsan -Db_sanitize=thread -- --suite age
+
+STATUS=$status python3 - "${builds[@]}" <<'PY'
+import json, os, re, sys
+passed = failed = 0
+for d in sys.argv[1:]:
+    with open(f"{d}/meson-logs/testlog.json") as f:
+        for line in f:
+            t = json.loads(line)
+            tap = [l for l in t.get("stdout", "").splitlines() if re.match(r"(not )?ok \d", l)]
+            if tap:
+                # TAP: one result per test case; a crash after the plan still fails the binary
+                failed += sum(1 for l in tap if l.startswith("not ok"))
+                passed += sum(1 for l in tap if l.startswith("ok"))
+                if t["result"] not in ("OK", "SKIP") and not any(l.startswith("not ok") for l in tap):
+                    failed += 1
+            elif t["result"] in ("OK", "EXPECTEDFAIL"):
+                passed += 1
+            elif t["result"] != "SKIP":
+                failed += 1
+if os.environ.get("STATUS") != "0" and failed == 0:
+    failed = 1  # a build or a test binary failed outside any counted test case
+print(f"{passed} passed, {failed} failed")
+PY
+exit $status
