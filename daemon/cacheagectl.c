@@ -1,0 +1,1200 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cacheagectl: the command-line client of cacheaged's D-Bus API (org.cacheage.CacheAge1).
+ *
+ * Every value is read with GetAll into a table keyed by property name, so that the human
+ * output, `show` and `--json` agree, and a property the daemon adds later is ignored rather
+ * than fatal. Values given to `set` are parsed and checked here, with the daemon's own
+ * parsers and limits, before anything is sent.
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <systemd/sd-bus.h>
+
+/* The build's config.h (CA_VERSION); "config.h" alone is the parser's, beside this file. */
+#include "../config.h"
+#include "config.h"
+
+#define BUS_NAME "org.cacheage.CacheAge1"
+#define BUS_MANAGER_PATH "/org/cacheage/CacheAge1"
+#define BUS_MANAGER_INTERFACE "org.cacheage.CacheAge1.Manager"
+#define BUS_CACHE_PREFIX "/org/cacheage/CacheAge1/cache"
+#define BUS_CACHE_INTERFACE "org.cacheage.CacheAge1.Cache"
+
+#define CTL_CACHES_MAX 4096       /* caches listed at once (the daemon allows 256) */
+#define CTL_ADAPTER_STATS_MAX 256 /* adapter statistics kept per cache */
+#define CTL_WATCH_DEFAULT_SEC 2
+
+/* Exit statuses, documented in --help. */
+enum {
+        EXIT_OK = 0,
+        EXIT_FAILED = 1,      /* the daemon refused or failed (no such cache, bad config) */
+        EXIT_USAGE = 2,       /* bad command line or value */
+        EXIT_NOT_RUNNING = 3, /* no daemon on that bus, or no bus */
+        EXIT_DENIED = 4,      /* needs root */
+};
+
+static enum { BUS_SYSTEM, BUS_USER, BUS_ADDRESS } arg_bus = BUS_SYSTEM;
+static const char *arg_address;
+static bool arg_json;
+static bool arg_no_pager;
+static double arg_watch_sec; /* 0 = no --watch */
+static const char *arg_command = "status";
+
+static pid_t pager_pid;
+
+/* ---- output helpers ---- */
+
+static void json_string(FILE *f, const char *s)
+{
+        fputc('"', f);
+        for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+                switch (*p) {
+                case '"':
+                        fputs("\\\"", f);
+                        break;
+                case '\\':
+                        fputs("\\\\", f);
+                        break;
+                case '\n':
+                        fputs("\\n", f);
+                        break;
+                case '\t':
+                        fputs("\\t", f);
+                        break;
+                case '\r':
+                        fputs("\\r", f);
+                        break;
+                default:
+                        if (*p < 0x20 || *p == 0x7f)
+                                fprintf(f, "\\u%04x", *p);
+                        else
+                                fputc(*p, f);
+                }
+        }
+        fputc('"', f);
+}
+
+/* "IntervalUSec" -> "interval_usec", "SingleUseObjects" -> "single_use_objects". */
+static void json_key(FILE *f, const char *camel)
+{
+        char buf[128];
+        size_t n = 0;
+
+        for (const char *p = camel; *p && n + 3 < sizeof(buf); p++) {
+                bool upper = *p >= 'A' && *p <= 'Z';
+
+                /* "USec" is one word. */
+                if (p[0] == 'U' && strncmp(p, "USec", 4) == 0) {
+                        if (n > 0)
+                                buf[n++] = '_';
+                        memcpy(buf + n, "usec", 4);
+                        n += 4;
+                        p += 3;
+                        continue;
+                }
+                if (upper && n > 0)
+                        buf[n++] = '_';
+                buf[n++] = upper ? (char)(*p - 'A' + 'a') : *p;
+        }
+        buf[n] = '\0';
+        json_string(f, buf);
+}
+
+static uint64_t now_realtime_usec(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* A duration rounded down to seconds once it is past a minute, as "uptime" shows it. */
+static char *format_age(uint64_t usec, char *buf, size_t len)
+{
+        if (usec >= 60 * 1000000ULL)
+                usec -= usec % 1000000;
+        else if (usec >= 1000000)
+                usec -= usec % 1000;
+        return ca_format_duration(usec, buf, len);
+}
+
+static char *format_relative(uint64_t then_usec, uint64_t now_usec, char *buf, size_t len)
+{
+        char d[CA_DURATION_MAX_STR];
+
+        if (then_usec == 0)
+                snprintf(buf, len, "never");
+        else if (then_usec >= now_usec || now_usec - then_usec < 1000000)
+                snprintf(buf, len, "just now");
+        else
+                snprintf(buf, len, "%s ago",
+                         ca_format_duration((now_usec - then_usec) / 1000000 * 1000000, d,
+                                            sizeof(d)));
+        return buf;
+}
+
+static char *format_timestamp(uint64_t usec, char *buf, size_t len)
+{
+        time_t t = (time_t)(usec / 1000000);
+        struct tm tm;
+
+        if (usec == 0 || !localtime_r(&t, &tm) ||
+            strftime(buf, len, "%a %Y-%m-%d %H:%M:%S %Z", &tm) == 0)
+                snprintf(buf, len, "n/a");
+        return buf;
+}
+
+static void pager_close(void)
+{
+        if (pager_pid <= 0)
+                return;
+        fflush(stdout);
+        fclose(stdout);
+        while (waitpid(pager_pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        pager_pid = 0;
+}
+
+/* Like systemctl: page long output on a terminal through $PAGER (default less -FRSXMK). */
+static void pager_open(void)
+{
+        const char *pager = getenv("CACHEAGECTL_PAGER");
+        int fds[2];
+        pid_t pid;
+
+        if (arg_no_pager || arg_watch_sec > 0 || !isatty(STDOUT_FILENO))
+                return;
+        if (!pager)
+                pager = getenv("PAGER");
+        if (!pager)
+                pager = "less";
+        if (!pager[0] || strcmp(pager, "cat") == 0)
+                return;
+        if (pipe(fds) < 0)
+                return;
+        fflush(stdout);
+        pid = fork();
+        if (pid < 0) {
+                close(fds[0]);
+                close(fds[1]);
+                return;
+        }
+        if (pid == 0) {
+                dup2(fds[0], STDIN_FILENO);
+                close(fds[0]);
+                close(fds[1]);
+                setenv("LESS", "FRSXMK", 0);
+                execlp("sh", "sh", "-c", pager, (char *)NULL);
+                _exit(127);
+        }
+        dup2(fds[1], STDOUT_FILENO);
+        close(fds[0]);
+        close(fds[1]);
+        signal(SIGPIPE, SIG_IGN);
+        pager_pid = pid;
+}
+
+/* ---- errors ---- */
+
+static const char *bus_description(char *buf, size_t len)
+{
+        switch (arg_bus) {
+        case BUS_SYSTEM:
+                return "the system bus";
+        case BUS_USER:
+                return "the user bus";
+        default:
+                snprintf(buf, len, "the bus at %s", arg_address);
+                return buf;
+        }
+}
+
+static int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(int status, const char *fmt, ...)
+{
+        char msg[4096];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        fflush(stdout);
+        fprintf(stderr, "cacheagectl: %s\n", msg);
+        if (arg_json) {
+                printf("{\"error\":");
+                json_string(stdout, msg);
+                printf(",\"exit_status\":%d}\n", status);
+        }
+        return status;
+}
+
+/*
+ * Turn a failed call into one line and an exit status. @what says what was attempted
+ * ("rotate", "set"), @cache names the cache the call was about (or NULL).
+ */
+static int call_failed(const sd_bus_error *e, int r, const char *what, const char *cache)
+{
+        char buf[512];
+
+        if (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
+                return fail(EXIT_NOT_RUNNING, "cacheaged is not running on %s (%s has no owner)",
+                            bus_description(buf, sizeof(buf)), BUS_NAME);
+        if (sd_bus_error_has_names(e, SD_BUS_ERROR_ACCESS_DENIED,
+                                   SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED) ||
+            r == -EACCES || r == -EPERM)
+                return fail(EXIT_DENIED, "Permission denied: '%s' needs root (try: sudo cacheagectl %s ...)",
+                            what, what);
+        if (cache && sd_bus_error_has_names(e, SD_BUS_ERROR_UNKNOWN_OBJECT,
+                                            SD_BUS_ERROR_UNKNOWN_INTERFACE))
+                return fail(EXIT_FAILED, "No cache named %s", cache);
+        if (sd_bus_error_has_name(e, SD_BUS_ERROR_INVALID_ARGS))
+                return fail(EXIT_USAGE, "%s", e->message ? e->message : "Invalid value");
+        if (sd_bus_error_is_set(e))
+                return fail(EXIT_FAILED, "Failed to %s: %s", what,
+                            e->message ? e->message : e->name);
+        return fail(EXIT_FAILED, "Failed to %s: %s", what, strerror(-r));
+}
+
+/* ---- the property tables ---- */
+
+enum fmt {
+        FMT_PLAIN,
+        FMT_BOOL,
+        FMT_DURATION,  /* usec */
+        FMT_TIMESTAMP, /* CLOCK_REALTIME usec, 0 = never */
+};
+
+struct prop {
+        const char *name;
+        char type; /* 's', 't', 'u', 'b', or 'a' for AdapterStats a{st} */
+        enum fmt fmt;
+};
+
+static const struct prop cache_props[] = {
+        { "Name", 's', FMT_PLAIN },
+        { "Adapter", 's', FMT_PLAIN },
+        { "Enabled", 'b', FMT_BOOL },
+        { "IntervalUSec", 't', FMT_DURATION },
+        { "SingleUseAge", 'u', FMT_PLAIN },
+        { "MaxAge", 'u', FMT_PLAIN },
+        { "Objects", 't', FMT_PLAIN },
+        { "SingleUseObjects", 't', FMT_PLAIN },
+        { "Bytes", 't', FMT_PLAIN },
+        { "Rotations", 't', FMT_PLAIN },
+        { "Scanned", 't', FMT_PLAIN },
+        { "Reclaimed", 't', FMT_PLAIN },
+        { "ReclaimedSingleUse", 't', FMT_PLAIN },
+        { "Busy", 't', FMT_PLAIN },
+        { "Kept", 't', FMT_PLAIN },
+        { "LastRotationUSec", 't', FMT_TIMESTAMP },
+        { "LastRotationDurationUSec", 't', FMT_DURATION },
+        { "LongestSliceUSec", 't', FMT_DURATION },
+        { "Backlog", 't', FMT_PLAIN },
+        { "AdapterStats", 'a', FMT_PLAIN },
+};
+#define N_CACHE_PROPS (sizeof(cache_props) / sizeof(cache_props[0]))
+
+enum {
+        P_NAME, P_ADAPTER, P_ENABLED, P_INTERVAL, P_SINGLE_USE_AGE, P_MAX_AGE, P_OBJECTS,
+        P_SINGLE_USE_OBJECTS, P_BYTES, P_ROTATIONS, P_SCANNED, P_RECLAIMED,
+        P_RECLAIMED_SINGLE_USE, P_BUSY, P_KEPT, P_LAST_ROTATION, P_LAST_ROTATION_DURATION,
+        P_LONGEST_SLICE, P_BACKLOG, P_ADAPTER_STATS,
+};
+
+struct adapter_stat {
+        char *key;
+        uint64_t value;
+};
+
+struct cache_info {
+        bool have[N_CACHE_PROPS];
+        uint64_t u[N_CACHE_PROPS];
+        char *s[N_CACHE_PROPS];
+        struct adapter_stat *stats;
+        size_t n_stats;
+};
+
+static void cache_info_clear(struct cache_info *c)
+{
+        for (size_t i = 0; i < N_CACHE_PROPS; i++)
+                free(c->s[i]);
+        for (size_t i = 0; i < c->n_stats; i++)
+                free(c->stats[i].key);
+        free(c->stats);
+        memset(c, 0, sizeof(*c));
+}
+
+static int read_adapter_stats(sd_bus_message *m, struct cache_info *c)
+{
+        const char *key;
+        uint64_t value;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "{st}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(m, "{st}", &key, &value)) > 0) {
+                struct adapter_stat *v;
+
+                if (c->n_stats >= CTL_ADAPTER_STATS_MAX)
+                        continue;
+                v = realloc(c->stats, (c->n_stats + 1) * sizeof(*v));
+                if (!v)
+                        return -ENOMEM;
+                c->stats = v;
+                v[c->n_stats].key = strdup(key);
+                if (!v[c->n_stats].key)
+                        return -ENOMEM;
+                v[c->n_stats++].value = value;
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(m);
+}
+
+/* Read one property of a GetAll reply's a{sv} into @c; unknown ones are skipped. */
+static int read_cache_property(sd_bus_message *m, const char *name, struct cache_info *c)
+{
+        const char *s;
+        uint64_t t;
+        uint32_t u;
+        int b, r;
+
+        for (size_t i = 0; i < N_CACHE_PROPS; i++) {
+                const struct prop *p = &cache_props[i];
+
+                if (strcmp(p->name, name) != 0)
+                        continue;
+                switch (p->type) {
+                case 's':
+                        r = sd_bus_message_read(m, "v", "s", &s);
+                        if (r < 0)
+                                return r;
+                        free(c->s[i]);
+                        c->s[i] = strdup(s);
+                        if (!c->s[i])
+                                return -ENOMEM;
+                        break;
+                case 't':
+                        r = sd_bus_message_read(m, "v", "t", &t);
+                        if (r < 0)
+                                return r;
+                        c->u[i] = t;
+                        break;
+                case 'u':
+                        r = sd_bus_message_read(m, "v", "u", &u);
+                        if (r < 0)
+                                return r;
+                        c->u[i] = u;
+                        break;
+                case 'b':
+                        r = sd_bus_message_read(m, "v", "b", &b);
+                        if (r < 0)
+                                return r;
+                        c->u[i] = !!b;
+                        break;
+                default:
+                        r = sd_bus_message_enter_container(m, 'v', "a{st}");
+                        if (r < 0)
+                                return r;
+                        r = read_adapter_stats(m, c);
+                        if (r < 0)
+                                return r;
+                        r = sd_bus_message_exit_container(m);
+                        if (r < 0)
+                                return r;
+                }
+                c->have[i] = true;
+                return 0;
+        }
+        return sd_bus_message_skip(m, "v");
+}
+
+static int get_cache(sd_bus *bus, const char *name, struct cache_info *ret)
+{
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        struct cache_info c = { 0 };
+        char *path = NULL;
+        const char *prop;
+        int r;
+
+        r = sd_bus_path_encode(BUS_CACHE_PREFIX, name, &path);
+        if (r < 0)
+                return fail(EXIT_FAILED, "Out of memory");
+        r = sd_bus_call_method(bus, BUS_NAME, path, "org.freedesktop.DBus.Properties", "GetAll",
+                               &error, &reply, "s", BUS_CACHE_INTERFACE);
+        free(path);
+        if (r < 0) {
+                r = call_failed(&error, r, "show", name);
+                sd_bus_error_free(&error);
+                return r;
+        }
+        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                r = sd_bus_message_read(reply, "s", &prop);
+                if (r >= 0)
+                        r = read_cache_property(reply, prop, &c);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+        }
+        sd_bus_message_unref(reply);
+        if (r < 0) {
+                cache_info_clear(&c);
+                return fail(EXIT_FAILED, "Failed to parse the properties of %s: %s", name,
+                            strerror(-r));
+        }
+        *ret = c;
+        return 0;
+}
+
+struct manager_info {
+        char *version;
+        uint64_t start_usec;
+        uint64_t default_interval_usec;
+        char **names; /* from ListCaches, in the daemon's order */
+        size_t n_names;
+};
+
+static void manager_info_clear(struct manager_info *m)
+{
+        free(m->version);
+        for (size_t i = 0; i < m->n_names; i++)
+                free(m->names[i]);
+        free(m->names);
+        memset(m, 0, sizeof(*m));
+}
+
+static int get_manager(sd_bus *bus, struct manager_info *ret)
+{
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        struct manager_info m = { 0 };
+        const char *s, *adapter, *path;
+        int r;
+
+        r = sd_bus_call_method(bus, BUS_NAME, BUS_MANAGER_PATH, "org.freedesktop.DBus.Properties",
+                               "GetAll", &error, &reply, "s", BUS_MANAGER_INTERFACE);
+        if (r < 0)
+                goto out_call;
+        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                r = sd_bus_message_read(reply, "s", &s);
+                if (r < 0)
+                        break;
+                if (strcmp(s, "Version") == 0) {
+                        r = sd_bus_message_read(reply, "v", "s", &s);
+                        if (r >= 0) {
+                                free(m.version);
+                                m.version = strdup(s);
+                        }
+                } else if (strcmp(s, "StartTimestampUSec") == 0) {
+                        r = sd_bus_message_read(reply, "v", "t", &m.start_usec);
+                } else if (strcmp(s, "DefaultIntervalUSec") == 0) {
+                        r = sd_bus_message_read(reply, "v", "t", &m.default_interval_usec);
+                } else {
+                        r = sd_bus_message_skip(reply, "v");
+                }
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+        }
+        reply = sd_bus_message_unref(reply);
+        if (r < 0)
+                goto out_parse;
+
+        r = sd_bus_call_method(bus, BUS_NAME, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE,
+                               "ListCaches", &error, &reply, NULL);
+        if (r < 0)
+                goto out_call;
+        r = sd_bus_message_enter_container(reply, 'a', "(sso)");
+        while (r >= 0 && (r = sd_bus_message_read(reply, "(sso)", &s, &adapter, &path)) > 0) {
+                char **v;
+
+                if (m.n_names >= CTL_CACHES_MAX)
+                        continue;
+                v = realloc(m.names, (m.n_names + 1) * sizeof(*v));
+                if (!v) {
+                        r = -ENOMEM;
+                        break;
+                }
+                m.names = v;
+                m.names[m.n_names] = strdup(s);
+                if (!m.names[m.n_names]) {
+                        r = -ENOMEM;
+                        break;
+                }
+                m.n_names++;
+        }
+        sd_bus_message_unref(reply);
+        if (r < 0)
+                goto out_parse;
+        *ret = m;
+        return 0;
+
+out_call:
+        manager_info_clear(&m);
+        r = call_failed(&error, r, "query cacheaged", NULL);
+        sd_bus_error_free(&error);
+        return r;
+out_parse:
+        manager_info_clear(&m);
+        return fail(EXIT_FAILED, "Failed to parse the reply of cacheaged: %s", strerror(-r));
+}
+
+/* ---- status ---- */
+
+static void print_cache_json(FILE *f, const struct cache_info *c)
+{
+        bool first = true;
+
+        fputc('{', f);
+        for (size_t i = 0; i < N_CACHE_PROPS; i++) {
+                const struct prop *p = &cache_props[i];
+
+                if (!c->have[i])
+                        continue;
+                if (!first)
+                        fputc(',', f);
+                first = false;
+                json_key(f, p->name);
+                fputc(':', f);
+                switch (p->type) {
+                case 's':
+                        json_string(f, c->s[i]);
+                        break;
+                case 'b':
+                        fputs(c->u[i] ? "true" : "false", f);
+                        break;
+                case 'a':
+                        fputc('{', f);
+                        for (size_t j = 0; j < c->n_stats; j++) {
+                                if (j > 0)
+                                        fputc(',', f);
+                                json_string(f, c->stats[j].key);
+                                fprintf(f, ":%" PRIu64, c->stats[j].value);
+                        }
+                        fputc('}', f);
+                        break;
+                default:
+                        fprintf(f, "%" PRIu64, c->u[i]);
+                }
+        }
+        fputc('}', f);
+}
+
+enum { COL_CACHE, COL_ADAPTER, COL_STATE, COL_OBJECTS, COL_SINGLE_USE, COL_RECLAIMED,
+       COL_INTERVAL, COL_AGES, COL_LAST, N_COLS };
+
+static const struct {
+        const char *title;
+        bool right; /* numbers are right-aligned */
+} columns[N_COLS] = {
+        { "CACHE", false },     { "ADAPTER", false },  { "STATE", false },
+        { "OBJECTS", true },    { "SINGLE-USE", true }, { "RECLAIMED", true },
+        { "INTERVAL", false },  { "AGES", false },     { "LAST ROTATION", false },
+};
+
+#define CELL_MAX 96
+
+static void status_row(const struct cache_info *c, uint64_t now, char cells[N_COLS][CELL_MAX])
+{
+        char d[CA_DURATION_MAX_STR];
+
+        snprintf(cells[COL_CACHE], CELL_MAX, "%s", c->s[P_NAME] ? c->s[P_NAME] : "?");
+        snprintf(cells[COL_ADAPTER], CELL_MAX, "%s", c->s[P_ADAPTER] ? c->s[P_ADAPTER] : "?");
+        snprintf(cells[COL_STATE], CELL_MAX, "%s", c->u[P_ENABLED] ? "enabled" : "disabled");
+        snprintf(cells[COL_OBJECTS], CELL_MAX, "%" PRIu64, c->u[P_OBJECTS]);
+        snprintf(cells[COL_SINGLE_USE], CELL_MAX, "%" PRIu64, c->u[P_SINGLE_USE_OBJECTS]);
+        snprintf(cells[COL_RECLAIMED], CELL_MAX, "%" PRIu64, c->u[P_RECLAIMED]);
+        snprintf(cells[COL_INTERVAL], CELL_MAX, "%s",
+                 ca_format_duration(c->u[P_INTERVAL], d, sizeof(d)));
+        snprintf(cells[COL_AGES], CELL_MAX, "%" PRIu64 "/%" PRIu64, c->u[P_SINGLE_USE_AGE],
+                 c->u[P_MAX_AGE]);
+        format_relative(c->u[P_LAST_ROTATION], now, cells[COL_LAST], CELL_MAX);
+}
+
+/* One line of the table; @row NULL prints the titles. */
+static void print_row(const size_t width[N_COLS], char (*row)[CELL_MAX])
+{
+        for (size_t j = 0; j < N_COLS; j++) {
+                const char *s = row ? row[j] : columns[j].title;
+
+                if (j + 1 == N_COLS)
+                        printf("%s\n", s);
+                else if (columns[j].right)
+                        printf("%*s  ", (int)width[j], s);
+                else
+                        printf("%-*s  ", (int)width[j], s);
+        }
+}
+
+static int status_once(sd_bus *bus)
+{
+        struct manager_info m;
+        struct cache_info *caches;
+        char (*cells)[N_COLS][CELL_MAX] = NULL;
+        size_t width[N_COLS];
+        uint64_t now;
+        char d[CA_DURATION_MAX_STR], ts[128];
+        int r;
+
+        r = get_manager(bus, &m);
+        if (r != 0)
+                return r;
+        caches = calloc(m.n_names ? m.n_names : 1, sizeof(*caches));
+        cells = calloc(m.n_names ? m.n_names : 1, sizeof(*cells));
+        if (!caches || !cells) {
+                r = fail(EXIT_FAILED, "Out of memory");
+                goto out_free;
+        }
+        for (size_t i = 0; i < m.n_names; i++) {
+                r = get_cache(bus, m.names[i], &caches[i]);
+                if (r != 0)
+                        goto out_free;
+        }
+        now = now_realtime_usec();
+
+        if (arg_json) {
+                printf("{\"version\":");
+                json_string(stdout, m.version);
+                printf(",\"start_timestamp_usec\":%" PRIu64 ",\"uptime_usec\":%" PRIu64
+                       ",\"default_interval_usec\":%" PRIu64 ",\"caches\":[",
+                       m.start_usec, now > m.start_usec ? now - m.start_usec : 0,
+                       m.default_interval_usec);
+                for (size_t i = 0; i < m.n_names; i++) {
+                        if (i > 0)
+                                putchar(',');
+                        print_cache_json(stdout, &caches[i]);
+                }
+                printf("]}\n");
+                goto out_free;
+        }
+
+        printf("cacheaged %s, up %s (since %s), default interval %s\n",
+               m.version ? m.version : "?",
+               format_age(now > m.start_usec ? now - m.start_usec : 0, d, sizeof(d)),
+               format_timestamp(m.start_usec, ts, sizeof(ts)),
+               ca_format_duration(m.default_interval_usec, (char[CA_DURATION_MAX_STR]){ 0 },
+                                  CA_DURATION_MAX_STR));
+        if (m.n_names == 0) {
+                printf("No caches configured.\n");
+                goto out_free;
+        }
+        for (size_t j = 0; j < N_COLS; j++)
+                width[j] = strlen(columns[j].title);
+        for (size_t i = 0; i < m.n_names; i++) {
+                status_row(&caches[i], now, cells[i]);
+                for (size_t j = 0; j < N_COLS; j++)
+                        if (strlen(cells[i][j]) > width[j])
+                                width[j] = strlen(cells[i][j]);
+        }
+        print_row(width, NULL);
+        for (size_t i = 0; i < m.n_names; i++)
+                print_row(width, cells[i]);
+
+out_free:
+        for (size_t i = 0; caches && i < m.n_names; i++)
+                cache_info_clear(&caches[i]);
+        free(caches);
+        free(cells);
+        manager_info_clear(&m);
+        return r;
+}
+
+static int cmd_status(sd_bus *bus, int argc, char **argv)
+{
+        struct timespec ts;
+        int r;
+
+        if (argc > 0)
+                return fail(EXIT_USAGE, "'status' takes no arguments (did you mean 'show %s'?)",
+                            argv[0]);
+        if (arg_watch_sec <= 0) {
+                pager_open();
+                return status_once(bus);
+        }
+        ts.tv_sec = (time_t)arg_watch_sec;
+        ts.tv_nsec = (long)((arg_watch_sec - (double)ts.tv_sec) * 1e9);
+        for (;;) {
+                if (!arg_json && isatty(STDOUT_FILENO))
+                        fputs("\033[H\033[2J", stdout); /* home, clear: refresh in place */
+                r = status_once(bus);
+                if (r != 0)
+                        return r;
+                fflush(stdout);
+                nanosleep(&ts, NULL);
+        }
+}
+
+/* ---- show ---- */
+
+static int cmd_show(sd_bus *bus, int argc, char **argv)
+{
+        struct cache_info c;
+        uint64_t now = now_realtime_usec();
+        char buf[256], rel[64];
+        int r;
+
+        if (argc != 1)
+                return fail(EXIT_USAGE, "'show' takes one cache name (see 'cacheagectl status')");
+        r = get_cache(bus, argv[0], &c);
+        if (r != 0)
+                return r;
+        if (arg_json) {
+                print_cache_json(stdout, &c);
+                putchar('\n');
+                cache_info_clear(&c);
+                return 0;
+        }
+        pager_open();
+        for (size_t i = 0; i < N_CACHE_PROPS; i++) {
+                const struct prop *p = &cache_props[i];
+
+                if (!c.have[i])
+                        continue;
+                if (p->type == 'a') {
+                        for (size_t j = 0; j < c.n_stats; j++)
+                                printf("%s.%s=%" PRIu64 "\n", p->name, c.stats[j].key,
+                                       c.stats[j].value);
+                        continue;
+                }
+                switch (p->fmt) {
+                case FMT_BOOL:
+                        printf("%s=%s\n", p->name, c.u[i] ? "yes" : "no");
+                        break;
+                case FMT_DURATION:
+                        printf("%s=%s\n", p->name, ca_format_duration(c.u[i], buf, sizeof(buf)));
+                        break;
+                case FMT_TIMESTAMP:
+                        if (c.u[i] == 0)
+                                printf("%s=never\n", p->name);
+                        else
+                                printf("%s=%s (%s)\n", p->name,
+                                       format_timestamp(c.u[i], buf, sizeof(buf)),
+                                       format_relative(c.u[i], now, rel, sizeof(rel)));
+                        break;
+                default:
+                        if (p->type == 's')
+                                printf("%s=%s\n", p->name, c.s[i] ? c.s[i] : "");
+                        else
+                                printf("%s=%" PRIu64 "\n", p->name, c.u[i]);
+                }
+        }
+        cache_info_clear(&c);
+        return 0;
+}
+
+/* ---- actions ---- */
+
+static int print_done(const char *command, const char *cache)
+{
+        if (!arg_json)
+                return 0;
+        printf("{\"command\":");
+        json_string(stdout, command);
+        if (cache) {
+                printf(",\"cache\":");
+                json_string(stdout, cache);
+        }
+        printf(",\"result\":\"done\"}\n");
+        return 0;
+}
+
+struct setting {
+        const char *key;      /* on the command line */
+        const char *property; /* on the bus */
+        char type;
+        uint64_t value;
+};
+
+static int parse_setting(const char *arg, struct setting *ret)
+{
+        static const struct {
+                const char *key, *property;
+                char type;
+        } known[] = {
+                { "interval", "IntervalUSec", 't' },
+                { "single-use-age", "SingleUseAge", 'u' },
+                { "max-age", "MaxAge", 'u' },
+                { "enabled", "Enabled", 'b' },
+        };
+        const char *eq = strchr(arg, '=');
+        char d1[CA_DURATION_MAX_STR], d2[CA_DURATION_MAX_STR];
+        uint64_t v;
+        int r;
+
+        if (!eq || eq == arg)
+                return fail(EXIT_USAGE, "'%s' is not KEY=VALUE (keys: interval, single-use-age, "
+                            "max-age, enabled)", arg);
+        for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+                const char *val = eq + 1;
+
+                if (strlen(known[i].key) != (size_t)(eq - arg) ||
+                    strncmp(arg, known[i].key, (size_t)(eq - arg)) != 0)
+                        continue;
+                switch (known[i].type) {
+                case 't':
+                        r = ca_parse_duration(val, &v);
+                        if (r < 0 || v < CA_INTERVAL_MIN_USEC || v > CA_INTERVAL_MAX_USEC)
+                                return fail(EXIT_USAGE, "interval: '%s' is not a duration "
+                                            "between %s and %s (e.g. 30s, 5min)", val,
+                                            ca_format_duration(CA_INTERVAL_MIN_USEC, d1, sizeof(d1)),
+                                            ca_format_duration(CA_INTERVAL_MAX_USEC, d2, sizeof(d2)));
+                        break;
+                case 'u':
+                        r = ca_parse_uint(val, 1, CA_AGE_MAX, &v);
+                        if (r < 0)
+                                return fail(EXIT_USAGE, "%s: '%s' is not a number of rotations "
+                                            "between 1 and %u", known[i].key, val,
+                                            (unsigned)CA_AGE_MAX);
+                        break;
+                default:
+                        r = ca_parse_bool(val);
+                        if (r < 0)
+                                return fail(EXIT_USAGE, "enabled: '%s' is not a boolean "
+                                            "(yes/no)", val);
+                        v = (uint64_t)r;
+                }
+                *ret = (struct setting){ .key = known[i].key, .property = known[i].property,
+                                         .type = known[i].type, .value = v };
+                return 0;
+        }
+        return fail(EXIT_USAGE, "Unknown setting '%.*s' (keys: interval, single-use-age, max-age, "
+                    "enabled)", (int)(eq - arg), arg);
+}
+
+static int cmd_set(sd_bus *bus, int argc, char **argv)
+{
+        struct setting *s;
+        char *path = NULL;
+        int r;
+
+        if (argc < 2)
+                return fail(EXIT_USAGE, "'set' takes a cache name and KEY=VALUE settings, "
+                            "e.g. 'set %s interval=30s'", argc ? argv[0] : "NAME");
+        s = calloc((size_t)argc, sizeof(*s));
+        if (!s)
+                return fail(EXIT_FAILED, "Out of memory");
+        /* Everything is checked before anything is sent. */
+        for (int i = 1; i < argc; i++) {
+                r = parse_setting(argv[i], &s[i]);
+                if (r != 0)
+                        goto out_free;
+        }
+        r = sd_bus_path_encode(BUS_CACHE_PREFIX, argv[0], &path);
+        if (r < 0) {
+                r = fail(EXIT_FAILED, "Out of memory");
+                goto out_free;
+        }
+        for (int i = 1; i < argc; i++) {
+                sd_bus_error error = SD_BUS_ERROR_NULL;
+
+                switch (s[i].type) {
+                case 't':
+                        r = sd_bus_set_property(bus, BUS_NAME, path, BUS_CACHE_INTERFACE,
+                                                s[i].property, &error, "t", s[i].value);
+                        break;
+                case 'u':
+                        r = sd_bus_set_property(bus, BUS_NAME, path, BUS_CACHE_INTERFACE,
+                                                s[i].property, &error, "u",
+                                                (uint32_t)s[i].value);
+                        break;
+                default:
+                        r = sd_bus_set_property(bus, BUS_NAME, path, BUS_CACHE_INTERFACE,
+                                                s[i].property, &error, "b", (int)s[i].value);
+                }
+                if (r < 0) {
+                        r = call_failed(&error, r, "set", argv[0]);
+                        sd_bus_error_free(&error);
+                        goto out_free;
+                }
+        }
+        r = print_done("set", argv[0]);
+out_free:
+        free(path);
+        free(s);
+        return r;
+}
+
+static int manager_call(sd_bus *bus, const char *command, const char *method, const char *name)
+{
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        if (name)
+                r = sd_bus_call_method(bus, BUS_NAME, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE,
+                                       method, &error, NULL, "s", name);
+        else
+                r = sd_bus_call_method(bus, BUS_NAME, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE,
+                                       method, &error, NULL, NULL);
+        if (r >= 0)
+                return print_done(command, name && name[0] ? name : NULL);
+
+        if (sd_bus_error_has_name(&error, "org.cacheage.CacheAge1.ConfigError")) {
+                /* One line per configuration error, as cacheaged logs them. */
+                r = fail(EXIT_FAILED, "Reload failed, the configuration in force was kept:\n%s",
+                         error.message ? error.message : "(no details)");
+        } else if (name && name[0] && sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_OBJECT)) {
+                r = fail(EXIT_FAILED, "No cache named %s", name);
+        } else {
+                r = call_failed(&error, r, command, NULL);
+        }
+        sd_bus_error_free(&error);
+        return r;
+}
+
+static int cmd_rotate(sd_bus *bus, int argc, char **argv)
+{
+        if (argc > 1)
+                return fail(EXIT_USAGE, "'rotate' takes at most one cache name");
+        return manager_call(bus, "rotate", "Rotate", argc ? argv[0] : "");
+}
+
+static int cmd_reset_statistics(sd_bus *bus, int argc, char **argv)
+{
+        if (argc > 1)
+                return fail(EXIT_USAGE, "'reset-statistics' takes at most one cache name");
+        return manager_call(bus, "reset-statistics", "ResetStatistics", argc ? argv[0] : "");
+}
+
+static int cmd_reload(sd_bus *bus, int argc, char **argv)
+{
+        if (argc > 0)
+                return fail(EXIT_USAGE, "'reload' takes no arguments");
+        return manager_call(bus, "reload", "Reload", NULL);
+}
+
+static int cmd_list(sd_bus *bus, int argc, char **argv)
+{
+        struct manager_info m;
+        int r;
+
+        if (argc > 0)
+                return fail(EXIT_USAGE, "'list' takes no arguments");
+        r = get_manager(bus, &m);
+        if (r != 0)
+                return r;
+        if (arg_json) {
+                putchar('[');
+                for (size_t i = 0; i < m.n_names; i++) {
+                        if (i > 0)
+                                putchar(',');
+                        json_string(stdout, m.names[i]);
+                }
+                printf("]\n");
+        } else {
+                for (size_t i = 0; i < m.n_names; i++)
+                        printf("%s\n", m.names[i]);
+        }
+        manager_info_clear(&m);
+        return 0;
+}
+
+/* ---- command line ---- */
+
+static void help(void)
+{
+        printf("Usage: cacheagectl [OPTIONS] [COMMAND [ARGS...]]\n"
+               "\n"
+               "Query and control cacheaged, the periodic cache aging daemon, over D-Bus\n"
+               "(bus name %s).\n"
+               "\n"
+               "Commands:\n"
+               "  status                 Show the daemon's version and uptime and one line per\n"
+               "                         cache: adapter, state, objects, single-use objects,\n"
+               "                         objects reclaimed, rotation interval, ages (single-use/\n"
+               "                         max, in rotations), time since the last rotation.\n"
+               "                         The default command.\n"
+               "  show NAME              Show every property of one cache, the adapter's own\n"
+               "                         statistics included (AdapterStats.KEY=VALUE).\n"
+               "  set NAME KEY=VALUE...  Change a cache's settings at once (root only):\n"
+               "                           interval=DURATION      rotation interval, %s..%s\n"
+               "                                                  (500ms, 30s, 5min, 1h 30min)\n"
+               "                           single-use-age=N       rotations an object used once\n"
+               "                                                  may stay idle, 1..%u\n"
+               "                           max-age=N              rotations a reused object may\n"
+               "                                                  stay idle, 1..%u\n"
+               "                           enabled=yes|no         rotate on the timer or not\n"
+               "                         Every value is checked before any is sent.\n"
+               "  rotate [NAME]          Rotate one cache now, or every enabled cache (root).\n"
+               "  reset-statistics [NAME]\n"
+               "                         Zero the counters of one cache or of all (root).\n"
+               "  reload                 Re-read the configuration and wait until it is in\n"
+               "                         force; a bad configuration changes nothing and its\n"
+               "                         errors are printed (root).\n"
+               "  list                   The cache names, one per line.\n"
+               "\n"
+               "Options:\n"
+               "      --system           Talk to cacheaged on the system bus (the default).\n"
+               "      --user             Talk to cacheaged on the user's session bus.\n"
+               "  -A, --address=ADDRESS  Talk to cacheaged on the bus at ADDRESS\n"
+               "                         (e.g. unix:path=/run/my-bus).\n"
+               "      --json             Machine-readable output (JSON, keys in snake_case,\n"
+               "                         times in microseconds) for every command; an error\n"
+               "                         is {\"error\": MESSAGE, \"exit_status\": N}.\n"
+               "  -w, --watch[=SECONDS]  With status: refresh every SECONDS (default %d) in\n"
+               "                         place, until interrupted.\n"
+               "      --no-pager         Do not pipe the output into a pager ($PAGER, or\n"
+               "                         less; $CACHEAGECTL_PAGER wins over $PAGER).\n"
+               "  -h, --help             Show this help.\n"
+               "      --version          Show the version.\n"
+               "\n"
+               "Exit status:\n"
+               "  0 success; 1 the daemon refused or failed (no such cache, bad configuration);\n"
+               "  2 bad command line or value; 3 cacheaged not running on that bus (or no bus);\n"
+               "  4 permission denied (the command needs root).\n"
+               "\n"
+               "Reading is open to every user; changing settings and the actions need root.\n"
+               "\n"
+               "Examples:\n"
+               "  cacheagectl\n"
+               "  cacheagectl show dentries\n"
+               "  sudo cacheagectl set dentries interval=30s max-age=8\n"
+               "  cacheagectl --json status | jq '.caches[].reclaimed'\n",
+               BUS_NAME, "10ms", "1w", (unsigned)CA_AGE_MAX, (unsigned)CA_AGE_MAX,
+               CTL_WATCH_DEFAULT_SEC);
+}
+
+static int parse_argv(int argc, char **argv)
+{
+        enum { ARG_SYSTEM = 0x100, ARG_USER, ARG_JSON, ARG_NO_PAGER, ARG_VERSION };
+        static const struct option options[] = {
+                { "system", no_argument, NULL, ARG_SYSTEM },
+                { "user", no_argument, NULL, ARG_USER },
+                { "address", required_argument, NULL, 'A' },
+                { "json", no_argument, NULL, ARG_JSON },
+                { "watch", optional_argument, NULL, 'w' },
+                { "no-pager", no_argument, NULL, ARG_NO_PAGER },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                {},
+        };
+        char *end;
+        int c;
+
+        /* Options may follow the command, as with systemctl ("status --json"). */
+        while ((c = getopt_long(argc, argv, "A:w::h", options, NULL)) >= 0) {
+                switch (c) {
+                case ARG_SYSTEM:
+                        arg_bus = BUS_SYSTEM;
+                        break;
+                case ARG_USER:
+                        arg_bus = BUS_USER;
+                        break;
+                case 'A':
+                        arg_bus = BUS_ADDRESS;
+                        arg_address = optarg;
+                        break;
+                case ARG_JSON:
+                        arg_json = true;
+                        break;
+                case 'w':
+                        arg_watch_sec = CTL_WATCH_DEFAULT_SEC;
+                        if (optarg) {
+                                arg_watch_sec = strtod(optarg, &end);
+                                if (end == optarg || *end || !(arg_watch_sec >= 0.1) ||
+                                    arg_watch_sec > 86400)
+                                        return fail(EXIT_USAGE, "--watch: '%s' is not a number "
+                                                    "of seconds from 0.1 to 86400", optarg);
+                        }
+                        break;
+                case ARG_NO_PAGER:
+                        arg_no_pager = true;
+                        break;
+                case 'h':
+                        help();
+                        return -1;
+                case ARG_VERSION:
+                        printf("cacheagectl %s\n", CA_VERSION);
+                        return -1;
+                default:
+                        fprintf(stderr, "Try 'cacheagectl --help'.\n");
+                        return EXIT_USAGE;
+                }
+        }
+        if (optind < argc)
+                arg_command = argv[optind++];
+        if (arg_watch_sec > 0 && strcmp(arg_command, "status") != 0)
+                return fail(EXIT_USAGE, "--watch only applies to 'status'");
+        return 0;
+}
+
+static int bus_connect(sd_bus **ret)
+{
+        char desc[512];
+        sd_bus *bus = NULL;
+        int r;
+
+        switch (arg_bus) {
+        case BUS_SYSTEM:
+                r = sd_bus_open_system(&bus);
+                break;
+        case BUS_USER:
+                r = sd_bus_open_user(&bus);
+                break;
+        default:
+                r = sd_bus_new(&bus);
+                if (r >= 0)
+                        r = sd_bus_set_address(bus, arg_address);
+                if (r >= 0)
+                        r = sd_bus_set_bus_client(bus, 1);
+                if (r >= 0)
+                        r = sd_bus_start(bus);
+                if (r < 0)
+                        bus = sd_bus_unref(bus);
+        }
+        if (r < 0)
+                return fail(EXIT_NOT_RUNNING, "Failed to connect to %s: %s",
+                            bus_description(desc, sizeof(desc)), strerror(-r));
+        *ret = bus;
+        return 0;
+}
+
+int main(int argc, char **argv)
+{
+        static const struct {
+                const char *name;
+                int (*run)(sd_bus *bus, int argc, char **argv);
+        } commands[] = {
+                { "status", cmd_status },
+                { "show", cmd_show },
+                { "set", cmd_set },
+                { "rotate", cmd_rotate },
+                { "reset-statistics", cmd_reset_statistics },
+                { "reload", cmd_reload },
+                { "list", cmd_list },
+        };
+        sd_bus *bus = NULL;
+        int r;
+
+        r = parse_argv(argc, argv);
+        if (r != 0)
+                return r < 0 ? EXIT_OK : r;
+
+        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+                if (strcmp(commands[i].name, arg_command) != 0)
+                        continue;
+                r = bus_connect(&bus);
+                if (r != 0)
+                        return r;
+                r = commands[i].run(bus, argc - optind, argv + optind);
+                fflush(stdout);
+                sd_bus_flush_close_unref(bus);
+                pager_close();
+                return r;
+        }
+        return fail(EXIT_USAGE, "Unknown command '%s' (see 'cacheagectl --help')", arg_command);
+}
