@@ -35,6 +35,9 @@
 
 #define MSGS_MAX 4096
 
+/* CACHEAGED_PLUGIN_DIR for the next daemon started (NULL: unset). */
+static const char *spawn_plugin_dir;
+
 struct daemon {
         char dir[64];
         char conf[128];
@@ -128,7 +131,10 @@ static void daemon_spawn(struct daemon *d, uint64_t watchdog_usec, const char *p
                 setenv("NOTIFY_SOCKET", sock, 1);
                 unsetenv("WATCHDOG_PID");
                 unsetenv("JOURNAL_STREAM");
-                unsetenv("CACHEAGED_PLUGIN_DIR");
+                if (spawn_plugin_dir)
+                        setenv("CACHEAGED_PLUGIN_DIR", spawn_plugin_dir, 1);
+                else
+                        unsetenv("CACHEAGED_PLUGIN_DIR");
                 if (watchdog_usec) {
                         snprintf(wd, sizeof(wd), "%" PRIu64, watchdog_usec);
                         setenv("WATCHDOG_USEC", wd, 1);
@@ -710,6 +716,126 @@ Test(daemon, no_psi_no_gating)
         cr_assert(first, "%s", log);
         cr_assert(!strstr(first + 1, "Pressure stall information unavailable"), "%s", log);
         daemon_cleanup(&d);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The real dcache adapter.                                                                    */
+
+static void require_dcache_adapter(void)
+{
+        char path[512];
+
+        snprintf(path, sizeof(path), "%s/dcache.so", env("CA_ADAPTER_DIR"));
+        if (access(path, R_OK) < 0)
+                cr_skip_test("%s not built", path);
+}
+
+/*
+ * A storm of lookups of unique missing names: every one a single-use negative dentry. The
+ * count grows for single_use_age rotations, then levels off, as each rotation reclaims what
+ * was added single_use_age rotations before; without aging it would grow by rate * interval
+ * each time.
+ */
+Test(daemon, dcache_storm_levels_off)
+{
+        unsigned long long counts[256];
+        size_t n = 0, from = 0;
+        struct status st;
+        struct daemon d;
+        uint64_t end;
+        ssize_t i;
+
+        require_dcache_adapter();
+        daemon_setup(&d);
+        write_file(d.conf,
+                   "[daemon]\nplugin_dir = %s\ninterval = 200ms\n"
+                   "[cache storm]\nadapter = dcache\nsource = workload:statstorm\n"
+                   "rate = 2000\nsingle_use_age = 4\n",
+                   env("CA_ADAPTER_DIR"));
+        daemon_start(&d, 0, NULL);
+        cr_assert(daemon_wait_msg(&d, 0, "READY=1", 2000) >= 0, "%s", read_file(d.err));
+        end = now_msec() + 4000;
+        while (now_msec() < end && n < 256) {
+                i = daemon_wait_status(&d, from, (int)(end - now_msec()), status_any, NULL, &st);
+                if (i < 0)
+                        break;
+                counts[n++] = st.objects;
+                from = (size_t)i + 1;
+        }
+        fprintf(stderr, "# dcache storm, objects per rotation:");
+        for (size_t k = 0; k < n; k++)
+                fprintf(stderr, " %llu", counts[k]);
+        fprintf(stderr, "\n");
+        cr_assert(n >= 10, "only %zu rotations in 4 s\n%s", n, read_file(d.err));
+        /* It grew for single_use_age (4) rotations ... */
+        cr_assert(counts[1] < counts[2] && counts[2] < counts[3] && counts[3] > 600,
+                  "no build-up: %llu %llu %llu", counts[1], counts[2], counts[3]);
+        /*
+         * ... and levelled off: 2000/s for 4 s is 8000 names, but the second half's peak
+         * stays within half again of the first half's (a straight line would double).
+         */
+        unsigned long long peak1 = 0, peak2 = 0;
+        for (size_t k = 0; k < n; k++) {
+                if (k < n / 2 && counts[k] > peak1)
+                        peak1 = counts[k];
+                if (k >= n / 2 && counts[k] > peak2)
+                        peak2 = counts[k];
+        }
+        cr_assert(peak2 * 2 < peak1 * 3, "still growing: %llu then %llu", peak1, peak2);
+        cr_assert(peak2 < 4000, "%llu dentries for 8000 single-use names", peak2);
+        cr_assert(st.reclaimed > 0);
+        daemon_stop(&d);
+        daemon_cleanup(&d);
+}
+
+Test(daemon, dcache_keys_checked)
+{
+        const char *args[] = { "--config", NULL, "--check-config", NULL };
+        struct daemon d;
+        const char *log;
+
+        require_dcache_adapter();
+        daemon_setup(&d);
+        args[1] = d.conf;
+        write_file(d.conf,
+                   "[daemon]\nplugin_dir = %s\n"
+                   "[cache a]\nadapter = dcache\nsource = workload:nonsense\nrate = 0\n"
+                   "ratio_mode = sideways\nnegative_ratio = 99\ncolour = red\n"
+                   "[cache b]\nadapter = dcache\nsource = strace:relative/path\n",
+                   env("CA_ADAPTER_DIR"));
+        cr_assert_eq(daemon_run_to_exit(&d, args), 1);
+        log = read_file(d.err);
+        cr_assert(strstr(log, "cacheaged.conf:5: source"), "%s", log);
+        cr_assert(strstr(log, "cacheaged.conf:6: rate"), "%s", log);
+        cr_assert(strstr(log, "cacheaged.conf:7: ratio_mode"), "%s", log);
+        cr_assert(strstr(log, "cacheaged.conf:8: negative_ratio"), "%s", log);
+        cr_assert(strstr(log, "cacheaged.conf:9: colour: unknown key"), "%s", log);
+        cr_assert(strstr(log, "cacheaged.conf:12: source"), "%s", log);
+        daemon_cleanup(&d);
+}
+
+/* The shipped configurations are valid (the demo's plugins found through the variable). */
+Test(daemon, shipped_configs_check)
+{
+        const char *args[] = { "--config", NULL, "--check-config", NULL };
+        char path[512];
+        struct daemon d;
+
+        require_dcache_adapter();
+        spawn_plugin_dir = env("CA_ADAPTER_DIR");
+        daemon_setup(&d);
+        snprintf(path, sizeof(path), "%s/../conf/demo.conf", env("CA_TEST_SRCDIR"));
+        args[1] = path;
+        cr_assert_eq(daemon_run_to_exit(&d, args), 0, "%s", read_file(d.err));
+        cr_assert(strstr(read_file(d.out), "configuration OK, 2 caches"));
+        daemon_cleanup(&d);
+
+        daemon_setup(&d);
+        snprintf(path, sizeof(path), "%s/../conf/cacheaged.conf", env("CA_TEST_SRCDIR"));
+        args[1] = path;
+        cr_assert_eq(daemon_run_to_exit(&d, args), 0, "%s", read_file(d.err));
+        daemon_cleanup(&d);
+        spawn_plugin_dir = NULL;
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -1,0 +1,682 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The dcache adapter: a dentry-cache model (cacheage/dcache.h) with aging on, registered
+ * with the host, and fed by lookups from one of two sources, in small batches from a
+ * libevent timer on the host's loop:
+ *
+ *   source = strace:PATH         replay an `strace -f -ttt -e trace=%file` log at `speed`
+ *                                times its own pace (a log without timestamps at `rate`
+ *                                events per second), once or, with `loop = yes`, forever;
+ *   source = workload:NAME       a built-in generator at `rate` lookups per second:
+ *       pathsearch   shells searching $PATH for commands and a loader searching library
+ *                    directories: the same misses over and over (reused negatives);
+ *       statstorm    stat() of unique missing names: every negative dentry single-use;
+ *       mixed        both, plus a reused working set of files that exist.
+ *
+ * Policy keys switch the model's negative-dentry policies: tail_negative = yes|no,
+ * negative_ratio = off|N, ratio_mode = counted|cursor. The model grows by at most
+ * max_dentries: past it the source pauses until aging brings the count back down.
+ *
+ * Reclaim is the model's own op (it kills an unused dentry); victims collected in a slice
+ * are disposed by ca_dcache_age() in the after_age hook.
+ */
+
+#include <errno.h>
+#include <event2/event.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "cacheage/dcache.h"
+#include "cacheage/plugin.h"
+#include "cacheage/trace.h"
+
+#define DC_TICK_USEC 10000              /* feeding timer period: 10ms */
+#define DC_TICK_EVENTS_MAX 20000        /* events applied per tick, at most */
+#define DC_RATE_DEFAULT 1000            /* lookups per second */
+#define DC_RATE_MAX 1000000             /* lookups per second */
+#define DC_SPEED_MAX 1000.0             /* replay speed factor */
+#define DC_MAX_DENTRIES_DEFAULT 1000000 /* dentries */
+#define DC_MAX_DENTRIES_MAX 100000000   /* dentries */
+#define DC_PATH_MAX 512                 /* bytes of a generated path */
+
+enum dc_source {
+        DC_STRACE,
+        DC_PATHSEARCH,
+        DC_STATSTORM,
+        DC_MIXED,
+};
+
+struct dc_config {
+        enum dc_source source;
+        const char *trace_path; /* in the section; only during create() */
+        uint64_t rate;          /* lookups or events per second */
+        double speed;
+        bool loop;
+        uint64_t max_dentries;
+        struct ca_dcache_params params;
+};
+
+struct dc {
+        struct ca_host *host;
+        char *name;
+        struct dc_config cfg;
+        char *trace_path;
+
+        struct ca_dcache *model;
+        struct event *tick;
+
+        /* strace replay */
+        struct ca_trace *trace;
+        struct ca_trace_event pending; /* read, not yet due */
+        bool have_pending;
+        uint64_t trace_t0_usec;        /* first event's time in the log */
+        uint64_t wall_t0_usec;         /* when we replayed it */
+        bool trace_started;
+
+        /* pacing of rate-driven sources: lookups owed since the last tick */
+        uint64_t last_tick_usec;
+        double owed;
+
+        /* workload state */
+        uint64_t storm_seq;
+        uint64_t rng;
+        bool paused;                   /* over max_dentries */
+
+        uint64_t lookups, hits, ignored;
+};
+
+/* ---- workloads ---- */
+
+static const char *const search_path[] = {
+        "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin",
+};
+#define N_SEARCH_PATH (sizeof(search_path) / sizeof(search_path[0]))
+#define SEARCH_FOUND_IN 3 /* the commands live in /usr/bin */
+
+static const char *const commands[] = {
+        "ls", "cat", "grep", "sed", "awk", "sort", "uniq", "head", "tail", "cut", "tr", "wc",
+        "find", "xargs", "make", "cc", "ld", "as", "git", "ssh", "tar", "gzip", "python3",
+        "perl", "env", "date", "id", "uname", "mkdir", "rm", "cp", "mv", "ln", "chmod", "stat",
+};
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+/* A loader's search for a library (ld.so's hwcaps and tls subdirectories first). */
+static const char *const lib_dirs[] = {
+        "/lib/x86_64-linux-gnu/glibc-hwcaps/x86-64-v3", "/lib/x86_64-linux-gnu/glibc-hwcaps/x86-64-v2",
+        "/lib/x86_64-linux-gnu/tls", "/lib/x86_64-linux-gnu/x86_64", "/lib/x86_64-linux-gnu",
+};
+#define N_LIB_DIRS (sizeof(lib_dirs) / sizeof(lib_dirs[0]))
+
+static const char *const libs[] = {
+        "libc.so.6", "libm.so.6", "libz.so.1", "libssl.so.3", "libcrypto.so.3", "libpcre2-8.so.0",
+        "libselinux.so.1", "libacl.so.1", "libattr.so.1", "libcap.so.2", "libtinfo.so.6",
+        "libsystemd.so.0", "liblzma.so.5", "libzstd.so.1", "libgcc_s.so.1", "libstdc++.so.6",
+};
+#define N_LIBS (sizeof(libs) / sizeof(libs[0]))
+
+#define WORKING_SET 512 /* files of the mixed workload's project tree */
+
+static uint64_t dc_random(struct dc *dc)
+{
+        /* xorshift64*: enough to pick names, and reproducible. */
+        dc->rng ^= dc->rng >> 12;
+        dc->rng ^= dc->rng << 25;
+        dc->rng ^= dc->rng >> 27;
+        return dc->rng * 2685821657736338717ULL;
+}
+
+static void dc_apply(struct dc *dc, const struct ca_trace_event *ev)
+{
+        struct ca_dcache_stats before, after;
+        int r;
+
+        ca_dcache_stats(dc->model, &before);
+        r = ca_dcache_replay(dc->model, ev);
+        if (r < 0) {
+                dc->ignored++;
+                return;
+        }
+        ca_dcache_stats(dc->model, &after);
+        dc->lookups++;
+        /* Nothing allocated: every component was found in the cache (dentries or negatives). */
+        if (after.nr_dentry <= before.nr_dentry && after.replay_fixups == before.replay_fixups)
+                dc->hits++;
+}
+
+static void dc_lookup(struct dc *dc, const char *path, int result)
+{
+        const struct ca_trace_event ev = {
+                .op = CA_TRACE_LOOKUP,
+                .syscall = "newfstatat",
+                .path = path,
+                .result = result,
+        };
+
+        dc_apply(dc, &ev);
+}
+
+/* A shell running a command: stat() along $PATH until found; one lookup per stat. */
+static unsigned dc_pathsearch(struct dc *dc, unsigned budget)
+{
+        const char *cmd = commands[dc_random(dc) % N_COMMANDS];
+        char path[DC_PATH_MAX];
+        unsigned n = 0;
+
+        if (dc_random(dc) % 4 == 0) {
+                /* ld.so looking for a library: misses in every directory but the last. */
+                const char *lib = libs[dc_random(dc) % N_LIBS];
+
+                for (size_t i = 0; i < N_LIB_DIRS && n < budget; i++, n++) {
+                        snprintf(path, sizeof(path), "%s/%s", lib_dirs[i], lib);
+                        dc_lookup(dc, path, i + 1 == N_LIB_DIRS ? 0 : -ENOENT);
+                }
+                return n;
+        }
+        for (size_t i = 0; i <= SEARCH_FOUND_IN && n < budget; i++, n++) {
+                snprintf(path, sizeof(path), "%s/%s", search_path[i], cmd);
+                dc_lookup(dc, path, i == SEARCH_FOUND_IN ? 0 : -ENOENT);
+        }
+        return n;
+}
+
+/* A build or a mail spool probing names that never existed and never will again. */
+static unsigned dc_statstorm(struct dc *dc)
+{
+        char path[DC_PATH_MAX];
+
+        snprintf(path, sizeof(path), "/var/tmp/storm/f%016" PRIx64, dc->storm_seq++);
+        dc_lookup(dc, path, -ENOENT);
+        return 1;
+}
+
+static unsigned dc_working_set(struct dc *dc)
+{
+        char path[DC_PATH_MAX];
+        uint64_t i = dc_random(dc) % WORKING_SET;
+
+        snprintf(path, sizeof(path), "/home/user/project/src/dir%02" PRIu64 "/file%03" PRIu64 ".c",
+                 i % 16, i);
+        dc_lookup(dc, path, 0);
+        return 1;
+}
+
+static unsigned dc_generate(struct dc *dc, unsigned budget)
+{
+        switch (dc->cfg.source) {
+        case DC_PATHSEARCH:
+                return dc_pathsearch(dc, budget);
+        case DC_STATSTORM:
+                return dc_statstorm(dc);
+        case DC_MIXED:
+                switch (dc_random(dc) % 3) {
+                case 0:
+                        return dc_pathsearch(dc, budget);
+                case 1:
+                        return dc_statstorm(dc);
+                default:
+                        return dc_working_set(dc);
+                }
+        case DC_STRACE:
+                break;
+        }
+        return 0;
+}
+
+/* ---- strace replay ---- */
+
+static int dc_trace_open(struct dc *dc)
+{
+        int r;
+
+        dc->trace = ca_trace_free(dc->trace);
+        dc->have_pending = false;
+        dc->trace_started = false;
+        r = ca_trace_open_path(dc->trace_path, "/", &dc->trace);
+        if (r < 0)
+                return r;
+        return 0;
+}
+
+/* Read the next event into dc->pending. Returns 1, 0 at the end (after looping), < 0. */
+static int dc_trace_fill(struct dc *dc)
+{
+        int r;
+
+        if (dc->have_pending)
+                return 1;
+        r = ca_trace_next(dc->trace, &dc->pending);
+        if (r == 0 && dc->cfg.loop) {
+                r = dc_trace_open(dc);
+                if (r < 0)
+                        return r;
+                r = ca_trace_next(dc->trace, &dc->pending);
+                /* A log with no usable event would loop forever doing nothing. */
+                if (r == 0)
+                        return 0;
+        }
+        if (r <= 0)
+                return r;
+        dc->have_pending = true;
+        return 1;
+}
+
+/* Apply the events due by now. Returns false when the log is done (or failed). */
+static bool dc_trace_feed(struct dc *dc, uint64_t now_usec, unsigned budget)
+{
+        unsigned n = 0;
+        int r;
+
+        while (n < budget) {
+                r = dc_trace_fill(dc);
+                if (r < 0) {
+                        ca_host_log(dc->host, LOG_WARNING, "Failed to read %s: %s, replay stopped",
+                                    dc->trace_path, strerror(-r));
+                        return false;
+                }
+                if (r == 0) {
+                        ca_host_log(dc->host, LOG_INFO, "%s: replay finished, %" PRIu64
+                                    " lookups", dc->trace_path, dc->lookups);
+                        return false;
+                }
+                if (dc->pending.time_usec == 0) {
+                        /* No timestamps: paced by rate, from the owed count. */
+                        if (dc->owed < 1)
+                                break;
+                        dc->owed -= 1;
+                } else {
+                        if (!dc->trace_started) {
+                                dc->trace_t0_usec = dc->pending.time_usec;
+                                dc->wall_t0_usec = now_usec;
+                                dc->trace_started = true;
+                        }
+                        /* Due when its offset in the log, sped up, has passed on our clock. */
+                        if (dc->pending.time_usec > dc->trace_t0_usec &&
+                            (double)(dc->pending.time_usec - dc->trace_t0_usec) / dc->cfg.speed >
+                                    (double)(now_usec - dc->wall_t0_usec))
+                                break;
+                        /* A log whose clock went backwards restarts its time base. */
+                        if (dc->pending.time_usec < dc->trace_t0_usec) {
+                                dc->trace_t0_usec = dc->pending.time_usec;
+                                dc->wall_t0_usec = now_usec;
+                        }
+                }
+                dc_apply(dc, &dc->pending);
+                dc->have_pending = false;
+                n++;
+        }
+        return true;
+}
+
+/* ---- the feeding timer ---- */
+
+static void dc_tick(evutil_socket_t fd, short what, void *userdata)
+{
+        struct dc *dc = userdata;
+        struct ca_dcache_stats st;
+        uint64_t now = ca_now_usec();
+        unsigned budget = DC_TICK_EVENTS_MAX, n = 0;
+
+        dc->owed += (double)(now - dc->last_tick_usec) * (double)dc->cfg.rate / 1e6;
+        dc->last_tick_usec = now;
+        /* Whatever was not served in time is forgotten, not piled up. */
+        if (dc->owed > DC_TICK_EVENTS_MAX)
+                dc->owed = DC_TICK_EVENTS_MAX;
+
+        ca_dcache_stats(dc->model, &st);
+        if (st.nr_dentry >= dc->cfg.max_dentries) {
+                if (!dc->paused)
+                        ca_host_log(dc->host, LOG_NOTICE,
+                                    "%" PRIu64 " dentries, max_dentries reached: source paused",
+                                    st.nr_dentry);
+                dc->paused = true;
+                dc->owed = 0;
+                if (dc->cfg.source == DC_STRACE)
+                        dc->wall_t0_usec += DC_TICK_USEC; /* the log's clock stops too */
+                return;
+        }
+        if (dc->paused)
+                ca_host_log(dc->host, LOG_INFO, "%" PRIu64 " dentries: source resumed",
+                            st.nr_dentry);
+        dc->paused = false;
+
+        if (dc->cfg.source == DC_STRACE) {
+                if (!dc_trace_feed(dc, now, budget)) {
+                        /* Nothing more to feed: the timer goes off. */
+                        event_del(dc->tick);
+                        dc->trace = ca_trace_free(dc->trace);
+                }
+                return;
+        }
+        while (dc->owed >= 1 && n < budget) {
+                unsigned done = dc_generate(dc, budget - n);
+
+                n += done;
+                dc->owed -= done;
+        }
+}
+
+/* ---- hooks ---- */
+
+static void dc_after_age(struct ca_cache *cache, void *userdata)
+{
+        struct dc *dc = userdata;
+
+        /*
+         * The host ran the slice on the model's cache; the victims its reclaim op collected
+         * are disposed of by the model's own aging call (budget 1: at most one more node).
+         */
+        ca_dcache_age(dc->model, 1, 1);
+}
+
+static void dc_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit, void *eu)
+{
+        struct dc *dc = userdata;
+        struct ca_dcache_stats st;
+
+        ca_dcache_stats(dc->model, &st);
+        emit(eu, "nr_dentry", st.nr_dentry);
+        emit(eu, "nr_unused", st.nr_unused);
+        emit(eu, "nr_negative", st.nr_negative);
+        emit(eu, "lookups", dc->lookups);
+        emit(eu, "hits", dc->hits);
+}
+
+static const struct ca_cache_hooks dc_hooks = {
+        .after_age = dc_after_age,
+        .stats = dc_stats,
+};
+
+/* ---- configuration ---- */
+
+static const char *const dc_keys[] = {
+        "source", "rate", "speed", "loop", "tail_negative", "negative_ratio", "ratio_mode",
+        "max_dentries",
+};
+
+static int parse_bool(const char *s)
+{
+        static const char *const yes[] = { "1", "yes", "true", "on" };
+        static const char *const no[] = { "0", "no", "false", "off" };
+
+        for (size_t i = 0; i < 4; i++) {
+                if (strcmp(s, yes[i]) == 0)
+                        return 1;
+                if (strcmp(s, no[i]) == 0)
+                        return 0;
+        }
+        return -EINVAL;
+}
+
+static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
+{
+        unsigned long long v;
+        char *end;
+
+        if (!*s || *s == '-' || *s == '+')
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno || *end)
+                return -EINVAL;
+        if (v < min || v > max)
+                return -ERANGE;
+        *ret = v;
+        return 0;
+}
+
+static int dc_parse(struct ca_host *host, const struct ca_section *s, struct dc_config *cfg)
+{
+        const char *v;
+        uint64_t n;
+        int r = 0, b;
+
+        *cfg = (struct dc_config){
+                .source = DC_MIXED,
+                .rate = DC_RATE_DEFAULT,
+                .speed = 1.0,
+                .max_dentries = DC_MAX_DENTRIES_DEFAULT,
+                .params = CA_DCACHE_PARAMS_DEFAULT,
+        };
+        cfg->params.aging = true;
+
+        for (size_t i = 0; i < ca_section_n_keys(s); i++) {
+                const char *k = ca_section_key(s, i);
+                bool known = false;
+
+                for (size_t j = 0; j < sizeof(dc_keys) / sizeof(dc_keys[0]); j++)
+                        known = known || strcmp(k, dc_keys[j]) == 0;
+                if (!known) {
+                        ca_host_key_error(host, s, k, "unknown key (the dcache adapter takes "
+                                          "source, rate, speed, loop, tail_negative, "
+                                          "negative_ratio, ratio_mode, max_dentries)");
+                        r = -EINVAL;
+                }
+        }
+
+        v = ca_section_get(s, "source");
+        if (v) {
+                if (strncmp(v, "strace:", 7) == 0) {
+                        cfg->source = DC_STRACE;
+                        cfg->trace_path = v + 7;
+                        if (cfg->trace_path[0] != '/') {
+                                ca_host_key_error(host, s, "source",
+                                                  "\"%s\": the log's path must be absolute", v);
+                                r = -EINVAL;
+                        }
+                } else if (strcmp(v, "workload:pathsearch") == 0) {
+                        cfg->source = DC_PATHSEARCH;
+                } else if (strcmp(v, "workload:statstorm") == 0) {
+                        cfg->source = DC_STATSTORM;
+                } else if (strcmp(v, "workload:mixed") == 0) {
+                        cfg->source = DC_MIXED;
+                } else {
+                        ca_host_key_error(host, s, "source",
+                                          "\"%s\" (expected strace:PATH, workload:pathsearch, "
+                                          "workload:statstorm or workload:mixed)", v);
+                        r = -EINVAL;
+                }
+        }
+
+        v = ca_section_get(s, "rate");
+        if (v) {
+                if (parse_u64(v, 1, DC_RATE_MAX, &cfg->rate) < 0) {
+                        ca_host_key_error(host, s, "rate",
+                                          "\"%s\" (expected lookups per second, 1..%d)", v,
+                                          DC_RATE_MAX);
+                        r = -EINVAL;
+                }
+        }
+
+        v = ca_section_get(s, "speed");
+        if (v) {
+                char *end;
+                double d;
+
+                errno = 0;
+                d = strtod(v, &end);
+                if (errno || end == v || *end || !isfinite(d) || d <= 0 || d > DC_SPEED_MAX) {
+                        ca_host_key_error(host, s, "speed",
+                                          "\"%s\" (expected a factor above 0, up to %g)", v,
+                                          DC_SPEED_MAX);
+                        r = -EINVAL;
+                } else {
+                        cfg->speed = d;
+                }
+        }
+
+        v = ca_section_get(s, "loop");
+        if (v) {
+                b = parse_bool(v);
+                if (b < 0) {
+                        ca_host_key_error(host, s, "loop", "\"%s\" (expected yes or no)", v);
+                        r = -EINVAL;
+                } else {
+                        cfg->loop = b;
+                }
+        }
+
+        v = ca_section_get(s, "tail_negative");
+        if (v) {
+                b = parse_bool(v);
+                if (b < 0) {
+                        ca_host_key_error(host, s, "tail_negative",
+                                          "\"%s\" (expected yes or no)", v);
+                        r = -EINVAL;
+                } else {
+                        cfg->params.tail_negative = b;
+                }
+        }
+
+        bool ratio_on = false;
+        v = ca_section_get(s, "negative_ratio");
+        if (v && strcmp(v, "off") != 0) {
+                if (parse_u64(v, 0, CA_DCACHE_RATIO_MAX, &n) < 0) {
+                        ca_host_key_error(host, s, "negative_ratio",
+                                          "\"%s\" (expected off or negatives per positive, "
+                                          "0..%d)", v, CA_DCACHE_RATIO_MAX);
+                        r = -EINVAL;
+                } else {
+                        cfg->params.ratio = (uint32_t)n;
+                        ratio_on = true;
+                }
+        }
+
+        v = ca_section_get(s, "ratio_mode");
+        bool cursor = false;
+        if (v) {
+                if (strcmp(v, "cursor") == 0) {
+                        cursor = true;
+                } else if (strcmp(v, "counted") != 0) {
+                        ca_host_key_error(host, s, "ratio_mode",
+                                          "\"%s\" (expected counted or cursor)", v);
+                        r = -EINVAL;
+                }
+                if (!ratio_on && (!ca_section_get(s, "negative_ratio") ||
+                                  strcmp(ca_section_get(s, "negative_ratio"), "off") == 0))
+                        ca_host_log(host, LOG_NOTICE, "ratio_mode has no effect without "
+                                    "negative_ratio, ignoring");
+        }
+        cfg->params.ratio_cursor = ratio_on && cursor;
+        cfg->params.ratio_counted = ratio_on && !cursor;
+
+        v = ca_section_get(s, "max_dentries");
+        if (v) {
+                if (parse_u64(v, 1, DC_MAX_DENTRIES_MAX, &cfg->max_dentries) < 0) {
+                        ca_host_key_error(host, s, "max_dentries", "\"%s\" (expected 1..%d)",
+                                          v, DC_MAX_DENTRIES_MAX);
+                        r = -EINVAL;
+                }
+        }
+
+        if (cfg->source != DC_STRACE) {
+                if (ca_section_get(s, "speed"))
+                        ca_host_log(host, LOG_NOTICE, "speed applies to strace logs only, "
+                                    "ignoring");
+                if (ca_section_get(s, "loop"))
+                        ca_host_log(host, LOG_NOTICE, "loop applies to strace logs only, "
+                                    "ignoring");
+        }
+        if (r == 0 && ca_dcache_validate_params(&cfg->params) < 0) {
+                ca_host_key_error(host, s, NULL, "the model refused these policy settings");
+                r = -EINVAL;
+        }
+        return r;
+}
+
+/* ---- create / destroy ---- */
+
+static void dc_destroy(void *instance)
+{
+        struct dc *dc = instance;
+
+        if (!dc)
+                return;
+        if (dc->model)
+                ca_host_unregister_cache(dc->host, ca_dcache_cache(dc->model));
+        if (dc->tick)
+                event_free(dc->tick);
+        ca_trace_free(dc->trace);
+        ca_dcache_free(dc->model);
+        free(dc->trace_path);
+        free(dc->name);
+        free(dc);
+}
+
+static int dc_create(struct ca_host *host, const struct ca_section *s, void **ret_instance)
+{
+        struct dc_config cfg;
+        struct timeval tv = { .tv_sec = 0, .tv_usec = DC_TICK_USEC };
+        struct event_base *base;
+        struct dc *dc;
+        int r;
+
+        r = dc_parse(host, s, &cfg);
+        if (r < 0)
+                return r;
+        if (ca_host_check_only(host)) {
+                *ret_instance = NULL;
+                return 0;
+        }
+
+        dc = calloc(1, sizeof(*dc));
+        if (!dc)
+                return -ENOMEM;
+        dc->host = host;
+        dc->cfg = cfg;
+        dc->name = strdup(ca_section_name(s));
+        dc->rng = 0x9e3779b97f4a7c15ULL;
+        dc->last_tick_usec = ca_now_usec();
+        if (!dc->name)
+                goto out_oom;
+        if (cfg.source == DC_STRACE) {
+                dc->trace_path = strdup(cfg.trace_path);
+                if (!dc->trace_path)
+                        goto out_oom;
+                r = dc_trace_open(dc);
+                if (r < 0) {
+                        ca_host_key_error(host, s, "source", "cannot open %s: %s",
+                                          dc->trace_path, strerror(-r));
+                        goto out_destroy;
+                }
+        }
+        dc->cfg.trace_path = NULL; /* the section's string does not outlive create() */
+
+        r = ca_dcache_new(&cfg.params, &dc->model);
+        if (r < 0)
+                goto out_destroy;
+        base = ca_host_event_base(host);
+        if (!base) {
+                r = -EINVAL;
+                goto out_destroy;
+        }
+        dc->tick = event_new(base, -1, EV_PERSIST, dc_tick, dc);
+        if (!dc->tick)
+                goto out_oom;
+        r = ca_host_register_cache(host, s, ca_dcache_cache(dc->model), &dc_hooks, dc);
+        if (r < 0)
+                goto out_destroy;
+        event_add(dc->tick, &tv);
+        *ret_instance = dc;
+        return 0;
+
+out_oom:
+        r = -ENOMEM;
+out_destroy:
+        /* Unregistering a cache the host does not know is a no-op. */
+        dc_destroy(dc);
+        return r;
+}
+
+__attribute__((visibility("default"))) const struct ca_plugin cacheage_plugin = {
+        .abi = CA_PLUGIN_ABI,
+        .size = sizeof(struct ca_plugin),
+        .name = "dcache",
+        .description = "a dentry-cache model fed by strace logs or built-in workloads",
+        .create = dc_create,
+        .destroy = dc_destroy,
+};
