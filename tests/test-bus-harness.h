@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * A private system-type dbus-daemon and a cacheaged on it, for the bus tests. The bus's
+ * configuration is tests/fixtures/bus/system.conf.in (Debian's system.conf, trimmed) with a
+ * policy file included: ours (systemd/org.cacheage.CacheAge1.conf) unless a test brings its
+ * own. The socket lives in a world-readable directory so that "nobody" can connect too.
+ *
+ * The daemon's stderr goes to a file; one that holds a sanitizer report fails the test, so
+ * the ASan build checks the daemon's memory as well as ours.
+ *
+ * Environment (from tests/meson.build): CACHEAGED, CACHEAGECTL, CA_TEST_PLUGIN_DIR (fixed.so),
+ * CA_TEST_SRCDIR (this directory).
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <systemd/sd-bus.h>
+
+#define BUS_NAME "org.cacheage.CacheAge1"
+#define MANAGER_PATH "/org/cacheage/CacheAge1"
+#define MANAGER_IFACE "org.cacheage.CacheAge1.Manager"
+#define CACHE_PREFIX "/org/cacheage/CacheAge1/cache"
+#define CACHE_IFACE "org.cacheage.CacheAge1.Cache"
+#define PROPS_IFACE "org.freedesktop.DBus.Properties"
+
+struct bus_env {
+        char dir[64];
+        char socket[128];
+        char address[160];
+        char conf[128];
+        char daemon_err[128];
+        pid_t dbus_pid;
+        pid_t daemon_pid;
+        sd_bus *bus; /* the test's own connection, as root */
+};
+
+static inline uint64_t mono_usec(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static inline uint64_t real_usec(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static inline const char *harness_env(const char *name)
+{
+        const char *v = getenv(name);
+
+        cr_assert(v && *v, "%s is not set: run this test through meson", name);
+        return v;
+}
+
+static inline void harness_write(const char *path, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+static inline void harness_write(const char *path, const char *fmt, ...)
+{
+        FILE *f = fopen(path, "we");
+        va_list ap;
+
+        cr_assert(f, "cannot write %s: %s", path, strerror(errno));
+        va_start(ap, fmt);
+        vfprintf(f, fmt, ap);
+        va_end(ap);
+        cr_assert(fclose(f) == 0);
+}
+
+/* The whole file, malloc()ed ("" when missing). */
+static inline char *harness_read(const char *path)
+{
+        FILE *f = fopen(path, "re");
+        char *buf = NULL;
+        size_t len = 0;
+
+        if (!f)
+                return strdup("");
+        if (getdelim(&buf, &len, '\0', f) < 0) {
+                free(buf);
+                buf = strdup("");
+        }
+        fclose(f);
+        return buf;
+}
+
+static inline pid_t harness_spawn(const char *const argv[], const char *out_path)
+{
+        pid_t pid = fork();
+
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+                int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+                if (fd >= 0) {
+                        dup2(fd, STDOUT_FILENO);
+                        dup2(fd, STDERR_FILENO);
+                }
+                execvp(argv[0], (char *const *)argv);
+                _exit(127);
+        }
+        return pid;
+}
+
+static inline int harness_connect(const char *address, sd_bus **ret)
+{
+        sd_bus *bus = NULL;
+        int r;
+
+        r = sd_bus_new(&bus);
+        if (r < 0)
+                return r;
+        r = sd_bus_set_address(bus, address);
+        if (r >= 0)
+                r = sd_bus_set_bus_client(bus, 1);
+        if (r >= 0)
+                r = sd_bus_start(bus);
+        if (r < 0) {
+                sd_bus_unref(bus);
+                return r;
+        }
+        *ret = bus;
+        return 0;
+}
+
+/* Start the private bus; @policy is the file it includes (NULL: ours). */
+static inline void bus_env_start(struct bus_env *e, const char *policy)
+{
+        char conf[160], log[160], line[512], ours[512];
+        const char *src = harness_env("CA_TEST_SRCDIR");
+        FILE *in, *out;
+        uint64_t until;
+        int r;
+
+        memset(e, 0, sizeof(*e));
+        e->dbus_pid = e->daemon_pid = -1;
+        strcpy(e->dir, "/tmp/cacheage-bus-XXXXXX");
+        cr_assert(mkdtemp(e->dir));
+        cr_assert(chmod(e->dir, 0755) == 0); /* "nobody" connects too */
+        snprintf(e->socket, sizeof(e->socket), "%s/bus", e->dir);
+        snprintf(e->address, sizeof(e->address), "unix:path=%s", e->socket);
+        snprintf(e->conf, sizeof(e->conf), "%s/cacheaged.conf", e->dir);
+        snprintf(e->daemon_err, sizeof(e->daemon_err), "%s/cacheaged.log", e->dir);
+        snprintf(ours, sizeof(ours), "%s/../systemd/org.cacheage.CacheAge1.conf", src);
+        if (!policy)
+                policy = ours;
+
+        /* Fill in @SOCKET@ and @POLICY@. */
+        snprintf(line, sizeof(line), "%s/fixtures/bus/system.conf.in", src);
+        in = fopen(line, "re");
+        cr_assert(in, "cannot read %s", line);
+        snprintf(conf, sizeof(conf), "%s/bus.conf", e->dir);
+        out = fopen(conf, "we");
+        cr_assert(out);
+        while (fgets(line, sizeof(line), in)) {
+                char *at;
+
+                if ((at = strstr(line, "@SOCKET@")))
+                        fprintf(out, "%.*s%s%s", (int)(at - line), line, e->socket, at + 8);
+                else if ((at = strstr(line, "@POLICY@")))
+                        fprintf(out, "%.*s%s%s", (int)(at - line), line, policy, at + 8);
+                else
+                        fputs(line, out);
+        }
+        fclose(in);
+        cr_assert(fclose(out) == 0);
+
+        snprintf(log, sizeof(log), "%s/dbus.log", e->dir);
+        {
+                char arg[200];
+                const char *argv[] = { "dbus-daemon", "--nofork", arg, NULL };
+
+                snprintf(arg, sizeof(arg), "--config-file=%s", conf);
+                e->dbus_pid = harness_spawn(argv, log);
+        }
+        until = mono_usec() + 10000000;
+        for (;;) {
+                r = access(e->socket, F_OK) == 0 ? harness_connect(e->address, &e->bus) : -ENOENT;
+                if (r >= 0)
+                        break;
+                cr_assert(mono_usec() < until, "dbus-daemon did not start: %s",
+                          harness_read(log));
+                usleep(10000);
+        }
+}
+
+static inline bool bus_has_owner(sd_bus *bus, const char *name)
+{
+        sd_bus_message *reply = NULL;
+        int has = 0, r;
+
+        r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                               "org.freedesktop.DBus", "NameHasOwner", NULL, &reply, "s", name);
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "b", &has);
+        sd_bus_message_unref(reply);
+        return r >= 0 && has;
+}
+
+/* Start cacheaged with @conf_text (printf format) on the bus; waits for the name. */
+static inline void bus_env_daemon(struct bus_env *e, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+static inline void bus_env_daemon(struct bus_env *e, const char *fmt, ...)
+{
+        char bus_arg[200];
+        const char *argv[] = { harness_env("CACHEAGED"), "--config", e->conf, "--bus", bus_arg,
+                               NULL };
+        uint64_t until;
+        FILE *f;
+        va_list ap;
+        int status;
+
+        f = fopen(e->conf, "we");
+        cr_assert(f);
+        va_start(ap, fmt);
+        vfprintf(f, fmt, ap);
+        va_end(ap);
+        cr_assert(fclose(f) == 0);
+
+        snprintf(bus_arg, sizeof(bus_arg), "%s", e->address);
+        e->daemon_pid = harness_spawn(argv, e->daemon_err);
+        until = mono_usec() + 60000000; /* a 2M-object cache under ASan takes a while */
+        while (!bus_has_owner(e->bus, BUS_NAME)) {
+                if (waitpid(e->daemon_pid, &status, WNOHANG) == e->daemon_pid) {
+                        e->daemon_pid = -1;
+                        cr_assert_fail("cacheaged exited at start (status %d): %s", status,
+                                       harness_read(e->daemon_err));
+                }
+                cr_assert(mono_usec() < until, "cacheaged did not take its name: %s",
+                          harness_read(e->daemon_err));
+                usleep(10000);
+        }
+}
+
+static inline void harness_no_sanitizer_report(const char *path)
+{
+        char *log = harness_read(path);
+
+        cr_expect(!strstr(log, "Sanitizer") && !strstr(log, "runtime error:"),
+                  "sanitizer report in %s:\n%s", path, log);
+        free(log);
+}
+
+/* SIGTERM and wait: the daemon must exit 0, with no sanitizer report. */
+static inline void bus_env_stop_daemon(struct bus_env *e)
+{
+        uint64_t until = mono_usec() + 30000000;
+        int status = 0;
+
+        if (e->daemon_pid <= 0)
+                return;
+        kill(e->daemon_pid, SIGTERM);
+        while (waitpid(e->daemon_pid, &status, WNOHANG) != e->daemon_pid) {
+                if (mono_usec() > until) {
+                        kill(e->daemon_pid, SIGKILL);
+                        waitpid(e->daemon_pid, &status, 0);
+                        cr_expect_fail("cacheaged did not stop on SIGTERM");
+                        break;
+                }
+                usleep(10000);
+        }
+        e->daemon_pid = -1;
+        cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "cacheaged exited with status %d: %s", status, harness_read(e->daemon_err));
+        harness_no_sanitizer_report(e->daemon_err);
+}
+
+static inline void bus_env_stop(struct bus_env *e)
+{
+        char cmd[128];
+
+        bus_env_stop_daemon(e);
+        e->bus = sd_bus_flush_close_unref(e->bus);
+        if (e->dbus_pid > 0) {
+                kill(e->dbus_pid, SIGTERM);
+                waitpid(e->dbus_pid, NULL, 0);
+                e->dbus_pid = -1;
+        }
+        if (e->dir[0] && !getenv("CA_TEST_KEEP")) {
+                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", e->dir);
+                if (system(cmd) != 0)
+                        fprintf(stderr, "could not remove %s\n", e->dir);
+        }
+}
+
+/* "/org/cacheage/CacheAge1/cache/<escaped>", static buffer. */
+static inline const char *cache_path(const char *name)
+{
+        static char buf[256];
+        char *p = NULL;
+
+        cr_assert(sd_bus_path_encode(CACHE_PREFIX, name, &p) >= 0);
+        snprintf(buf, sizeof(buf), "%s", p);
+        free(p);
+        return buf;
+}
+
+static inline uint64_t get_t(sd_bus *bus, const char *path, const char *iface, const char *prop)
+{
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        uint64_t v = 0;
+        int r;
+
+        r = sd_bus_get_property_trivial(bus, BUS_NAME, path, iface, prop, &error, 't', &v);
+        cr_assert(r >= 0, "Get %s.%s: %s", iface, prop, error.message ? error.message : "");
+        return v;
+}
+
+static inline uint32_t get_u(sd_bus *bus, const char *path, const char *iface, const char *prop)
+{
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        uint32_t v = 0;
+        int r;
+
+        r = sd_bus_get_property_trivial(bus, BUS_NAME, path, iface, prop, &error, 'u', &v);
+        cr_assert(r >= 0, "Get %s.%s: %s", iface, prop, error.message ? error.message : "");
+        return v;
+}
+
+static inline bool get_b(sd_bus *bus, const char *path, const char *iface, const char *prop)
+{
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        int v = 0, r;
+
+        r = sd_bus_get_property_trivial(bus, BUS_NAME, path, iface, prop, &error, 'b', &v);
+        cr_assert(r >= 0, "Get %s.%s: %s", iface, prop, error.message ? error.message : "");
+        return v;
+}
+
+/* malloc()ed */
+static inline char *get_s(sd_bus *bus, const char *path, const char *iface, const char *prop)
+{
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        char *v = NULL;
+        int r;
+
+        r = sd_bus_get_property_string(bus, BUS_NAME, path, iface, prop, &error, &v);
+        cr_assert(r >= 0, "Get %s.%s: %s", iface, prop, error.message ? error.message : "");
+        return v;
+}

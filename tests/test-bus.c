@@ -1,0 +1,939 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cacheaged's D-Bus API against a live daemon on a private system-type bus (see
+ * test-bus-harness.h): figures read through the bus against the library's own, driven
+ * in-process through the same sequence; writes, validation and PropertiesChanged; both
+ * privilege gates, as root and as nobody; introspection against the installed XML; and
+ * a bus that keeps answering while a 2,000,000-object cache ages.
+ */
+
+#include <inttypes.h>
+
+#include "cacheage/age.h"
+#include "test-bus-harness.h"
+
+/* ---- the same cache, driven in-process by the library ---- */
+
+struct mirror_object {
+        struct ca_node node;
+        bool freed;
+};
+
+struct mirror {
+        struct ca_cache *cache;
+        struct mirror_object *objects;
+        size_t n, reused;
+        enum ca_status verdict;
+        uint64_t freed, touches;
+};
+
+static enum ca_status mirror_reclaim(struct ca_cache *cache, struct ca_node *node, void *userdata)
+{
+        struct mirror *mi = userdata;
+
+        if (mi->verdict == CA_RECLAIMED) {
+                ((struct mirror_object *)node)->freed = true;
+                mi->freed++;
+        }
+        return mi->verdict;
+}
+
+static size_t mirror_size(const struct ca_cache *cache, const struct ca_node *node, void *userdata)
+{
+        return 64; /* plugin-fixed's default object_size */
+}
+
+static const struct ca_cache_ops mirror_ops = { .reclaim = mirror_reclaim, .size = mirror_size };
+
+/*
+ * What plugin-fixed and the daemon do: insert every object under the default parameters,
+ * then the host applies the section's (lowering an age re-sweeps the waiting nodes); each
+ * rotation is before_rotate's touches, the rotation, and slices until done.
+ */
+static void mirror_run(struct mirror *mi, size_t n, size_t reused, enum ca_status verdict,
+                       struct ca_params params, unsigned rotations, struct ca_stats *ret)
+{
+        *mi = (struct mirror){ .n = n, .reused = reused, .verdict = verdict };
+        mi->objects = calloc(n, sizeof(*mi->objects));
+        cr_assert(mi->objects);
+        cr_assert(ca_cache_new(&mirror_ops, mi, NULL, &mi->cache) == 0);
+        for (size_t i = 0; i < n; i++)
+                ca_cache_insert(mi->cache, &mi->objects[i].node);
+        cr_assert(ca_cache_set_params(mi->cache, &params) == 0);
+        for (unsigned k = 0; k < rotations; k++) {
+                for (size_t i = 0; i < reused; i++)
+                        if (!mi->objects[i].freed && ca_node_linked(&mi->objects[i].node)) {
+                                ca_touch(mi->cache, &mi->objects[i].node);
+                                mi->touches++;
+                        }
+                ca_cache_rotate(mi->cache);
+                while (ca_cache_age(mi->cache, 0, 0) > 0)
+                        ;
+        }
+        ca_cache_stats(mi->cache, ret);
+}
+
+static void mirror_free(struct mirror *mi)
+{
+        mi->cache = ca_cache_free(mi->cache);
+        free(mi->objects);
+}
+
+/* ---- PropertiesChanged, counted per object ---- */
+
+struct changes {
+        unsigned n;              /* signals seen on the watched path */
+        const char *path;
+        char names[1024];        /* "|Name|Name|" of every property seen in them */
+        uint64_t interval_usec;  /* the last IntervalUSec value seen */
+        uint64_t rotations;      /* the last Rotations value seen */
+};
+
+static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+        struct changes *ch = userdata;
+        const char *iface, *name;
+        int r;
+
+        if (ch->path && strcmp(sd_bus_message_get_path(m), ch->path) != 0)
+                return 0;
+        ch->n++;
+        r = sd_bus_message_read(m, "s", &iface);
+        cr_assert(r >= 0);
+        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        cr_assert(r >= 0);
+        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+                cr_assert(sd_bus_message_read(m, "s", &name) >= 0);
+                if (!strstr(ch->names, name) && strlen(ch->names) + strlen(name) + 2 <
+                                                        sizeof(ch->names)) {
+                        strcat(ch->names, name);
+                        strcat(ch->names, "|");
+                }
+                if (strcmp(name, "IntervalUSec") == 0)
+                        cr_assert(sd_bus_message_read(m, "v", "t", &ch->interval_usec) >= 0);
+                else if (strcmp(name, "Rotations") == 0)
+                        cr_assert(sd_bus_message_read(m, "v", "t", &ch->rotations) >= 0);
+                else
+                        cr_assert(sd_bus_message_skip(m, "v") >= 0);
+                cr_assert(sd_bus_message_exit_container(m) >= 0);
+        }
+        return 0;
+}
+
+static void watch_changes(sd_bus *bus, struct changes *ch, const char *path)
+{
+        char rule[512];
+
+        memset(ch, 0, sizeof(*ch));
+        ch->path = path;
+        strcpy(ch->names, "|");
+        snprintf(rule, sizeof(rule),
+                 "type='signal',sender='%s',interface='%s',member='PropertiesChanged',"
+                 "path='%s'", BUS_NAME, PROPS_IFACE, path);
+        cr_assert(sd_bus_add_match(bus, NULL, rule, on_properties_changed, ch) >= 0);
+}
+
+/* Dispatch the bus until @done() or @timeout_usec; returns whether it got there. */
+static bool pump_until(sd_bus *bus, bool (*done)(void *), void *userdata, uint64_t timeout_usec)
+{
+        uint64_t until = mono_usec() + timeout_usec;
+
+        while (!done(userdata)) {
+                int r = sd_bus_process(bus, NULL);
+
+                cr_assert(r >= 0, "sd_bus_process: %s", strerror(-r));
+                if (r > 0)
+                        continue;
+                if (mono_usec() >= until)
+                        return false;
+                sd_bus_wait(bus, 50000);
+        }
+        return true;
+}
+
+struct wait_n {
+        struct changes **ch;
+        size_t n_ch;
+        unsigned want;
+};
+
+static bool all_reached(void *userdata)
+{
+        struct wait_n *w = userdata;
+
+        for (size_t i = 0; i < w->n_ch; i++)
+                if (w->ch[i]->n < w->want)
+                        return false;
+        return true;
+}
+
+/* Flush: a round trip guarantees every signal sent before it has been received. */
+static void drain(sd_bus *bus)
+{
+        cr_assert(sd_bus_call_method(bus, BUS_NAME, MANAGER_PATH, "org.freedesktop.DBus.Peer",
+                                     "Ping", NULL, NULL, NULL) >= 0);
+        while (sd_bus_process(bus, NULL) > 0)
+                ;
+}
+
+static void call_ok(sd_bus *bus, const char *path, const char *iface, const char *method,
+                    const char *types, ...)
+{
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *m = NULL, *reply = NULL;
+        va_list ap;
+        int r;
+
+        cr_assert(sd_bus_message_new_method_call(bus, &m, BUS_NAME, path, iface, method) >= 0);
+        if (types) {
+                va_start(ap, types);
+                r = sd_bus_message_appendv(m, types, ap);
+                va_end(ap);
+                cr_assert(r >= 0);
+        }
+        r = sd_bus_call(bus, m, 0, &error, &reply);
+        cr_assert(r >= 0, "%s.%s on %s failed: %s: %s", iface, method, path,
+                  error.name ? error.name : "", error.message ? error.message : strerror(-r));
+        sd_bus_message_unref(m);
+        sd_bus_message_unref(reply);
+}
+
+/* Set a property and expect the D-Bus error @error_name whose message contains @text. */
+static void set_fails(sd_bus *bus, const char *path, const char *iface, const char *prop,
+                      const char *error_name, const char *text, const char *type, ...)
+{
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *m = NULL, *reply = NULL;
+        va_list ap;
+        int r;
+
+        cr_assert(sd_bus_message_new_method_call(bus, &m, BUS_NAME, path, PROPS_IFACE, "Set") >=
+                  0);
+        cr_assert(sd_bus_message_append(m, "ss", iface, prop) >= 0);
+        cr_assert(sd_bus_message_open_container(m, 'v', type) >= 0);
+        va_start(ap, type);
+        r = sd_bus_message_appendv(m, type, ap);
+        va_end(ap);
+        cr_assert(r >= 0);
+        cr_assert(sd_bus_message_close_container(m) >= 0);
+        r = sd_bus_call(bus, m, 0, &error, &reply);
+        cr_assert(r < 0, "setting %s was accepted", prop);
+        cr_expect(sd_bus_error_has_name(&error, error_name), "setting %s: %s, not %s", prop,
+                  error.name, error_name);
+        cr_expect(text == NULL || (error.message && strstr(error.message, text)),
+                  "setting %s: message '%s' lacks '%s'", prop, error.message, text);
+        sd_bus_error_free(&error);
+        sd_bus_message_unref(m);
+        sd_bus_message_unref(reply);
+}
+
+static void config_header(char *buf, size_t len)
+{
+        snprintf(buf, len,
+                 "[daemon]\n"
+                 "interval = 1h\n"
+                 "plugin_dir = %s\n"
+                 "idle_cpu_pressure = 0\n"
+                 "idle_memory_pressure = 0\n",
+                 harness_env("CA_TEST_PLUGIN_DIR"));
+}
+
+static struct bus_env env;
+
+static void teardown(void)
+{
+        bus_env_stop(&env);
+}
+
+/* ---- figures: every property against the library's ---- */
+
+static void adapter_stats(sd_bus *bus, const char *path, uint64_t *created, uint64_t *freed,
+                          uint64_t *touches, uint64_t *refreshes)
+{
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        const char *key;
+        uint64_t v;
+        int r;
+
+        *created = *freed = *touches = *refreshes = UINT64_MAX;
+        r = sd_bus_get_property(bus, BUS_NAME, path, CACHE_IFACE, "AdapterStats", &error, &reply,
+                                "a{st}");
+        cr_assert(r >= 0, "AdapterStats: %s", error.message);
+        cr_assert(sd_bus_message_enter_container(reply, 'a', "{st}") >= 0);
+        while ((r = sd_bus_message_read(reply, "{st}", &key, &v)) > 0) {
+                if (strcmp(key, "created") == 0)
+                        *created = v;
+                else if (strcmp(key, "freed") == 0)
+                        *freed = v;
+                else if (strcmp(key, "touches") == 0)
+                        *touches = v;
+                else if (strcmp(key, "refreshes") == 0)
+                        *refreshes = v;
+        }
+        cr_assert(r >= 0);
+        sd_bus_message_unref(reply);
+}
+
+static void expect_cache_equals(sd_bus *bus, const char *name, const struct ca_stats *want,
+                                const struct ca_params *params, uint64_t interval_usec,
+                                bool enabled, uint64_t since_usec)
+{
+        const char *path = cache_path(name);
+        char *s;
+
+        s = get_s(bus, path, CACHE_IFACE, "Name");
+        cr_expect_str_eq(s, name);
+        free(s);
+        s = get_s(bus, path, CACHE_IFACE, "Adapter");
+        cr_expect_str_eq(s, "fixed");
+        free(s);
+        cr_expect_eq(get_t(bus, path, CACHE_IFACE, "IntervalUSec"), interval_usec, "%s", name);
+        cr_expect_eq(get_u(bus, path, CACHE_IFACE, "SingleUseAge"), params->single_use_age);
+        cr_expect_eq(get_u(bus, path, CACHE_IFACE, "MaxAge"), params->max_age);
+        cr_expect_eq(get_b(bus, path, CACHE_IFACE, "Enabled"), enabled);
+
+#define EXPECT_STAT(prop, field)                                                                \
+        cr_expect_eq(get_t(bus, path, CACHE_IFACE, prop), want->field,                         \
+                     "%s: %s is %" PRIu64 ", the library says %" PRIu64, name, prop,           \
+                     get_t(bus, path, CACHE_IFACE, prop), (uint64_t)want->field)
+        EXPECT_STAT("Objects", objects);
+        EXPECT_STAT("SingleUseObjects", single_use_objects);
+        EXPECT_STAT("Bytes", bytes);
+        EXPECT_STAT("Rotations", rotations);
+        EXPECT_STAT("Scanned", scanned);
+        EXPECT_STAT("Reclaimed", reclaimed);
+        EXPECT_STAT("ReclaimedSingleUse", reclaimed_single_use);
+        EXPECT_STAT("Busy", busy);
+        EXPECT_STAT("Kept", kept);
+        EXPECT_STAT("Backlog", backlog);
+#undef EXPECT_STAT
+
+        /* Times: when and how long cannot match an in-process run, but must be sane. */
+        if (want->rotations > 0) {
+                uint64_t last = get_t(bus, path, CACHE_IFACE, "LastRotationUSec");
+
+                cr_expect(last >= since_usec && last <= real_usec(),
+                          "%s: LastRotationUSec %" PRIu64 " is not within the test", name, last);
+        } else {
+                cr_expect_eq(get_t(bus, path, CACHE_IFACE, "LastRotationUSec"), 0);
+        }
+        cr_expect(get_t(bus, path, CACHE_IFACE, "LastRotationDurationUSec") < 10000000);
+        cr_expect(get_t(bus, path, CACHE_IFACE, "LongestSliceUSec") < 10000000);
+}
+
+Test(bus, properties_equal_library_figures, .fini = teardown, .timeout = 120)
+{
+        const char *names[] = { "fixed-1.a", "keeper", "busy" };
+        struct changes ch[3];
+        struct changes *chp[3] = { &ch[0], &ch[1], &ch[2] };
+        struct mirror mi[3];
+        struct ca_stats st[3];
+        struct ca_params keeper_params = { .single_use_age = 1, .max_age = 3 };
+        uint64_t t0, t1, t_rot, created, freed, touches, refreshes;
+        sd_bus_message *reply = NULL;
+        const char *n, *a, *o;
+        char hdr[512], *s;
+        size_t i = 0;
+        const unsigned k = 5;
+
+        bus_env_start(&env, NULL);
+        config_header(hdr, sizeof(hdr));
+        t0 = real_usec();
+        bus_env_daemon(&env,
+                       "%s\n"
+                       "[cache fixed-1.a]\nadapter = fixed\nobjects = 1000\nreused = 100\n\n"
+                       "[cache keeper]\nadapter = fixed\nobjects = 300\nverdict = keep\n"
+                       "single_use_age = 1\nmax_age = 3\n\n"
+                       "[cache busy]\nadapter = fixed\nobjects = 200\nverdict = busy\n"
+                       "interval = 30s\nenabled = no\n",
+                       hdr);
+        t1 = real_usec();
+
+        /* The manager. */
+        s = get_s(env.bus, MANAGER_PATH, MANAGER_IFACE, "Version");
+        cr_expect_str_eq(s, CA_VERSION);
+        free(s);
+        cr_expect_eq(get_t(env.bus, MANAGER_PATH, MANAGER_IFACE, "DefaultIntervalUSec"),
+                     3600000000ULL);
+        {
+                uint64_t start = get_t(env.bus, MANAGER_PATH, MANAGER_IFACE, "StartTimestampUSec");
+
+                cr_expect(start >= t0 && start <= t1, "StartTimestampUSec %" PRIu64
+                          " not within [%" PRIu64 ", %" PRIu64 "]", start, t0, t1);
+        }
+        {
+                char **caches = NULL;
+
+                cr_assert(sd_bus_get_property_strv(env.bus, BUS_NAME, MANAGER_PATH,
+                                                   MANAGER_IFACE, "Caches", NULL, &caches) >= 0);
+                for (i = 0; caches[i]; i++) {
+                        cr_expect(i < 3);
+                        if (i < 3)
+                                cr_expect_str_eq(caches[i], names[i]);
+                        free(caches[i]);
+                }
+                cr_expect_eq(i, 3);
+                free(caches);
+        }
+        cr_assert(sd_bus_call_method(env.bus, BUS_NAME, MANAGER_PATH, MANAGER_IFACE,
+                                     "ListCaches", NULL, &reply, NULL) >= 0);
+        cr_assert(sd_bus_message_enter_container(reply, 'a', "(sso)") >= 0);
+        for (i = 0; sd_bus_message_read(reply, "(sso)", &n, &a, &o) > 0; i++) {
+                cr_assert(i < 3);
+                cr_expect_str_eq(n, names[i]);
+                cr_expect_str_eq(a, "fixed");
+                cr_expect_str_eq(o, cache_path(names[i]));
+        }
+        cr_expect_eq(i, 3);
+        reply = sd_bus_message_unref(reply);
+        /* The name is escaped in the path, as sd_bus_path_encode() does. */
+        cr_expect_str_eq(cache_path("fixed-1.a"), CACHE_PREFIX "/fixed_2d1_2ea");
+
+        /* Before any rotation. */
+        for (i = 0; i < 3; i++)
+                watch_changes(env.bus, &ch[i], strdup(cache_path(names[i])));
+        mirror_run(&mi[0], 1000, 100, CA_RECLAIMED, CA_PARAMS_DEFAULT, 0, &st[0]);
+        expect_cache_equals(env.bus, names[0], &st[0], &(struct ca_params)CA_PARAMS_DEFAULT,
+                            3600000000ULL, true, 0);
+        mirror_free(&mi[0]);
+
+        /* k rotations of each, one at a time: each ends with one PropertiesChanged. */
+        t_rot = real_usec();
+        for (unsigned r = 1; r <= k; r++) {
+                struct wait_n w = { .ch = chp, .n_ch = 3, .want = r };
+
+                call_ok(env.bus, MANAGER_PATH, MANAGER_IFACE, "Rotate", "s", "");
+                /* "busy" is disabled, so Rotate("") leaves it; its own Rotate() does not. */
+                call_ok(env.bus, cache_path("busy"), CACHE_IFACE, "Rotate", NULL);
+                cr_assert(pump_until(env.bus, all_reached, &w, 30000000),
+                          "rotation %u: PropertiesChanged %u/%u/%u", r, ch[0].n, ch[1].n, ch[2].n);
+        }
+        drain(env.bus);
+        for (i = 0; i < 3; i++) {
+                cr_expect_eq(ch[i].n, k, "%s: %u signals for %u rotations", names[i], ch[i].n, k);
+                cr_expect(strstr(ch[i].names, "|Rotations|") && strstr(ch[i].names, "|Objects|") &&
+                          strstr(ch[i].names, "|Reclaimed|") && strstr(ch[i].names, "|Backlog|"),
+                          "%s: signals carried %s", names[i], ch[i].names);
+                cr_expect_eq(ch[i].rotations, k);
+        }
+
+        mirror_run(&mi[0], 1000, 100, CA_RECLAIMED, CA_PARAMS_DEFAULT, k, &st[0]);
+        mirror_run(&mi[1], 300, 0, CA_KEEP, keeper_params, k, &st[1]);
+        mirror_run(&mi[2], 200, 0, CA_BUSY, CA_PARAMS_DEFAULT, k, &st[2]);
+        /* What the library must have said, worked out by hand for the first one. */
+        cr_assert_eq(st[0].reclaimed, 900);
+        cr_assert_eq(st[0].objects, 100);
+        cr_assert(st[1].kept > 0 && st[2].busy > 0);
+
+        expect_cache_equals(env.bus, names[0], &st[0], &(struct ca_params)CA_PARAMS_DEFAULT,
+                            3600000000ULL, true, t_rot);
+        expect_cache_equals(env.bus, names[1], &st[1], &keeper_params, 3600000000ULL, true, t_rot);
+        expect_cache_equals(env.bus, names[2], &st[2], &(struct ca_params)CA_PARAMS_DEFAULT,
+                            30000000ULL, false, t_rot);
+
+        adapter_stats(env.bus, cache_path(names[0]), &created, &freed, &touches, &refreshes);
+        cr_expect_eq(created, 1000);
+        cr_expect_eq(freed, mi[0].freed);
+        cr_expect_eq(touches, mi[0].touches);
+        cr_expect_eq(refreshes, k);
+
+        /* ResetStatistics: counters go, gauges stay; one cache, then all. */
+        call_ok(env.bus, MANAGER_PATH, MANAGER_IFACE, "ResetStatistics", "s", "fixed-1.a");
+        cr_expect_eq(get_t(env.bus, cache_path(names[0]), CACHE_IFACE, "Reclaimed"), 0);
+        cr_expect_eq(get_t(env.bus, cache_path(names[0]), CACHE_IFACE, "Rotations"), 0);
+        cr_expect_eq(get_t(env.bus, cache_path(names[0]), CACHE_IFACE, "Objects"), 100);
+        cr_expect_eq(get_t(env.bus, cache_path(names[1]), CACHE_IFACE, "Kept"), st[1].kept);
+        call_ok(env.bus, cache_path(names[1]), CACHE_IFACE, "ResetStatistics", NULL);
+        cr_expect_eq(get_t(env.bus, cache_path(names[1]), CACHE_IFACE, "Kept"), 0);
+        cr_expect_eq(get_t(env.bus, cache_path(names[2]), CACHE_IFACE, "Busy"), st[2].busy);
+        call_ok(env.bus, MANAGER_PATH, MANAGER_IFACE, "ResetStatistics", "s", "");
+        cr_expect_eq(get_t(env.bus, cache_path(names[2]), CACHE_IFACE, "Busy"), 0);
+        cr_expect_eq(get_t(env.bus, cache_path(names[2]), CACHE_IFACE, "Objects"), 200);
+
+        for (i = 0; i < 3; i++) {
+                mirror_free(&mi[i]);
+                free((char *)ch[i].path);
+        }
+}
+
+/* ---- writes ---- */
+
+static bool rotated_3(void *userdata)
+{
+        return ((struct changes *)userdata)->rotations >= 3;
+}
+
+static bool got_one(void *userdata)
+{
+        return ((struct changes *)userdata)->n >= 1;
+}
+
+Test(bus, writes_apply_validate_and_signal, .fini = teardown, .timeout = 120)
+{
+        const char *path = cache_path("w");
+        struct changes ch, mch;
+        char hdr[512], *s;
+        uint64_t rot;
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+
+        bus_env_start(&env, NULL);
+        config_header(hdr, sizeof(hdr));
+        bus_env_daemon(&env, "%s\n[cache w]\nadapter = fixed\nobjects = 100\n", hdr);
+        watch_changes(env.bus, &ch, path);
+        watch_changes(env.bus, &mch, MANAGER_PATH);
+
+        /* At 1h nothing rotates by itself. */
+        usleep(300000);
+        cr_expect_eq(get_t(env.bus, path, CACHE_IFACE, "Rotations"), 0);
+
+        /* A new interval applies at once: 50ms rotations follow, each signalled. */
+        cr_assert(sd_bus_set_property(env.bus, BUS_NAME, path, CACHE_IFACE, "IntervalUSec",
+                                      &error, "t", (uint64_t)50000) >= 0, "%s", error.message);
+        cr_expect_eq(get_t(env.bus, path, CACHE_IFACE, "IntervalUSec"), 50000);
+        cr_assert(pump_until(env.bus, rotated_3, &ch, 20000000),
+                  "no rotations after IntervalUSec=50ms (%" PRIu64 ")", ch.rotations);
+        cr_expect(strstr(ch.names, "|IntervalUSec|"), "no PropertiesChanged for the write");
+        cr_expect_eq(ch.interval_usec, 50000);
+
+        /* Disabled: the timer stops (at most a rotation already running finishes). */
+        cr_assert(sd_bus_set_property(env.bus, BUS_NAME, path, CACHE_IFACE, "Enabled", &error,
+                                      "b", 0) >= 0);
+        cr_expect_eq(get_b(env.bus, path, CACHE_IFACE, "Enabled"), false);
+        usleep(100000);
+        rot = get_t(env.bus, path, CACHE_IFACE, "Rotations");
+        usleep(400000);
+        cr_expect_eq(get_t(env.bus, path, CACHE_IFACE, "Rotations"), rot,
+                     "a disabled cache rotated");
+        drain(env.bus);
+        cr_expect(strstr(ch.names, "|Enabled|"));
+
+        /* Ages, applied through the library at once. */
+        cr_assert(sd_bus_set_property(env.bus, BUS_NAME, path, CACHE_IFACE, "SingleUseAge",
+                                      &error, "u", (uint32_t)1) >= 0);
+        cr_assert(sd_bus_set_property(env.bus, BUS_NAME, path, CACHE_IFACE, "MaxAge", &error,
+                                      "u", (uint32_t)4) >= 0);
+        cr_expect_eq(get_u(env.bus, path, CACHE_IFACE, "SingleUseAge"), 1);
+        cr_expect_eq(get_u(env.bus, path, CACHE_IFACE, "MaxAge"), 4);
+
+        /* Bad values: InvalidArgs naming the limit, nothing changes, nothing is signalled. */
+        drain(env.bus);
+        {
+                unsigned before = ch.n, mbefore = mch.n;
+
+                set_fails(env.bus, path, CACHE_IFACE, "IntervalUSec", SD_BUS_ERROR_INVALID_ARGS,
+                          "IntervalUSec must be between 10ms and 1w", "t", (uint64_t)5000);
+                set_fails(env.bus, path, CACHE_IFACE, "IntervalUSec", SD_BUS_ERROR_INVALID_ARGS,
+                          "between 10ms and 1w", "t", (uint64_t)8 * 86400 * 1000000);
+                set_fails(env.bus, path, CACHE_IFACE, "SingleUseAge", SD_BUS_ERROR_INVALID_ARGS,
+                          "SingleUseAge must be between 1 and 65535", "u", (uint32_t)0);
+                set_fails(env.bus, path, CACHE_IFACE, "MaxAge", SD_BUS_ERROR_INVALID_ARGS,
+                          "MaxAge must be between 1 and 65535", "u", (uint32_t)65536);
+                set_fails(env.bus, MANAGER_PATH, MANAGER_IFACE, "DefaultIntervalUSec",
+                          SD_BUS_ERROR_INVALID_ARGS, "between 10ms and 1w", "t", (uint64_t)1);
+                set_fails(env.bus, path, CACHE_IFACE, "Objects", SD_BUS_ERROR_PROPERTY_READ_ONLY,
+                          NULL, "t", (uint64_t)1);
+                set_fails(env.bus, "/org/freedesktop/LogControl1", "org.freedesktop.LogControl1",
+                          "LogLevel", SD_BUS_ERROR_INVALID_ARGS, "bogus", "s", "bogus");
+                drain(env.bus);
+                cr_expect_eq(ch.n, before, "a refused write was signalled");
+                cr_expect_eq(mch.n, mbefore, "a refused write was signalled");
+        }
+        cr_expect_eq(get_t(env.bus, path, CACHE_IFACE, "IntervalUSec"), 50000);
+        cr_expect_eq(get_u(env.bus, path, CACHE_IFACE, "SingleUseAge"), 1);
+        cr_expect_eq(get_u(env.bus, path, CACHE_IFACE, "MaxAge"), 4);
+        cr_expect_eq(get_t(env.bus, MANAGER_PATH, MANAGER_IFACE, "DefaultIntervalUSec"),
+                     3600000000ULL);
+
+        /* The manager's default interval. */
+        cr_assert(sd_bus_set_property(env.bus, BUS_NAME, MANAGER_PATH, MANAGER_IFACE,
+                                      "DefaultIntervalUSec", &error, "t",
+                                      (uint64_t)20000000) >= 0);
+        cr_expect_eq(get_t(env.bus, MANAGER_PATH, MANAGER_IFACE, "DefaultIntervalUSec"),
+                     20000000);
+        cr_assert(pump_until(env.bus, got_one, &mch, 5000000), "no PropertiesChanged");
+        cr_expect(strstr(mch.names, "|DefaultIntervalUSec|"));
+
+        /* LogControl1, as "systemctl service-log-level" uses it. */
+        cr_assert(sd_bus_set_property(env.bus, BUS_NAME, "/org/freedesktop/LogControl1",
+                                      "org.freedesktop.LogControl1", "LogLevel", &error, "s",
+                                      "debug") >= 0);
+        s = get_s(env.bus, "/org/freedesktop/LogControl1", "org.freedesktop.LogControl1",
+                  "LogLevel");
+        cr_expect_str_eq(s, "debug");
+        free(s);
+        s = get_s(env.bus, "/org/freedesktop/LogControl1", "org.freedesktop.LogControl1",
+                  "SyslogIdentifier");
+        cr_expect_str_eq(s, "cacheaged");
+        free(s);
+        s = get_s(env.bus, "/org/freedesktop/LogControl1", "org.freedesktop.LogControl1",
+                  "LogTarget");
+        cr_expect_str_eq(s, "console");
+        free(s);
+}
+
+Test(bus, unknown_cache_and_reload, .fini = teardown, .timeout = 120)
+{
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        struct changes mch;
+        char hdr[512];
+        char **caches = NULL;
+        uint64_t v;
+        int r;
+
+        bus_env_start(&env, NULL);
+        config_header(hdr, sizeof(hdr));
+        bus_env_daemon(&env, "%s\n[cache one]\nadapter = fixed\nobjects = 10\n", hdr);
+        watch_changes(env.bus, &mch, MANAGER_PATH);
+
+        r = sd_bus_call_method(env.bus, BUS_NAME, MANAGER_PATH, MANAGER_IFACE, "Rotate", &error,
+                               NULL, "s", "nope");
+        cr_expect(r < 0 && sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_OBJECT));
+        cr_expect_str_eq(error.message, "No cache named nope");
+        sd_bus_error_free(&error);
+        r = sd_bus_call_method(env.bus, BUS_NAME, MANAGER_PATH, MANAGER_IFACE, "ResetStatistics",
+                               &error, NULL, "s", "nope");
+        cr_expect(r < 0 && sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_OBJECT));
+        cr_expect_str_eq(error.message, "No cache named nope");
+        sd_bus_error_free(&error);
+        r = sd_bus_get_property_trivial(env.bus, BUS_NAME, cache_path("nope"), CACHE_IFACE,
+                                        "Objects", &error, 't', &v);
+        cr_expect(r < 0 && sd_bus_error_has_names(&error, SD_BUS_ERROR_UNKNOWN_OBJECT,
+                                                  SD_BUS_ERROR_UNKNOWN_INTERFACE),
+                  "%s", error.name);
+        sd_bus_error_free(&error);
+
+        /* A good reload adds a cache, replies when it is in force, and signals Caches. */
+        harness_write(env.conf, "%s\n[cache one]\nadapter = fixed\nobjects = 10\n\n"
+                                "[cache two]\nadapter = fixed\nobjects = 20\n", hdr);
+        call_ok(env.bus, MANAGER_PATH, MANAGER_IFACE, "Reload", NULL);
+        cr_expect_eq(get_t(env.bus, cache_path("two"), CACHE_IFACE, "Objects"), 20);
+        cr_assert(pump_until(env.bus, got_one, &mch, 5000000), "no PropertiesChanged");
+        cr_expect(strstr(mch.names, "|Caches|"));
+
+        /* A bad one: ConfigError carrying file:line and the key; nothing changes. */
+        harness_write(env.conf, "%s\n[cache one]\nadapter = fixed\nobjects = 10\nbogus_key = 1\n",
+                      hdr);
+        r = sd_bus_call_method(env.bus, BUS_NAME, MANAGER_PATH, MANAGER_IFACE, "Reload", &error,
+                               NULL, NULL);
+        cr_expect(r < 0 && sd_bus_error_has_name(&error, "org.cacheage.CacheAge1.ConfigError"),
+                  "%s", error.name);
+        cr_expect(error.message && strstr(error.message, "cacheaged.conf:") &&
+                          strstr(error.message, "bogus_key"),
+                  "ConfigError message: %s", error.message);
+        sd_bus_error_free(&error);
+        cr_assert(sd_bus_get_property_strv(env.bus, BUS_NAME, MANAGER_PATH, MANAGER_IFACE,
+                                           "Caches", NULL, &caches) >= 0);
+        cr_expect(caches[0] && caches[1] && !caches[2] && strcmp(caches[1], "two") == 0);
+        for (size_t i = 0; caches[i]; i++)
+                free(caches[i]);
+        free(caches);
+}
+
+/* ---- privileges: the policy file and sd-bus's own check ---- */
+
+static int run(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int run(char **out, const char *fmt, ...)
+{
+        char cmd[2048], buf[4096];
+        size_t n;
+        va_list ap;
+        FILE *p;
+        int status;
+
+        va_start(ap, fmt);
+        vsnprintf(cmd, sizeof(cmd), fmt, ap);
+        va_end(ap);
+        strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
+        p = popen(cmd, "r");
+        cr_assert(p);
+        n = fread(buf, 1, sizeof(buf) - 1, p);
+        buf[n] = '\0';
+        status = pclose(p);
+        if (out)
+                *out = strdup(buf);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 255;
+}
+
+static bool can_drop_privileges(void)
+{
+        return getuid() == 0 && run(NULL, "setpriv --reuid=nobody --regid=nogroup "
+                                          "--clear-groups true") == 0 &&
+               run(NULL, "busctl --version") == 0;
+}
+
+#define NOBODY "setpriv --reuid=nobody --regid=nogroup --clear-groups "
+
+static const char *const reads[] = {
+        "get-property " BUS_NAME " " MANAGER_PATH " " MANAGER_IFACE " Version",
+        "get-property " BUS_NAME " " MANAGER_PATH " " MANAGER_IFACE " Caches",
+        "call " BUS_NAME " " MANAGER_PATH " " MANAGER_IFACE " ListCaches",
+        "get-property " BUS_NAME " " CACHE_PREFIX "/p " CACHE_IFACE " Objects",
+        "call " BUS_NAME " " CACHE_PREFIX "/p " PROPS_IFACE " GetAll s " CACHE_IFACE,
+        "introspect " BUS_NAME " " CACHE_PREFIX "/p",
+        "get-property " BUS_NAME " /org/freedesktop/LogControl1 org.freedesktop.LogControl1 "
+        "LogLevel",
+};
+
+/* Reload first: it puts the configuration's values back. */
+static const char *const writes[] = {
+        "call " BUS_NAME " " MANAGER_PATH " " MANAGER_IFACE " Reload",
+        "set-property " BUS_NAME " " CACHE_PREFIX "/p " CACHE_IFACE " IntervalUSec t 2000000",
+        "set-property " BUS_NAME " " CACHE_PREFIX "/p " CACHE_IFACE " SingleUseAge u 3",
+        "set-property " BUS_NAME " " CACHE_PREFIX "/p " CACHE_IFACE " MaxAge u 9",
+        "set-property " BUS_NAME " " CACHE_PREFIX "/p " CACHE_IFACE " Enabled b false",
+        "set-property " BUS_NAME " " MANAGER_PATH " " MANAGER_IFACE " DefaultIntervalUSec t "
+        "2000000",
+        "call " BUS_NAME " " MANAGER_PATH " " MANAGER_IFACE " Rotate s ''",
+        "call " BUS_NAME " " MANAGER_PATH " " MANAGER_IFACE " ResetStatistics s ''",
+        "call " BUS_NAME " " CACHE_PREFIX "/p " CACHE_IFACE " Rotate",
+        "call " BUS_NAME " " CACHE_PREFIX "/p " CACHE_IFACE " ResetStatistics",
+        "set-property " BUS_NAME " /org/freedesktop/LogControl1 org.freedesktop.LogControl1 "
+        "LogLevel s debug",
+};
+
+static void privileges_check(bool root_too)
+{
+        char hdr[512], *out;
+
+        config_header(hdr, sizeof(hdr));
+        bus_env_daemon(&env, "%s\n[cache p]\nadapter = fixed\nobjects = 10\n", hdr);
+
+        for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++) {
+                int rc = run(&out, NOBODY "busctl --address=%s %s", env.address, reads[i]);
+
+                cr_expect_eq(rc, 0, "as nobody, '%s' failed: %s", reads[i], out);
+                free(out);
+        }
+        for (size_t i = 0; i < sizeof(writes) / sizeof(writes[0]); i++) {
+                int rc = run(&out, NOBODY "busctl --address=%s %s", env.address, writes[i]);
+
+                cr_expect_neq(rc, 0, "as nobody, '%s' succeeded", writes[i]);
+                cr_expect(strstr(out, "Access denied"), "as nobody, '%s': %s", writes[i], out);
+                free(out);
+        }
+        /* Nothing changed. */
+        cr_expect_eq(get_t(env.bus, cache_path("p"), CACHE_IFACE, "IntervalUSec"), 3600000000ULL);
+        cr_expect_eq(get_b(env.bus, cache_path("p"), CACHE_IFACE, "Enabled"), true);
+        cr_expect_eq(get_t(env.bus, cache_path("p"), CACHE_IFACE, "Rotations"), 0);
+        if (!root_too)
+                return;
+        for (size_t i = 0; i < sizeof(writes) / sizeof(writes[0]); i++) {
+                int rc = run(&out, "busctl --address=%s %s", env.address, writes[i]);
+
+                cr_expect_eq(rc, 0, "as root, '%s' failed: %s", writes[i], out);
+                free(out);
+        }
+        cr_expect_eq(get_u(env.bus, cache_path("p"), CACHE_IFACE, "MaxAge"), 9);
+        cr_expect_eq(get_b(env.bus, cache_path("p"), CACHE_IFACE, "Enabled"), false);
+}
+
+Test(bus, privileges_policy_file, .fini = teardown, .timeout = 120)
+{
+        if (!can_drop_privileges())
+                cr_skip_test("needs root, setpriv and busctl");
+        bus_env_start(&env, NULL);
+        privileges_check(true);
+}
+
+/* With a policy that lets everyone send anything, sd-bus's own check still says no. */
+Test(bus, privileges_sd_bus_check, .fini = teardown, .timeout = 120)
+{
+        char open_policy[] = "/tmp/cacheage-open-policy-XXXXXX.conf";
+        int fd;
+
+        if (!can_drop_privileges())
+                cr_skip_test("needs root, setpriv and busctl");
+        fd = mkstemps(open_policy, 5);
+        cr_assert(fd >= 0);
+        close(fd);
+        harness_write(open_policy,
+                      "<busconfig>\n"
+                      "  <policy user=\"root\"><allow own=\"%s\"/></policy>\n"
+                      "  <policy context=\"default\">\n"
+                      "    <allow send_destination=\"%s\"/>\n"
+                      "    <allow receive_sender=\"%s\"/>\n"
+                      "  </policy>\n"
+                      "</busconfig>\n",
+                      BUS_NAME, BUS_NAME, BUS_NAME);
+        cr_assert(chmod(open_policy, 0644) == 0);
+        bus_env_start(&env, open_policy);
+        privileges_check(false);
+        unlink(open_policy);
+}
+
+/* ---- introspection against the installed XML ---- */
+
+/* The members of interface @iface in @xml, one normalised line each, sorted, joined. */
+static char *members(const char *xml, const char *iface)
+{
+        char open[256], *lines[256], *out;
+        const char *p, *end;
+        size_t n = 0, len = 1;
+
+        snprintf(open, sizeof(open), "<interface name=\"%s\">", iface);
+        p = strstr(xml, open);
+        cr_assert(p, "no interface %s", iface);
+        end = strstr(p, "</interface>");
+        cr_assert(end);
+        for (const char *t = p + strlen(open); t < end; t++) {
+                static const char *const kinds[] = { "<method ", "<signal ", "<property ",
+                                                     "<arg " };
+                char attrs[3][128] = { "", "", "" };
+                static const char *const names[] = { "name=\"", "type=\"", "direction=\"" };
+                const char *close;
+                size_t k;
+
+                for (k = 0; k < 4; k++)
+                        if (strncmp(t, kinds[k], strlen(kinds[k])) == 0)
+                                break;
+                if (k == 4)
+                        continue;
+                close = strchr(t, '>');
+                cr_assert(close);
+                for (size_t a = 0; a < 3; a++) {
+                        const char *v = strstr(t, names[a]), *q;
+
+                        if (k == 2 && a == 2)
+                                v = strstr(t, "access=\"");
+                        if (!v || v > close)
+                                continue;
+                        v = strchr(v, '"') + 1;
+                        q = strchr(v, '"');
+                        snprintf(attrs[a], sizeof(attrs[a]), "%.*s", (int)(q - v), v);
+                }
+                cr_assert(n < 256);
+                /* Args belong to the member before them: keep the order within a member. */
+                if (asprintf(&lines[n], "%s%s %s %s %s", k == 3 ? "  " : "", kinds[k] + 1,
+                             attrs[0], attrs[1], attrs[2]) < 0)
+                        cr_assert_fail("oom");
+                len += strlen(lines[n]) + 1;
+                n++;
+                t = close;
+        }
+        /* Fold each member with its args into one line, then sort members. */
+        {
+                char *folded[256];
+                size_t m = 0;
+
+                for (size_t i = 0; i < n; i++) {
+                        if (lines[i][0] == ' ' && m > 0) {
+                                char *x;
+
+                                cr_assert(asprintf(&x, "%s|%s", folded[m - 1], lines[i] + 2) >= 0);
+                                free(folded[m - 1]);
+                                folded[m - 1] = x;
+                                free(lines[i]);
+                        } else {
+                                folded[m++] = lines[i];
+                        }
+                }
+                for (size_t i = 1; i < m; i++)
+                        for (size_t j = i; j > 0 && strcmp(folded[j - 1], folded[j]) > 0; j--) {
+                                char *x = folded[j];
+
+                                folded[j] = folded[j - 1];
+                                folded[j - 1] = x;
+                        }
+                out = calloc(1, len + m + 1);
+                cr_assert(out);
+                for (size_t i = 0; i < m; i++) {
+                        strcat(out, folded[i]);
+                        strcat(out, "\n");
+                        free(folded[i]);
+                }
+        }
+        return out;
+}
+
+static void introspection_matches(const char *path, const char *iface, const char *xml_file)
+{
+        sd_bus_message *reply = NULL;
+        const char *live;
+        char file[512], *installed, *a, *b;
+
+        cr_assert(sd_bus_call_method(env.bus, BUS_NAME, path,
+                                     "org.freedesktop.DBus.Introspectable", "Introspect", NULL,
+                                     &reply, NULL) >= 0);
+        cr_assert(sd_bus_message_read(reply, "s", &live) >= 0);
+        snprintf(file, sizeof(file), "%s/../systemd/%s", harness_env("CA_TEST_SRCDIR"), xml_file);
+        installed = harness_read(file);
+        cr_assert(installed[0], "cannot read %s", file);
+        a = members(live, iface);
+        b = members(installed, iface);
+        cr_expect(strlen(a) > 100, "too few members found:\n%s", a);
+        cr_expect_str_eq(a, b, "%s differs from the live object:\nlive:\n%s\nfile:\n%s",
+                         xml_file, a, b);
+        free(a);
+        free(b);
+        free(installed);
+        sd_bus_message_unref(reply);
+}
+
+Test(bus, introspection_matches_installed_xml, .fini = teardown, .timeout = 60)
+{
+        char hdr[512];
+
+        bus_env_start(&env, NULL);
+        config_header(hdr, sizeof(hdr));
+        bus_env_daemon(&env, "%s\n[cache i]\nadapter = fixed\nobjects = 1\n", hdr);
+        introspection_matches(MANAGER_PATH, MANAGER_IFACE, "org.cacheage.CacheAge1.Manager.xml");
+        introspection_matches(cache_path("i"), CACHE_IFACE, "org.cacheage.CacheAge1.Cache.xml");
+}
+
+/* ---- the bus answers while a large cache ages ---- */
+
+#define BIG_OBJECTS 2000000 /* objects */
+#define GETS 1000           /* Get calls that must be answered during rotations */
+
+Test(bus, responsive_while_aging_2M_objects, .fini = teardown, .timeout = 300)
+{
+        const char *path = cache_path("big");
+        uint64_t slowest = 0, total = 0, during = 0, calls = 0, rotations = 0, until;
+        char hdr[512];
+
+        bus_env_start(&env, NULL);
+        config_header(hdr, sizeof(hdr));
+        /* Keep + ages of 1: every rotation looks at all 2M objects and keeps them. */
+        bus_env_daemon(&env,
+                       "%s\n[cache big]\nadapter = fixed\nobjects = %d\nverdict = keep\n"
+                       "single_use_age = 1\nmax_age = 1\n",
+                       hdr, BIG_OBJECTS);
+
+        until = mono_usec() + 240000000;
+        while (during < GETS) {
+                sd_bus_error error = SD_BUS_ERROR_NULL;
+                uint64_t backlog = 0, t, dt;
+                int r;
+
+                if (calls == 0 || get_t(env.bus, path, CACHE_IFACE, "Backlog") == 0) {
+                        call_ok(env.bus, path, CACHE_IFACE, "Rotate", NULL);
+                        rotations++;
+                }
+                t = mono_usec();
+                r = sd_bus_get_property_trivial(env.bus, BUS_NAME, path, CACHE_IFACE, "Backlog",
+                                                &error, 't', &backlog);
+                dt = mono_usec() - t;
+                cr_assert(r >= 0, "Get %" PRIu64 " was not answered: %s", calls, error.message);
+                calls++;
+                total += dt;
+                if (dt > slowest)
+                        slowest = dt;
+                if (backlog > 0)
+                        during++;
+                cr_assert(mono_usec() < until, "only %" PRIu64 " Gets during rotations", during);
+        }
+        /* Let the rotation finish: the Gets above were answered during a full one. */
+        while (get_t(env.bus, path, CACHE_IFACE, "Backlog") > 0) {
+                cr_assert(mono_usec() < until, "the rotation never ended");
+                usleep(10000);
+        }
+        fprintf(stderr,
+                "bus latency while aging %d objects: %" PRIu64 " Gets (%" PRIu64
+                " during %" PRIu64 " rotations), mean %" PRIu64 " us, slowest %" PRIu64 " us\n",
+                BIG_OBJECTS, calls, during, rotations, total / calls, slowest);
+        cr_expect(get_t(env.bus, path, CACHE_IFACE, "Objects") == BIG_OBJECTS);
+        cr_expect(get_t(env.bus, path, CACHE_IFACE, "Scanned") >= BIG_OBJECTS,
+                  "not one full rotation was aged");
+        cr_expect(slowest < 1000000, "the slowest Get took %" PRIu64 " us", slowest);
+}
