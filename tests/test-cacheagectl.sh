@@ -1,0 +1,229 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# cacheagectl against a live cacheaged on a private system-type bus: the output of each
+# command (stdout and stderr) and its exit status, compared with
+# tests/fixtures/bus/cacheagectl.golden once the volatile fields (uptime, timestamps,
+# durations, the temporary directory) are masked; every --json output must parse.
+#
+# Environment (from tests/meson.build): CACHEAGED, CACHEAGECTL, CA_TEST_PLUGIN_DIR,
+# CA_TEST_SRCDIR. CA_UPDATE_GOLDEN=1 rewrites the golden file instead of comparing.
+# Exit 77 (skipped) without root, setpriv or dbus-daemon: the nobody cases need them.
+
+set -u
+
+: "${CACHEAGED:?run through meson}" "${CACHEAGECTL:?}" "${CA_TEST_PLUGIN_DIR:?}" "${CA_TEST_SRCDIR:?}"
+golden="$CA_TEST_SRCDIR/fixtures/bus/cacheagectl.golden"
+
+if [ "$(id -u)" != 0 ] || ! command -v dbus-daemon >/dev/null || ! command -v setpriv >/dev/null; then
+        echo "skipped: needs root, dbus-daemon and setpriv"
+        exit 77
+fi
+
+dir=$(mktemp -d /tmp/cacheagectl-test-XXXXXX) || exit 1
+chmod 755 "$dir"
+dbus_pid= daemon_pid=
+cleanup() {
+        [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null
+        [ -n "$dbus_pid" ] && kill "$dbus_pid" 2>/dev/null
+        wait 2>/dev/null
+        [ -z "${CA_TEST_KEEP:-}" ] && rm -rf "$dir"
+}
+trap cleanup EXIT
+
+start_bus() { # $1: socket path; prints the pid
+        sed -e "s|@SOCKET@|$1|" \
+            -e "s|@POLICY@|$CA_TEST_SRCDIR/../systemd/org.cacheage.CacheAge1.conf|" \
+            "$CA_TEST_SRCDIR/fixtures/bus/system.conf.in" > "$1.conf"
+        dbus-daemon --nofork --config-file="$1.conf" >"$1.log" 2>&1 &
+        echo $!
+}
+
+wait_for() { # $1: what, then a command that succeeds when ready
+        what=$1
+        shift
+        i=0
+        until "$@" >/dev/null 2>&1; do
+                i=$((i + 1))
+                if [ $i -gt 1000 ]; then
+                        echo "timed out waiting for $what" >&2
+                        cat "$dir/cacheaged.log" >&2
+                        exit 1
+                fi
+                sleep 0.02
+        done
+}
+
+dbus_pid=$(start_bus "$dir/bus")
+addr="unix:path=$dir/bus"
+wait_for "dbus-daemon" test -S "$dir/bus"
+
+write_conf() { # $1: extra lines for [cache alpha]
+        cat > "$dir/cacheaged.conf" <<EOF
+[daemon]
+interval = 1h
+plugin_dir = $CA_TEST_PLUGIN_DIR
+idle_cpu_pressure = 0
+idle_memory_pressure = 0
+
+[cache alpha]
+adapter = fixed
+objects = 1000
+reused = 100
+$1
+
+[cache beta]
+adapter = fixed
+objects = 50
+interval = 30s
+single_use_age = 1
+max_age = 4
+enabled = no
+EOF
+}
+write_conf ""
+
+"$CACHEAGED" --config "$dir/cacheaged.conf" --bus "$addr" >"$dir/cacheaged.log" 2>&1 &
+daemon_pid=$!
+ctl() {
+        "$CACHEAGECTL" --address="$addr" --no-pager "$@"
+}
+wait_for "cacheaged" ctl list
+
+out="$dir/actual"
+: > "$out"
+jsons=0
+run() { # run and record: the command line, its output (stdout then stderr), its status
+        echo "\$ cacheagectl $*" >> "$out"
+        ctl "$@" > "$dir/stdout" 2> "$dir/stderr"
+        rc=$?
+        cat "$dir/stdout" "$dir/stderr" >> "$out"
+        echo "[exit $rc]" >> "$out"
+        case " $* " in
+        *" --json "*)
+                jsons=$((jsons + 1))
+                if ! python3 -c 'import json, sys; json.load(sys.stdin)' < "$dir/stdout"; then
+                        echo "not JSON: cacheagectl $*" >&2
+                        cat "$dir/stdout" >&2
+                        json_failed=1
+                fi ;;
+        esac
+}
+json_failed=
+nobody() { # as nobody, recorded like run
+        echo "\$ (nobody) cacheagectl $*" >> "$out"
+        setpriv --reuid=nobody --regid=nogroup --clear-groups \
+                "$CACHEAGECTL" --address="$addr" --no-pager "$@" >> "$out" 2>&1
+        echo "[exit $?]" >> "$out"
+}
+settle() { # wait until a cache's rotation work is done
+        wait_for "rotation of $1" sh -c "'$CACHEAGECTL' --address='$addr' show '$1' | grep -qx Backlog=0"
+}
+
+run
+run status --json
+run show alpha
+run list
+run list --json
+
+run rotate alpha
+settle alpha
+run rotate
+settle alpha
+run status
+run show alpha
+run show alpha --json
+run show beta --json
+
+run set beta interval=45s single-use-age=2 max-age=6 enabled=yes
+run show beta
+run --json set beta enabled=no
+run reset-statistics alpha
+run show alpha
+run --json reset-statistics
+
+# Errors: one line, a distinct exit status.
+run show nope
+run rotate nope
+run --json show nope
+run set alpha interval=5ms
+run set alpha interval=soon
+run set alpha max-age=0
+run set alpha single-use-age=70000
+run set alpha enabled=maybe
+run set alpha colour=blue
+run set alpha interval
+run set alpha
+run set nope interval=1min
+run show
+run frobnicate
+run --watch=0 status
+run status --watch=x
+
+# Reading is open to all, the rest needs root.
+nobody status
+nobody show beta
+nobody rotate alpha
+nobody set alpha interval=1min
+nobody reset-statistics
+nobody reload
+
+# Reload: a good configuration, then a bad one that changes nothing.
+write_conf "interval = 2min"
+run reload
+run status
+write_conf "interval = 2 fortnights
+bogus_key = 1"
+run reload
+run --json reload
+run status
+
+# No daemon on that bus.
+dbus2_pid=$(start_bus "$dir/empty")
+wait_for "the second dbus-daemon" test -S "$dir/empty"
+echo "\$ cacheagectl --address=unix:path=@DIR@/empty status" >> "$out"
+"$CACHEAGECTL" --address="unix:path=$dir/empty" status >> "$out" 2>&1
+echo "[exit $?]" >> "$out"
+echo "\$ cacheagectl --address=unix:path=@DIR@/none status" >> "$out"
+"$CACHEAGECTL" --address="unix:path=$dir/none" status >> "$out" 2>&1
+echo "[exit $?]" >> "$out"
+kill "$dbus2_pid"
+
+run --version
+echo "\$ cacheagectl --help | head -1" >> "$out"
+ctl --help | head -1 >> "$out"
+
+# The daemon stops cleanly, with no sanitizer report.
+kill "$daemon_pid"
+wait "$daemon_pid"
+rc=$?
+daemon_pid=
+failed=
+if [ $rc != 0 ] || grep -q -e Sanitizer -e 'runtime error:' "$dir/cacheaged.log"; then
+        echo "cacheaged exited with $rc:" >&2
+        cat "$dir/cacheaged.log" >&2
+        failed=1
+fi
+
+# Mask what changes from run to run.
+sed -E -e "s|$dir|@DIR@|g" \
+    -e 's/up [^(]*\(since [^)]*\)/up UPTIME (since TIME)/' \
+    -e 's/(=|: )(Mon|Tue|Wed|Thu|Fri|Sat|Sun) [0-9-]+ [0-9:]+ [A-Z0-9+-]+ \([^)]*\)/\1TIME (AGO)/' \
+    -e 's/(just now|([0-9]+(w|d|h|min|s|ms|us) )*[0-9]+(w|d|h|min|s|ms|us) ago)$/AGO/' \
+    -e 's/^(LastRotationDurationUSec|LongestSliceUSec)=.*/\1=DURATION/' \
+    -e 's/"(start_timestamp_usec|uptime_usec|last_rotation_usec|last_rotation_duration_usec|longest_slice_usec)":[0-9]+/"\1":N/g' \
+    -e "s/^cacheagectl $(printf '%s' "$("$CACHEAGECTL" --version | cut -d' ' -f2)" | sed 's/\./\\./g')\$/cacheagectl VERSION/" \
+    -e 's/^cacheaged [0-9.]+, up/cacheaged VERSION, up/' \
+    -e 's/"version":"[0-9.]+"/"version":"VERSION"/' \
+    "$out" > "$out.masked"
+
+if [ -n "${CA_UPDATE_GOLDEN:-}" ]; then
+        cp "$out.masked" "$golden"
+        echo "wrote $golden"
+elif ! diff -u "$golden" "$out.masked"; then
+        echo "cacheagectl output differs from $golden (CA_UPDATE_GOLDEN=1 rewrites it)" >&2
+        failed=1
+fi
+[ -z "$json_failed" ] || failed=1
+echo "$jsons --json outputs parsed"
+[ -z "$failed" ]
