@@ -814,6 +814,40 @@ Test(daemon, dcache_keys_checked)
         daemon_cleanup(&d);
 }
 
+/* An strace log replayed: once (the feeding stops at its end) and in a loop. */
+Test(daemon, dcache_strace_replay)
+{
+        unsigned long long some = 40;
+        struct status st;
+        struct daemon d;
+        const char *log;
+        uint64_t end;
+
+        require_dcache_adapter();
+        daemon_setup(&d);
+        write_file(d.conf,
+                   "[daemon]\nplugin_dir = %s\ninterval = 100ms\n"
+                   "[cache once]\nadapter = dcache\nsource = strace:%s/fixtures/daemon/ls.strace\n"
+                   "max_age = 1000\n"
+                   "[cache again]\nadapter = dcache\nsource = strace:%s/fixtures/daemon/ls.strace\n"
+                   "loop = yes\nspeed = 10\n",
+                   env("CA_ADAPTER_DIR"), env("CA_TEST_SRCDIR"), env("CA_TEST_SRCDIR"));
+        daemon_start(&d, 0, NULL);
+        cr_assert(daemon_wait_msg(&d, 0, "READY=1", 2000) >= 0, "%s", read_file(d.err));
+        cr_assert(daemon_wait_status(&d, 0, 3000, status_objects_at_least, &some, &st) >= 0,
+                  "%s", read_file(d.err));
+        end = now_msec() + 3000;
+        while (!strstr(read_file(d.err), "once: ") && now_msec() < end)
+                usleep(20000);
+        usleep(500000);
+        daemon_stop(&d);
+        log = read_file(d.err);
+        cr_assert(strstr(log, "once: ") && strstr(log, "ls.strace: replay finished"), "%s", log);
+        cr_assert(!strstr(log, "again: ") || !strstr(strstr(log, "again: "), "replay finished"),
+                  "the looping replay ended:\n%s", log);
+        daemon_cleanup(&d);
+}
+
 /* The shipped configurations are valid (the demo's plugins found through the variable). */
 Test(daemon, shipped_configs_check)
 {
