@@ -457,6 +457,29 @@ Test(daemon, no_watchdog_without_watchdog_usec)
         daemon_cleanup(&d);
 }
 
+/* A disabled cache is loaded but never rotated: its timer is off. */
+Test(daemon, disabled_cache_not_rotated)
+{
+        unsigned long long some = 300;
+        struct status st;
+        struct daemon d;
+
+        daemon_setup(&d);
+        write_file(d.conf,
+                   "[daemon]\nplugin_dir = %s\ninterval = 50ms\n"
+                   "[cache on]\nadapter = testcache\nadd = 100\nreuse = 100000\n"
+                   "[cache off]\nadapter = testcache\nadd = 100000\nenabled = no\n",
+                   env("CA_TEST_PLUGIN_DIR"));
+        daemon_start(&d, 0, NULL);
+        /* Only "on" adds objects (100 a rotation, all kept): "off" would add 100000 at once. */
+        cr_assert(daemon_wait_status(&d, 0, 5000, status_objects_at_least, &some, &st) >= 0);
+        cr_assert_eq(st.caches, 2);
+        cr_assert(st.objects < 100000, "the disabled cache rotated: %llu objects", st.objects);
+        cr_assert(!strstr(read_file(d.err), "off: rotation"), "%s", read_file(d.err));
+        daemon_stop(&d);
+        daemon_cleanup(&d);
+}
+
 static const char good_reload_conf[] = "[daemon]\nplugin_dir = %s\ninterval = 100ms\n"
                                        "[cache t]\nadapter = testcache\nadd = 500\n"
                                        "reuse = 500\nlimit = 500\n";
