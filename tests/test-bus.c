@@ -883,25 +883,44 @@ Test(bus, introspection_matches_installed_xml, .fini = teardown, .timeout = 60)
 
 /* ---- the bus answers while a large cache ages ---- */
 
-#define BIG_OBJECTS 2000000 /* objects */
-#define GETS 1000           /* Get calls that must be answered during rotations */
+#define BIG_OBJECTS 2000000 /* objects; CA_BUS_BENCH_OBJECTS overrides (bench script) */
+#define GETS 1000           /* Gets that must be answered during rotations; CA_BUS_BENCH_GETS */
+
+static unsigned long env_number(const char *name, unsigned long dflt)
+{
+        const char *v = getenv(name);
+
+        return v && *v ? strtoul(v, NULL, 10) : dflt;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+        return x < y ? -1 : x > y;
+}
 
 Test(bus, responsive_while_aging_2M_objects, .fini = teardown, .timeout = 300)
 {
         const char *path = cache_path("big");
-        uint64_t slowest = 0, total = 0, during = 0, calls = 0, rotations = 0, until;
+        unsigned long objects = env_number("CA_BUS_BENCH_OBJECTS", BIG_OBJECTS);
+        unsigned long gets = env_number("CA_BUS_BENCH_GETS", GETS);
+        uint64_t total = 0, during = 0, calls = 0, rotations = 0, until, *lat;
+        size_t cap = gets * 4 + 16;
         char hdr[512];
 
+        lat = calloc(cap, sizeof(*lat));
+        cr_assert(lat);
         bus_env_start(&env, NULL);
         config_header(hdr, sizeof(hdr));
-        /* Keep + ages of 1: every rotation looks at all 2M objects and keeps them. */
+        /* Keep + ages of 1: every rotation looks at every object and keeps it. */
         bus_env_daemon(&env,
-                       "%s\n[cache big]\nadapter = fixed\nobjects = %d\nverdict = keep\n"
+                       "%s\n[cache big]\nadapter = fixed\nobjects = %lu\nverdict = keep\n"
                        "single_use_age = 1\nmax_age = 1\n",
-                       hdr, BIG_OBJECTS);
+                       hdr, objects);
 
         until = mono_usec() + 240000000;
-        while (during < GETS) {
+        while (during < gets) {
                 sd_bus_error error = SD_BUS_ERROR_NULL;
                 uint64_t backlog = 0, t, dt;
                 int r;
@@ -915,10 +934,10 @@ Test(bus, responsive_while_aging_2M_objects, .fini = teardown, .timeout = 300)
                                                 &error, 't', &backlog);
                 dt = mono_usec() - t;
                 cr_assert(r >= 0, "Get %" PRIu64 " was not answered: %s", calls, error.message);
+                if (calls < cap)
+                        lat[calls] = dt;
                 calls++;
                 total += dt;
-                if (dt > slowest)
-                        slowest = dt;
                 if (backlog > 0)
                         during++;
                 cr_assert(mono_usec() < until, "only %" PRIu64 " Gets during rotations", during);
@@ -928,12 +947,20 @@ Test(bus, responsive_while_aging_2M_objects, .fini = teardown, .timeout = 300)
                 cr_assert(mono_usec() < until, "the rotation never ended");
                 usleep(10000);
         }
+        if (calls > cap)
+                calls = cap;
+        qsort(lat, calls, sizeof(*lat), cmp_u64);
         fprintf(stderr,
-                "bus latency while aging %d objects: %" PRIu64 " Gets (%" PRIu64
-                " during %" PRIu64 " rotations), mean %" PRIu64 " us, slowest %" PRIu64 " us\n",
-                BIG_OBJECTS, calls, during, rotations, total / calls, slowest);
-        cr_expect(get_t(env.bus, path, CACHE_IFACE, "Objects") == BIG_OBJECTS);
-        cr_expect(get_t(env.bus, path, CACHE_IFACE, "Scanned") >= BIG_OBJECTS,
+                "bus latency while aging %lu objects: %" PRIu64 " Gets (%" PRIu64
+                " during %" PRIu64 " rotations): mean %" PRIu64 " us, p50 %" PRIu64
+                " us, p99 %" PRIu64 " us, slowest %" PRIu64 " us\n",
+                objects, calls, during, rotations, total / calls, lat[calls / 2],
+                lat[calls * 99 / 100], lat[calls - 1]);
+        cr_expect(get_t(env.bus, path, CACHE_IFACE, "Objects") == objects);
+        cr_expect(get_t(env.bus, path, CACHE_IFACE, "Scanned") >= objects,
                   "not one full rotation was aged");
-        cr_expect(slowest < 1000000, "the slowest Get took %" PRIu64 " us", slowest);
+        /* Generous: the 50 ms target is measured by tests/bench-bus-latency.sh. */
+        cr_expect(lat[calls - 1] < 1000000, "the slowest Get took %" PRIu64 " us",
+                  lat[calls - 1]);
+        free(lat);
 }
