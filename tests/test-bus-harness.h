@@ -143,14 +143,45 @@ static inline int harness_connect(const char *address, sd_bus **ret)
         return 0;
 }
 
+/* Start dbus-daemon on the configuration written in e->dir and connect to it. */
+static inline void bus_env_spawn_bus(struct bus_env *e)
+{
+        char conf[160], log[160], arg[200];
+        const char *argv[] = { "dbus-daemon", "--nofork", arg, NULL };
+        uint64_t until;
+        int r;
+
+        snprintf(conf, sizeof(conf), "%s/bus.conf", e->dir);
+        snprintf(log, sizeof(log), "%s/dbus.log", e->dir);
+        snprintf(arg, sizeof(arg), "--config-file=%s", conf);
+        unlink(e->socket);
+        e->dbus_pid = harness_spawn(argv, log);
+        until = mono_usec() + 10000000;
+        for (;;) {
+                r = access(e->socket, F_OK) == 0 ? harness_connect(e->address, &e->bus) : -ENOENT;
+                if (r >= 0)
+                        break;
+                cr_assert(mono_usec() < until, "dbus-daemon did not start: %s",
+                          harness_read(log));
+                usleep(10000);
+        }
+}
+
+/* Stop the bus under the daemon's feet (our connection goes with it). */
+static inline void bus_env_kill_bus(struct bus_env *e)
+{
+        e->bus = sd_bus_flush_close_unref(e->bus);
+        kill(e->dbus_pid, SIGTERM);
+        waitpid(e->dbus_pid, NULL, 0);
+        e->dbus_pid = -1;
+}
+
 /* Start the private bus; @policy is the file it includes (NULL: ours). */
 static inline void bus_env_start(struct bus_env *e, const char *policy)
 {
-        char conf[160], log[160], line[512], ours[512];
+        char conf[160], line[512], ours[512];
         const char *src = harness_env("CA_TEST_SRCDIR");
         FILE *in, *out;
-        uint64_t until;
-        int r;
 
         memset(e, 0, sizeof(*e));
         e->dbus_pid = e->daemon_pid = -1;
@@ -185,23 +216,7 @@ static inline void bus_env_start(struct bus_env *e, const char *policy)
         fclose(in);
         cr_assert(fclose(out) == 0);
 
-        snprintf(log, sizeof(log), "%s/dbus.log", e->dir);
-        {
-                char arg[200];
-                const char *argv[] = { "dbus-daemon", "--nofork", arg, NULL };
-
-                snprintf(arg, sizeof(arg), "--config-file=%s", conf);
-                e->dbus_pid = harness_spawn(argv, log);
-        }
-        until = mono_usec() + 10000000;
-        for (;;) {
-                r = access(e->socket, F_OK) == 0 ? harness_connect(e->address, &e->bus) : -ENOENT;
-                if (r >= 0)
-                        break;
-                cr_assert(mono_usec() < until, "dbus-daemon did not start: %s",
-                          harness_read(log));
-                usleep(10000);
-        }
+        bus_env_spawn_bus(e);
 }
 
 static inline bool bus_has_owner(sd_bus *bus, const char *name)

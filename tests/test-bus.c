@@ -630,6 +630,77 @@ Test(bus, unknown_cache_and_reload, .fini = teardown, .timeout = 120)
         free(caches);
 }
 
+/* ---- the name, and a bus that goes away ---- */
+
+Test(bus, name_taken_fails, .fini = teardown, .timeout = 60)
+{
+        char hdr[512], log[160], bus_arg[200], *text;
+        const char *argv[] = { harness_env("CACHEAGED"), "--config", env.conf, "--bus", bus_arg,
+                               NULL };
+        uint64_t until;
+        pid_t pid;
+        int status = 0;
+
+        bus_env_start(&env, NULL);
+        config_header(hdr, sizeof(hdr));
+        bus_env_daemon(&env, "%s\n[cache n]\nadapter = fixed\nobjects = 1\n", hdr);
+
+        snprintf(log, sizeof(log), "%s/second.log", env.dir);
+        snprintf(bus_arg, sizeof(bus_arg), "%s", env.address);
+        pid = harness_spawn(argv, log);
+        until = mono_usec() + 30000000;
+        while (waitpid(pid, &status, WNOHANG) != pid) {
+                if (mono_usec() > until) {
+                        kill(pid, SIGKILL);
+                        waitpid(pid, &status, 0);
+                        cr_assert_fail("a second cacheaged kept running");
+                }
+                usleep(10000);
+        }
+        text = harness_read(log);
+        cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status %d: %s", status, text);
+        cr_expect(strstr(text, "org.cacheage.CacheAge1 is already taken"), "%s", text);
+        free(text);
+        harness_no_sanitizer_report(log);
+        /* The first one is unharmed. */
+        cr_expect(bus_has_owner(env.bus, BUS_NAME));
+}
+
+static bool name_back(void *userdata)
+{
+        return bus_has_owner(userdata, BUS_NAME);
+}
+
+Test(bus, reconnects_and_ages_meanwhile, .fini = teardown, .timeout = 120)
+{
+        const char *path = cache_path("r");
+        uint64_t before, until;
+        char hdr[512], *log;
+
+        bus_env_start(&env, NULL);
+        config_header(hdr, sizeof(hdr));
+        bus_env_daemon(&env, "%s\n[cache r]\nadapter = fixed\nobjects = 10\ninterval = 50ms\n",
+                       hdr);
+        before = get_t(env.bus, path, CACHE_IFACE, "Rotations");
+
+        bus_env_kill_bus(&env);
+        usleep(700000); /* the first retry (0.5 s) finds no bus */
+        bus_env_spawn_bus(&env);
+        until = mono_usec() + 30000000;
+        while (!name_back(env.bus)) {
+                cr_assert(mono_usec() < until, "cacheaged never came back: %s",
+                          harness_read(env.daemon_err));
+                usleep(20000);
+        }
+        /* 50 ms rotations went on while the bus was away (≥ 0.7 s). */
+        cr_expect(get_t(env.bus, path, CACHE_IFACE, "Rotations") >= before + 5,
+                  "%" PRIu64 " rotations before, %" PRIu64 " after", before,
+                  get_t(env.bus, path, CACHE_IFACE, "Rotations"));
+        log = harness_read(env.daemon_err);
+        cr_expect(strstr(log, "Lost the bus connection") && strstr(log, "Reconnected"), "%s", log);
+        free(log);
+}
+
 /* ---- privileges: the policy file and sd-bus's own check ---- */
 
 static int run(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
