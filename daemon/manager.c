@@ -94,7 +94,7 @@ static void host_key_error(void *userdata, const struct ca_section *s, const cha
                            const char *msg)
 {
         struct manager_cache *c = userdata;
-        const struct ca_conf_cache *cc = s->conf;
+        const struct ca_conf_cache *cc = section_conf(s);
         const char *file = cc->file;
         unsigned line = cc->line;
 
@@ -129,7 +129,7 @@ static int host_register_cache(void *userdata, const struct ca_section *s, struc
                 return -EINVAL;
         if (c->cache)
                 return -EEXIST;
-        r = ca_cache_set_params(cache, &s->conf->params);
+        r = ca_cache_set_params(cache, &section_conf(s)->params);
         if (r < 0)
                 return r;
         c->cache = cache;
@@ -343,7 +343,7 @@ static struct manager_cache *cache_free(struct manager_cache *c)
                 event_free(c->rotate_timer);
         if (c->age_event)
                 event_free(c->age_event);
-        free(c->section);
+        section_free(c->section);
         free(c->object_path);
         free(c->adapter);
         free(c->name);
@@ -381,10 +381,9 @@ static int cache_create(struct manager *m, const struct ca_conf *conf,
         c->enabled = cc->enabled;
         c->name = strdup(cc->name);
         c->adapter = strdup(cc->adapter);
-        c->section = calloc(1, sizeof(*c->section));
+        c->section = section_new(cc);
         if (!c->name || !c->adapter || !c->section)
                 goto out_oom;
-        c->section->conf = cc;
         r = sd_bus_path_encode(CACHE_OBJECT_PATH_PREFIX, cc->name, &c->object_path);
         if (r < 0)
                 goto out_oom;
@@ -433,7 +432,7 @@ out_oom:
 /* Whether an entry must be recreated for section @cc: another adapter, or other adapter keys. */
 static bool cache_needs_recreate(const struct manager_cache *c, const struct ca_conf_cache *cc)
 {
-        const struct ca_conf_cache *old = c->section->conf;
+        const struct ca_conf_cache *old = section_conf(c->section);
 
         if (strcmp(old->adapter, cc->adapter) != 0 || old->n_keys != cc->n_keys)
                 return true;
@@ -859,7 +858,7 @@ static int manager_reload_apply(struct manager *m, struct ca_conf *conf, struct 
 
                 if (!c)
                         continue;
-                c->section->conf = cc;
+                section_rebind(c->section, cc);
                 c->interval_usec = cache_effective_interval(conf, cc);
                 c->interval_is_default = cc->interval_usec == 0;
                 if (c->enabled != cc->enabled)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <assert.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
@@ -130,4 +131,39 @@ out_dlclose:
 out_free_path:
         free(path);
         return r;
+}
+
+struct ca_section *section_new(const struct ca_conf_cache *cc)
+{
+        struct section *s = calloc(1, sizeof(*s) + cc->n_keys * sizeof(s->keys[0]));
+
+        if (!s)
+                return NULL;
+        s->pub.keys = s->keys;
+        s->pub.n_keys = cc->n_keys;
+        section_rebind(&s->pub, cc);
+        return &s->pub;
+}
+
+struct ca_section *section_free(struct ca_section *s)
+{
+        free(s ? container_of(s, struct section, pub) : NULL);
+        return NULL;
+}
+
+const struct ca_conf_cache *section_conf(const struct ca_section *s)
+{
+        return container_of(s, const struct section, pub)->conf;
+}
+
+void section_rebind(struct ca_section *pub, const struct ca_conf_cache *cc)
+{
+        struct section *s = container_of(pub, struct section, pub);
+
+        assert(cc->n_keys == pub->n_keys);
+        s->conf = cc;
+        pub->name = cc->name;
+        for (size_t i = 0; i < cc->n_keys; i++)
+                s->keys[i] = (struct ca_section_key){ .key = cc->keys[i].key,
+                                                      .value = cc->keys[i].value };
 }

@@ -12,15 +12,34 @@
 #include "cacheage/plugin.h"
 #include "config.h"
 
+#ifndef container_of
+#define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#endif
+
 #define PLUGINS_MAX 64 /* distinct modules loaded at once */
 
 /*
- * The daemon's view of a [cache NAME] section, handed to plugins (they see it through the
- * ca_section_* accessors in libcacheage, which read this definition).
+ * The daemon's side of a [cache NAME] section handed to a plugin: the public struct
+ * ca_section (name and adapter keys) and the parsed section it was made from, which says
+ * where each key was written.
  */
-struct ca_section {
+struct section {
+        struct ca_section pub;
         const struct ca_conf_cache *conf;
+        struct ca_section_key keys[];
 };
+
+/* section_new() - the plugin's view of @cc; NULL when out of memory. */
+struct ca_section *section_new(const struct ca_conf_cache *cc);
+struct ca_section *section_free(struct ca_section *s);
+/* section_conf() - the parsed section behind @s. */
+const struct ca_conf_cache *section_conf(const struct ca_section *s);
+/*
+ * section_rebind() - point @s at @cc, a section of a newer configuration with the same name
+ * and the same adapter keys and values (which is what keeps an instance across a reload).
+ * Allocates nothing, so it cannot fail halfway through applying a configuration.
+ */
+void section_rebind(struct ca_section *s, const struct ca_conf_cache *cc);
 
 struct plugins;
 

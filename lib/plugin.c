@@ -2,8 +2,7 @@
 /*
  * The host API that plugins link: thin wrappers that forward to the host's ops, so that a
  * plugin never needs a symbol from the executable that loaded it (which would take
- * -rdynamic). The section accessors read the daemon's struct ca_section, which wraps one
- * parsed [cache NAME] section.
+ * -rdynamic). The host fills in the struct ca_section that the accessors read.
  */
 
 #include <errno.h>
@@ -12,33 +11,32 @@
 #include <string.h>
 
 #include "cacheage/plugin.h"
-#include "../daemon/plugins.h"
 
 #define CA_HOST_MSG_MAX 1024 /* bytes of one formatted plugin message */
 
 const char *ca_section_name(const struct ca_section *s)
 {
-        return s->conf->name;
+        return s->name;
 }
 
 size_t ca_section_n_keys(const struct ca_section *s)
 {
-        return s->conf->n_keys;
+        return s->n_keys;
 }
 
 const char *ca_section_key(const struct ca_section *s, size_t i)
 {
-        if (i >= s->conf->n_keys)
+        if (i >= s->n_keys)
                 return NULL;
-        return s->conf->keys[i].key;
+        return s->keys[i].key;
 }
 
 const char *ca_section_get(const struct ca_section *s, const char *key)
 {
-        /* A repeated key replaces the earlier one in the parser, so the first match is it. */
-        for (size_t i = 0; i < s->conf->n_keys; i++)
-                if (strcmp(s->conf->keys[i].key, key) == 0)
-                        return s->conf->keys[i].value;
+        /* The host passes each key once (a repeat in the configuration replaces). */
+        for (size_t i = 0; i < s->n_keys; i++)
+                if (strcmp(s->keys[i].key, key) == 0)
+                        return s->keys[i].value;
         return NULL;
 }
 

@@ -44,8 +44,22 @@ extern "C" {
 struct event_base;
 struct ca_host;
 
-/* A [cache NAME] section, as the plugin sees it: its adapter keys, each with its origin. */
-struct ca_section;
+/* One adapter key of a section, as written in the configuration. */
+struct ca_section_key {
+        const char *key;
+        const char *value;
+};
+
+/*
+ * A [cache NAME] section, as the host hands it to a plugin: the cache's name and the
+ * adapter's own keys (the aging keys are the host's). Owned by the host; valid until the
+ * instance is destroyed. Use the accessors below rather than the fields.
+ */
+struct ca_section {
+        const char *name;
+        const struct ca_section_key *keys;
+        size_t n_keys;
+};
 
 const char *ca_section_name(const struct ca_section *s);
 size_t ca_section_n_keys(const struct ca_section *s);
