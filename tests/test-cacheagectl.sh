@@ -189,6 +189,25 @@ echo "\$ cacheagectl --address=unix:path=@DIR@/none status" >> "$out"
 echo "[exit $?]" >> "$out"
 kill "$dbus2_pid"
 
+# Bash completion: commands, options, the daemon's cache names, set's keys.
+complete_line() {
+        echo "\$ complete '$1'" >> "$out"
+        PATH="$(dirname "$CACHEAGECTL"):$PATH" bash -c '
+                compopt() { :; }
+                . "$1"
+                COMP_LINE=$2 COMP_POINT=${#2}
+                _cacheagectl
+                printf "%s\n" "${COMPREPLY[*]}"' sh "$CA_TEST_SRCDIR/../completion/cacheagectl" \
+                "$1" >> "$out" 2>&1
+}
+complete_line "cacheagectl "
+complete_line "cacheagectl --js"
+complete_line "cacheagectl --address=$addr show "
+complete_line "cacheagectl --address $addr --json set a"
+complete_line "cacheagectl --address=$addr set alpha "
+complete_line "cacheagectl --address=$addr set alpha interval=1s enabled="
+complete_line "cacheagectl --address=$addr reload "
+
 run --version
 echo "\$ cacheagectl --help | head -1" >> "$out"
 ctl --help | head -1 >> "$out"
