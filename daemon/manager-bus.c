@@ -205,6 +205,16 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         r = manager_reload(m, &errors);
         if (r >= 0) {
                 ca_errors_clear(&errors);
+                /* Kept caches may have new parameters: say so for every one. */
+                for (size_t i = 0; i < manager_n_caches(m); i++) {
+                        char *path = NULL;
+
+                        if (cache_path(manager_cache_at(m, i), &path) >= 0)
+                                (void)sd_bus_emit_properties_changed_strv(
+                                        sd_bus_message_get_bus(msg), path, BUS_CACHE_INTERFACE,
+                                        (char **)cache_changed_properties);
+                        free(path);
+                }
                 return sd_bus_reply_method_return(msg, NULL);
         }
 
@@ -897,6 +907,11 @@ static int bus_connect(struct manager_bus *b)
         if (r == -EEXIST)
                 return log_error_errno(r, "The name %s is already taken on %s: is another "
                                           "cacheaged running?",
+                                       BUS_NAME, bus_describe(b->address));
+        if (r == -EACCES || r == -EPERM)
+                return log_error_errno(r, "Not allowed to own %s on %s: %m (is "
+                                          "org.cacheage.CacheAge1.conf installed in the bus's "
+                                          "system.d, and is cacheaged running as root?)",
                                        BUS_NAME, bus_describe(b->address));
         if (r < 0)
                 return log_error_errno(r, "Failed to acquire the name %s on %s: %m", BUS_NAME,
