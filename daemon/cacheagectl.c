@@ -648,7 +648,7 @@ static int status_once(sd_bus *bus)
         char (*cells)[N_COLS][CELL_MAX] = NULL;
         size_t width[N_COLS];
         uint64_t now;
-        char d[CA_DURATION_MAX_STR], ts[128];
+        char d[CA_DURATION_MAX_STR], di[CA_DURATION_MAX_STR], ts[128];
         int r;
 
         r = get_manager(bus, &m);
@@ -687,8 +687,7 @@ static int status_once(sd_bus *bus)
                m.version ? m.version : "?",
                format_age(now > m.start_usec ? now - m.start_usec : 0, d, sizeof(d)),
                format_timestamp(m.start_usec, ts, sizeof(ts)),
-               ca_format_duration(m.default_interval_usec, (char[CA_DURATION_MAX_STR]){ 0 },
-                                  CA_DURATION_MAX_STR));
+               ca_format_duration(m.default_interval_usec, di, sizeof(di)));
         if (m.n_names == 0) {
                 printf("No caches configured.\n");
                 goto out_free;

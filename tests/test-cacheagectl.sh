@@ -160,6 +160,11 @@ run frobnicate
 run --watch=0 status
 run status --watch=x
 
+# --watch refreshes until interrupted.
+timeout 2 "$CACHEAGECTL" --address="$addr" --watch=0.2 status > "$dir/watch" 2>&1
+n=$(grep -c '^cacheaged ' "$dir/watch")
+echo "\$ timeout 2 cacheagectl --watch=0.2 status: at least 3 refreshes: $([ "$n" -ge 3 ] && echo yes || echo "no ($n)")" >> "$out"
+
 # Reading is open to all, the rest needs root.
 nobody status
 nobody show beta
