@@ -1384,6 +1384,9 @@ int ca_dcache_ratio_scan(struct ca_dcache *d, struct ca_dentry *dir)
 size_t ca_dcache_shrink_parent(struct ca_dcache *d, struct ca_dentry *dentry)
 {
         settle(d);
+        /* without the caller's reference, its last child's death could take it along */
+        if (dentry->refcount == 0)
+                return 0;
         return shrink_locked(d, dentry);
 }
 
@@ -1909,8 +1912,15 @@ static int replay_child(struct ca_dcache *d, struct ca_dentry *parent, const cha
                 if (fixup)
                         d->replay_fixups++;
         } else if (c && !exists && (c->flags & D_POSITIVE)) {
-                /* gone behind the cache's back: what a fresh lookup would leave */
+                /*
+                 * Gone behind the cache's back, or a directory an earlier ENOENT walked
+                 * through on the assumption that it existed (ld.so tries .../glibc-hwcaps/
+                 * x86-64-v4/libfoo.so, then stats .../x86-64-v4 itself). Leave what a fresh
+                 * lookup would: a negative dentry with nothing cached below it.
+                 */
                 d->replay_fixups++;
+                if (has_children(c))
+                        shrink_locked(d, c);
                 if (c->refcount == 1 && !has_children(c)) {
                         r = delete_locked(d, c);
                         assert(r == 0);

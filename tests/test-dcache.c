@@ -432,6 +432,13 @@ Test(dcache, replay_maps_results)
         cr_assert_eq(state(d, "/m/hard"), 0);
         cr_assert_eq(stats(d).replay_fixups, a.replay_fixups + 2);
 
+        /* ld.so's hwcaps search: a lookup below a directory, then the directory itself */
+        ev(d, CA_TRACE_LOOKUP, "/lib/hwcaps/v4/libfoo.so", -ENOENT);
+        cr_assert_eq(state(d, "/lib/hwcaps/v4"), 1, "assumed on the way");
+        ev(d, CA_TRACE_LOOKUP, "/lib/hwcaps/v4", -ENOENT);
+        cr_assert_eq(state(d, "/lib/hwcaps/v4"), 0);
+        cr_assert_eq(state(d, "/lib/hwcaps/v4/libfoo.so"), -1, "nothing cached below it");
+
         ev(d, CA_TRACE_CHDIR, "/c", 0);
         ev(d, CA_TRACE_EXEC, "/c/prog", 0);
         cr_assert_eq(state(d, "/c/prog"), 1);

@@ -233,7 +233,8 @@ int ca_dcache_ratio_scan(struct ca_dcache *d, struct ca_dentry *dir);
 
 /*
  * ca_dcache_shrink_parent() - shrink_dcache_parent() (rmdir, rename over a directory): kill
- * every unused dentry below @dentry, deepest first. Returns how many were killed.
+ * every unused dentry below @dentry, deepest first. The caller holds a reference on @dentry
+ * (without one nothing is done). Returns how many were killed.
  */
 size_t ca_dcache_shrink_parent(struct ca_dcache *d, struct ca_dentry *dentry);
 
@@ -372,7 +373,9 @@ void ca_dcache_dispose(struct ca_dcache *d);
  *   any other error (-EACCES, -EEXIST, -EISDIR, ...): the object exists: path (path2 for a
  *     LINK or SYMLINK with -EEXIST) is positive; for CREATE, MKDIR, SYMLINK only the parent.
  * Where the cache contradicts the trace (a cached negative the trace found, or a positive it
- * did not), the model is corrected as a fresh lookup would (counted in replay_fixups).
+ * did not, such as a directory an earlier -ENOENT was assumed to have walked through), the
+ * model is corrected to what a fresh lookup would leave, a positive, or a negative dentry
+ * with its unused subtree killed (counted in replay_fixups).
  * Components are taken as written: symbolic links are not followed. References are taken
  * and dropped as the kernel's walk does, so nothing stays held.
  * Returns 0 (applied or ignored), -EINVAL (no path, a relative path, an unknown op),
