@@ -519,8 +519,8 @@ static void print_human(const struct config *cfg, const struct results *res)
                cfg->quick ? " (quick)" : "", res->struct_bytes);
         printf("  %-22s %14s %12s\n", "metric", "value", "target");
         printf("  %-22s %12.1f B %12s  %s  (%zu dentries, %.0f ns each to create)\n",
-               "dentry_bytes", res->dentry_bytes, "<= 128", verdict(res->dentry_bytes <= TARGET_DENTRY_BYTES),
-               res->dentries, res->create_ns);
+               "dentry_bytes", res->dentry_bytes, "<= 128",
+               verdict(res->dentry_bytes <= TARGET_DENTRY_BYTES), res->dentries, res->create_ns);
         printf("  %-22s %14.0f %12s        (%.0f ns each; %zu cached files)\n", "lookups_per_s",
                res->lookups_per_s, "", res->lookup_ns, res->lookup_files);
         printf("  %-22s %11.1f ms %12s        (%zu children visited; built in %.1f s)\n",
@@ -555,10 +555,11 @@ static void print_json(const struct config *cfg, const struct results *res)
                "\"negatives\":%zu,\"positives\":%u,\"watch_full_ms\":%.3f,"
                "\"watch_tail_us\":%.4f,\"watch_speedup\":%.1f,\"watch_full_visited\":%zu,"
                "\"watch_tail_visited\":%zu,\"swept\":%lu,",
-               cfg->quick ? "true" : "false", res->struct_bytes, res->dentries, res->dentry_bytes, res->create_ns,
-               res->lookup_files, res->lookups_per_s, res->lookup_ns, res->negatives, POSITIVES,
-               res->watch_full_ms, res->watch_tail_us, res->watch_speedup, res->full_visited,
-               res->tail_visited, (unsigned long)res->swept);
+               cfg->quick ? "true" : "false", res->struct_bytes, res->dentries, res->dentry_bytes,
+               res->create_ns, res->lookup_files, res->lookups_per_s, res->lookup_ns,
+               res->negatives, POSITIVES, res->watch_full_ms, res->watch_tail_us,
+               res->watch_speedup, res->full_visited, res->tail_visited,
+               (unsigned long)res->swept);
         /* fidelity: null when it could not run here (no strace, no dentry-state) */
         if (f->done)
                 printf("\"fidelity\":{\"names\":%zu,\"events\":%lu,\"model_negative\":%lu,"

@@ -120,7 +120,8 @@ Test(dcache, layout_is_compact)
         struct ca_dcache *d = model(false, false, false, false);
         struct ca_dcache_stats st = stats(d);
 
-        cr_assert_leq(st.dentry_bytes, 128, "a dentry is %lu bytes", (unsigned long)st.dentry_bytes);
+        cr_assert_leq(st.dentry_bytes, 128, "a dentry is %lu bytes",
+                      (unsigned long)st.dentry_bytes);
         if (sizeof(void *) == 8)
                 cr_assert_eq(st.dentry_bytes, 112);
         cr_assert_eq(st.nr_dentry, 1, "only the root");

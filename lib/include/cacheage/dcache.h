@@ -158,7 +158,7 @@ void ca_dcache_get_params(const struct ca_dcache *d, struct ca_dcache_params *re
 /* ca_dcache_root() - the root dentry, pinned by the model (no reference is taken). */
 struct ca_dentry *ca_dcache_root(struct ca_dcache *d);
 
-/* --- dentry operations, shaped like the kernel's ------------------------------------------ */
+/* --- dentry operations, shaped like the kernel's ---------------------------------------------- */
 
 /*
  * ca_dcache_lookup() - d_lookup(): the hashed child @name (@len bytes) of @parent, with a
@@ -238,7 +238,7 @@ int ca_dcache_ratio_scan(struct ca_dcache *d, struct ca_dentry *dir);
  */
 size_t ca_dcache_shrink_parent(struct ca_dcache *d, struct ca_dentry *dentry);
 
-/* --- path walk ------------------------------------------------------------------------------- */
+/* --- path walk -------------------------------------------------------------------------------- */
 
 enum {
         CA_DCACHE_LOOKUP_NOCREATE = 1 << 0, /* a name not cached is -ENOENT, nothing created */
@@ -288,7 +288,7 @@ size_t ca_dcache_walk(struct ca_dcache *d, struct ca_dentry *start, ca_dcache_wa
  */
 size_t ca_dcache_watch_dir(struct ca_dcache *d, struct ca_dentry *dir, bool watched);
 
-/* --- dentries ---------------------------------------------------------------------------------- */
+/* --- dentries --------------------------------------------------------------------------------- */
 
 /* ca_dentry_name() - the name (not NUL-terminated), its length in *ret_len. */
 const char *ca_dentry_name(const struct ca_dentry *dentry, size_t *ret_len);
@@ -302,7 +302,7 @@ bool ca_dentry_watched(const struct ca_dentry *dentry);  /* marked by its parent
 bool ca_dentry_on_lru(const struct ca_dentry *dentry);   /* counted in nr_unused */
 uint32_t ca_dentry_refcount(const struct ca_dentry *dentry);
 
-/* --- statistics and checks ------------------------------------------------------------------- */
+/* --- statistics and checks -------------------------------------------------------------------- */
 
 void ca_dcache_stats(const struct ca_dcache *d, struct ca_dcache_stats *ret);
 
@@ -321,7 +321,7 @@ void ca_dcache_dir_stats(const struct ca_dcache *d, const struct ca_dentry *dir,
  */
 int ca_dcache_check(const struct ca_dcache *d, const char **ret_reason);
 
-/* --- aging ---------------------------------------------------------------------------------- */
+/* --- aging ------------------------------------------------------------------------------------ */
 
 /*
  * The reclaim op: a dentry held by anyone is CA_BUSY (and taken off the LRU, as the
@@ -354,7 +354,7 @@ struct ca_cache *ca_dcache_cache(const struct ca_dcache *d);
  */
 void ca_dcache_dispose(struct ca_dcache *d);
 
-/* --- replay --------------------------------------------------------------------------------- */
+/* --- replay ----------------------------------------------------------------------------------- */
 
 /*
  * ca_dcache_replay() - apply one trace event; the trace's results say what exists:
