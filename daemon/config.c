@@ -751,6 +751,29 @@ static void cache_key(struct loader *l, const char *key, const char *value)
         }
 }
 
+/*
+ * A reused object may stay at least as long as a single-use one (see age.h). Checked once
+ * every file is read, since the two keys may come from different files; blamed on the key
+ * written last, or on the section when both are defaults.
+ */
+static void check_ages(struct loader *l, size_t i)
+{
+        const struct ca_conf_cache *c = &l->conf->caches[i];
+        const struct origin *su = &l->states[i].set[CACHE_SINGLE_USE_AGE];
+        const struct origin *max = &l->states[i].set[CACHE_MAX_AGE];
+        const struct origin *o = max->line ? max : su;
+        const char *file = o->line ? l->conf->files[o->file] : c->file;
+
+        if (c->params.max_age >= c->params.single_use_age)
+                return;
+        l->n_errors++;
+        ca_errors_add(l->errors, "%s:%u: %s: max_age %u%s is below single_use_age %u (expected "
+                      "max_age >= single_use_age: a reused object stays at least as long as "
+                      "one used once)", file, o->line ? o->line : c->line,
+                      o == max ? "max_age" : "single_use_age", c->params.max_age,
+                      max->line ? "" : " (the default)", c->params.single_use_age);
+}
+
 /* The inih handler: one "key = value" line, at l->line, in the reader's current section. */
 static int conf_handler(void *userdata, const char *section, const char *key, const char *value)
 {
@@ -1312,6 +1335,8 @@ int ca_conf_load(const char *path, struct ca_conf **ret, struct ca_errors *error
                 ca_errors_add(errors, "%s:%u: [cache %s] has no adapter (expected e.g. "
                               "\"adapter = dcache\")", c->file, c->line, c->name);
         }
+        for (size_t i = 0; i < l.conf->n_caches; i++)
+                check_ages(&l, i);
 
         if (l.oom) {
                 r = -ENOMEM;

@@ -462,6 +462,10 @@ static int property_set_age(sd_bus *bus, const char *path, const char *interface
                 p.single_use_age = age;
         else
                 p.max_age = age;
+        if (p.max_age < p.single_use_age)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "MaxAge must not be below SingleUseAge (%u < %u)",
+                                         p.max_age, p.single_use_age);
         r = manager_cache_set_params(c, &p);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Failed to set %s: %m", property);

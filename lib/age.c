@@ -124,6 +124,13 @@ int ca_cache_validate_params(const struct ca_params *p)
                 return -EINVAL;
         if (p->max_age < 1 || p->max_age > CA_AGE_MAX)
                 return -EINVAL;
+        /*
+         * A reused object may stay at least as long as a single-use one: a touch only ever
+         * lengthens a node's limit, which is what lets a touched node stay in its slot until
+         * it comes round (lazy re-insertion) instead of being moved by the access path.
+         */
+        if (p->max_age < p->single_use_age)
+                return -EINVAL;
         return 0;
 }
 
@@ -213,33 +220,37 @@ void ca_cache_insert(struct ca_cache *cache, struct ca_node *node)
 {
         uint32_t epoch = cache_epoch(cache);
 
-        assert(!node->linked);
+        assert(!ca_node_linked(node));
         atomic_store_explicit(&node->stamp, epoch, memory_order_relaxed);
         atomic_store_explicit(&node->hits, 1, memory_order_relaxed);
-        node->linked = 1;
+        node->flags = CA_NODE_LINKED;
         atomic_fetch_add_explicit(&cache->single_use, 1, memory_order_relaxed);
         cache->objects++;
         cache->bytes += node_size(cache, node);
         node_schedule(cache, node, epoch + cache->params.single_use_age);
 }
 
-/* Account for @n leaving the cache; it is off every list already. */
-static void node_forget(struct ca_cache *c, struct ca_node *n, uint8_t hits)
+/*
+ * Account for a node of @hits and @bytes leaving the cache. Takes no node: after a reclaim
+ * callback answered CA_RECLAIMED the node's memory may be gone.
+ */
+static void cache_forget(struct ca_cache *c, uint8_t hits, size_t bytes)
 {
-        n->linked = 0;
         if (hits <= 1)
                 atomic_fetch_sub_explicit(&c->single_use, 1, memory_order_relaxed);
         assert(c->objects > 0);
         c->objects--;
-        c->bytes -= node_size(c, n);
+        c->bytes -= bytes;
 }
 
 void ca_cache_remove(struct ca_cache *cache, struct ca_node *node)
 {
-        if (!node->linked)
+        if (!ca_node_linked(node))
                 return;
         node_unlist(cache, node);
-        node_forget(cache, node, atomic_load_explicit(&node->hits, memory_order_relaxed));
+        node->flags = 0;
+        cache_forget(cache, atomic_load_explicit(&node->hits, memory_order_relaxed),
+                     node_size(cache, node));
 }
 
 /* Bump hits once, saturating; the 1 -> 2 transition leaves the single-use count. */
@@ -304,32 +315,65 @@ size_t ca_cache_rotate(struct ca_cache *cache)
         return due;
 }
 
+/*
+ * Give @n back its @hits after a callback that kept it; a touch that raced the callback
+ * (hits went from 0 to 1) counts as one more period.
+ */
+static void node_restore_hits(struct ca_cache *c, struct ca_node *n, uint8_t hits)
+{
+        uint8_t raced = atomic_exchange_explicit(&n->hits, hits, memory_order_relaxed);
+
+        n->flags = CA_NODE_LINKED;
+        if (raced)
+                node_bump_hits(c, n);
+}
+
 /* Look at @n, off every list: reclaim it when idle past its limit, else refile it. */
-static void node_age(struct ca_cache *c, struct ca_node *n, uint32_t epoch)
+static void node_age(struct ca_cache *c, struct ca_node *n, uint32_t epoch, bool from_sweep)
 {
         uint32_t stamp = atomic_load_explicit(&n->stamp, memory_order_relaxed);
         uint8_t hits = atomic_load_explicit(&n->hits, memory_order_relaxed);
         uint32_t limit = node_limit(c, hits);
+        size_t bytes;
 
         c->scanned++;
+        if (n->flags & CA_NODE_BUSY) {
+                if (from_sweep) {
+                        /* asked in this rotation already: the next one asks again */
+                        node_schedule(c, n, epoch + 1);
+                        return;
+                }
+                n->flags &= ~CA_NODE_BUSY;
+        }
         if (epoch - stamp < limit) {
                 node_schedule(c, n, stamp + limit);
                 return;
         }
 
+        /*
+         * Everything about @n is read before the callback: it may free the object. hits is
+         * taken to 0 meanwhile, so that a touch racing the callback counts from 0 and never
+         * takes the node out of the single-use count a second time.
+         */
+        bytes = node_size(c, n);
+        hits = atomic_exchange_explicit(&n->hits, 0, memory_order_relaxed);
+        n->flags = 0;
         switch (c->ops->reclaim(c, n, c->userdata)) {
         case CA_RECLAIMED:
                 c->reclaimed++;
                 if (hits <= 1)
                         c->reclaimed_single_use++;
-                node_forget(c, n, hits);
+                cache_forget(c, hits, bytes);
                 return;
         case CA_BUSY:
+                node_restore_hits(c, n, hits);
+                n->flags |= CA_NODE_BUSY;
                 c->busy++;
                 node_schedule(c, n, epoch + 1);
                 return;
         case CA_KEEP:
         default:
+                node_restore_hits(c, n, hits);
                 c->kept++;
                 __ca_touch_slow(c, n, epoch);
                 hits = atomic_load_explicit(&n->hits, memory_order_relaxed);
@@ -340,8 +384,8 @@ static void node_age(struct ca_cache *c, struct ca_node *n, uint32_t epoch)
 
 /*
  * The next node of the re-sweep, or NULL when it is done. Slots are taken whole onto the
- * sweep list, so a node refiled into a slot not yet swept is seen again (harmless) but a
- * node refiled into the slot being swept is not (no endless loop).
+ * sweep list, so a node refiled into a slot not yet swept is seen again (and refiled again,
+ * harmlessly) but a node refiled into the slot being swept is not (no endless loop).
  */
 static struct ca_node *sweep_next(struct ca_cache *c)
 {
@@ -377,16 +421,14 @@ size_t ca_cache_age(struct ca_cache *cache, size_t budget, uint64_t deadline_use
                 budget = CA_SLICE_NODES;
 
         while (budget > 0) {
-                struct ca_node *n;
+                bool from_sweep = list_empty(&cache->pending);
+                struct ca_node *n = from_sweep ? sweep_next(cache) : cache->pending.next;
 
-                if (!list_empty(&cache->pending))
-                        n = cache->pending.next;
-                else if (!(n = sweep_next(cache)))
+                if (!n)
                         break;
-
                 budget--; /* spent before the callback: a busy node cannot livelock us */
                 node_unlist(cache, n);
-                node_age(cache, n, epoch);
+                node_age(cache, n, epoch, from_sweep);
 
                 if (deadline_usec && ++seen % CA_CLOCK_EVERY == 0 &&
                     ca_now_usec() >= deadline_usec)
@@ -419,7 +461,7 @@ int ca_cache_set_params(struct ca_cache *cache, const struct ca_params *params)
 
         /*
          * One budgeted re-sweep of every waiting node, slot by slot from the next one due.
-         * A sweep already running simply starts over with all slots.
+         * A sweep already running starts over.
          */
         if (cache->sweep_left)
                 list_splice_tail_init(&cache->sweep, &cache->slots[cache->sweep_slot]);

@@ -746,6 +746,12 @@ Test(config, bad_dropins)
         check_bad_fixture("dropins");
 }
 
+/* max_age below single_use_age, set in one file, by default, or across a drop-in. */
+Test(config, bad_ages)
+{
+        check_bad_fixture("ages");
+}
+
 Test(config, missing_main_file)
 {
         struct ca_errors errors = { 0 };

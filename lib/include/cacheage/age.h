@@ -56,9 +56,12 @@ struct ca_node {
         struct ca_node *next, *prev; /* a due slot or the pending list; self when unlinked */
         _Atomic uint32_t stamp;      /* epoch of the last touch */
         _Atomic uint8_t hits;        /* distinct rotation periods touched in, saturating */
-        uint8_t linked;              /* aged by a cache */
+        uint8_t flags;               /* CA_NODE_*: the framework's, under the owner's lock */
         uint16_t due;                /* low bits of the epoch it was filed for */
 };
+
+#define CA_NODE_LINKED 0x01 /* aged by a cache */
+#define CA_NODE_BUSY 0x02   /* answered CA_BUSY in this rotation: asked again at the next */
 
 /* What a reclaim callback did with a node that fell due (kernel's enum lru_status). */
 enum ca_status {
@@ -87,7 +90,7 @@ struct ca_cache_ops {
 /* Aging parameters, in rotations (the rotation interval belongs to the driver). */
 struct ca_params {
         uint32_t single_use_age; /* 1..CA_AGE_MAX, default CA_SINGLE_USE_AGE_DEFAULT */
-        uint32_t max_age;        /* 1..CA_AGE_MAX, default CA_MAX_AGE_DEFAULT */
+        uint32_t max_age;        /* single_use_age..CA_AGE_MAX, default CA_MAX_AGE_DEFAULT */
 };
 
 #define CA_PARAMS_DEFAULT                                                                  \
@@ -131,7 +134,8 @@ struct ca_cache *ca_cache_free(struct ca_cache *cache);
  * starts a re-sweep of every waiting node, slot by slot, done by the next aging slices
  * (budgeted as usual) before they report the rotation done, so the new limit applies at
  * once: an object already idle past it goes in the current rotation.
- * Returns 0, or -EINVAL (and nothing changes) when a value is outside 1..CA_AGE_MAX.
+ * Returns 0, or -EINVAL (and nothing changes) when a value is outside 1..CA_AGE_MAX or
+ * max_age is below single_use_age (a reused object never goes before a single-use one).
  */
 int ca_cache_set_params(struct ca_cache *cache, const struct ca_params *params);
 void ca_cache_get_params(const struct ca_cache *cache, struct ca_params *ret);
@@ -155,7 +159,7 @@ void ca_cache_remove(struct ca_cache *cache, struct ca_node *node);
 /* ca_node_linked() - whether @node is aged by a cache. */
 static inline bool ca_node_linked(const struct ca_node *node)
 {
-        return node->linked;
+        return node->flags & CA_NODE_LINKED;
 }
 
 /* ca_cache_epoch() - the cache's clock (relaxed; any thread). */
