@@ -204,17 +204,8 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 
         r = manager_reload(m, &errors);
         if (r >= 0) {
+                /* The manager has said PropertiesChanged for every kept cache. */
                 ca_errors_clear(&errors);
-                /* Kept caches may have new parameters: say so for every one. */
-                for (size_t i = 0; i < manager_n_caches(m); i++) {
-                        char *path = NULL;
-
-                        if (cache_path(manager_cache_at(m, i), &path) >= 0)
-                                (void)sd_bus_emit_properties_changed_strv(
-                                        sd_bus_message_get_bus(msg), path, BUS_CACHE_INTERFACE,
-                                        (char **)cache_changed_properties);
-                        free(path);
-                }
                 return sd_bus_reply_method_return(msg, NULL);
         }
 

@@ -252,9 +252,37 @@ static bool cache_defer(struct manager_cache *c)
         return true;
 }
 
-static int cache_rotate(struct manager_cache *c, bool forced)
+/*
+ * Run aging slices until the cache has nothing pending: after a rotation, or after an age
+ * was lowered (the library's re-sweep). Work that finds slices still running adds to them.
+ */
+static void cache_start_aging(struct manager_cache *c)
 {
         struct ca_stats st;
+
+        if (!c->aging) {
+                ca_cache_stats(c->cache, &st);
+                c->reclaimed_before = st.reclaimed;
+                c->aging = true;
+        }
+        event_active(c->age_event, 0, 0);
+}
+
+/* Apply aging parameters now; a lowered age starts its re-sweep at once. */
+static int cache_set_params(struct manager_cache *c, const struct ca_params *p)
+{
+        int r;
+
+        r = ca_cache_set_params(c->cache, p);
+        if (r < 0)
+                return r;
+        if (c->age_event && ca_cache_pending(c->cache) > 0)
+                cache_start_aging(c);
+        return 0;
+}
+
+static int cache_rotate(struct manager_cache *c, bool forced)
+{
         size_t due;
         int r;
 
@@ -269,16 +297,10 @@ static int cache_rotate(struct manager_cache *c, bool forced)
                         log_warning_errno(r, "%s: Failed to refresh the cache: %m, "
                                           "rotating what it holds", c->name);
         }
-        /* A rotation that finds the last one's slices still running adds to their backlog. */
-        if (!c->aging) {
-                ca_cache_stats(c->cache, &st);
-                c->reclaimed_before = st.reclaimed;
-                c->aging = true;
-        }
         due = ca_cache_rotate(c->cache);
         c->last_rotation_realtime_usec = now_realtime_usec();
         log_debug("%s: rotation, %zu objects due", c->name, due);
-        event_active(c->age_event, 0, 0);
+        cache_start_aging(c);
         return 0;
 }
 
@@ -744,7 +766,7 @@ int manager_cache_set_params(struct manager_cache *c, const struct ca_params *p)
                 return -EINVAL;
         if (!c->cache)
                 return -ESTALE;
-        return ca_cache_set_params(c->cache, p);
+        return cache_set_params(c, p);
 }
 
 int manager_cache_set_enabled(struct manager_cache *c, bool enabled)
@@ -865,7 +887,7 @@ static int manager_reload_apply(struct manager *m, struct ca_conf *conf, struct 
                         c->defer_streak = 0;
                 c->enabled = cc->enabled;
                 if (c->cache)
-                        ca_cache_set_params(c->cache, &cc->params);
+                        (void)cache_set_params(c, &cc->params); /* validated by the parser */
                 caches[i] = c;
         }
         free(kept);
@@ -877,8 +899,13 @@ static int manager_reload_apply(struct manager *m, struct ca_conf *conf, struct 
         manager_apply_log_level(m);
         for (size_t i = 0; i < m->n_caches; i++)
                 cache_arm(m->caches[i]);
-        if (set_changed && m->bus)
-                manager_bus_caches_changed(m->bus);
+        if (m->bus) {
+                if (set_changed)
+                        manager_bus_caches_changed(m->bus);
+                /* Kept caches may have new settings: say so for every one. */
+                for (size_t i = 0; i < m->n_caches; i++)
+                        manager_bus_cache_changed(m->bus, m->caches[i]);
+        }
         return 0;
 }
 
