@@ -271,15 +271,37 @@ static void node_bump_hits(struct ca_cache *c, struct ca_node *n)
 }
 
 /*
- * The first touch of a period. Of all threads that race here for the same period, the one
- * whose exchange sees the old stamp is the one that bumps hits: a period is counted once.
+ * The first touch of a period: plain relaxed stores, no locked instruction, except for the
+ * one step the framework's decisions rest on. Going from 1 to 2 hits (single-use to reused)
+ * is a compare-and-swap, so that of all threads racing there exactly one takes the node out
+ * of the single-use count; it happens once in an object's life. Above 2, hits is a
+ * statistic (any value above 1 means max_age), and a tight race may miscount it by one.
  */
 void __ca_touch_slow(struct ca_cache *cache, struct ca_node *node, uint32_t epoch)
 {
-        uint32_t old = atomic_exchange_explicit(&node->stamp, epoch, memory_order_relaxed);
+        uint32_t stamp = atomic_load_explicit(&node->stamp, memory_order_relaxed);
+        uint8_t hits;
 
-        if (old != epoch)
-                node_bump_hits(cache, node);
+        /*
+         * A touch that read the epoch just before a rotation must not move back the stamp
+         * that a touch after it already stored. (Only when both race the rotation within a
+         * few instructions can the older stamp land last: the node then looks idle one
+         * period longer. A compare-and-swap would close that window at the price of a locked
+         * instruction on every first touch of a period.)
+         */
+        if ((int32_t)(stamp - epoch) >= 0)
+                return;
+        atomic_store_explicit(&node->stamp, epoch, memory_order_relaxed);
+        hits = atomic_load_explicit(&node->hits, memory_order_relaxed);
+        if (hits == 1) {
+                if (atomic_compare_exchange_strong_explicit(&node->hits, &hits, 2,
+                                                            memory_order_relaxed,
+                                                            memory_order_relaxed))
+                        atomic_fetch_sub_explicit(&cache->single_use, 1, memory_order_relaxed);
+        } else if (hits < CA_HITS_MAX) {
+                /* 0 only while the owner's reclaim callback runs: node_restore_hits() sees it */
+                atomic_store_explicit(&node->hits, hits + 1, memory_order_relaxed);
+        }
 }
 
 /* Move every node of slot @slot (and of the sweep list, if it is that slot's) to pending. */
@@ -375,7 +397,7 @@ static void node_age(struct ca_cache *c, struct ca_node *n, uint32_t epoch, bool
         default:
                 node_restore_hits(c, n, hits);
                 c->kept++;
-                __ca_touch_slow(c, n, epoch);
+                ca_touch(c, n);
                 hits = atomic_load_explicit(&n->hits, memory_order_relaxed);
                 node_schedule(c, n, epoch + node_limit(c, hits));
                 return;

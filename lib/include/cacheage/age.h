@@ -175,7 +175,9 @@ void __ca_touch_slow(struct ca_cache *cache, struct ca_node *node, uint32_t epoc
 /*
  * ca_touch() - mark @node used now. Lock-free and safe from any thread; the common case
  * (already touched in this rotation period) is two loads and no store. The first touch in
- * a new period stores the stamp and bumps hits, exactly once however many threads race.
+ * a new period stores the stamp and bumps hits with plain relaxed stores; the step from 1 to
+ * 2 hits (single-use to reused) is taken exactly once however many threads race, while a
+ * count above 2 is a statistic that a tight race may miscount by one.
  */
 static inline void ca_touch(struct ca_cache *cache, struct ca_node *node)
 {
