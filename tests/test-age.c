@@ -1138,7 +1138,7 @@ static void *first_touch_thread(void *p)
         return NULL;
 }
 
-Test(age, racing_first_touches_of_a_period_count_once)
+Test(age, racing_first_touches_of_a_period_take_a_node_out_of_single_use_once)
 {
         enum { THREADS = 4, N = 20000, PERIODS = 3 };
         struct harness *h = harness_new(N, 10, 10, false);
@@ -1156,13 +1156,20 @@ Test(age, racing_first_touches_of_a_period_count_once)
                 for (unsigned t = 0; t < THREADS; t++)
                         cr_assert_eq(pthread_join(threads[t], NULL), 0);
                 pthread_barrier_destroy(&start);
+                /*
+                 * The step from single use to reused is taken exactly once (the count would
+                 * wrap below 0 otherwise); above 2, hits is a statistic that a tight race may
+                 * count high, never low.
+                 */
                 for (size_t i = 0; i < N; i++) {
-                        cr_assert_eq(atomic_load(&h->objs[i].node.hits), 1 + period,
-                                     "node %zu: hits %u after %u periods", i,
-                                     (unsigned)atomic_load(&h->objs[i].node.hits), 1 + period);
+                        unsigned hits = atomic_load(&h->objs[i].node.hits);
+
+                        cr_assert_geq(hits, 1 + period, "node %zu: hits %u after %u periods", i,
+                                      hits, 1 + period);
                         cr_assert_eq(atomic_load(&h->objs[i].node.stamp), period);
                 }
-                cr_assert_eq(stats(h).single_use_objects, 0);
+                cr_assert_eq(stats(h).single_use_objects, 0, "single_use_objects %llu",
+                             (unsigned long long)stats(h).single_use_objects);
         }
         cr_assert_eq(h->calls, 0);
         harness_free(h);
@@ -1757,17 +1764,13 @@ Test(age, busy_not_asked_again_by_a_resweep_in_the_same_rotation)
 }
 
 /*
- * FINDING (fails against lib/age.c as of bc0b084; __ca_touch_slow()): a touch whose epoch
- * was read just before a rotation, and whose store lands after another thread's first touch
- * of the new period, moves the stamp back and bumps hits once more. ca_touch() does exactly
- * that when its thread is preempted between its load of the epoch and the exchange, which
- * the direct call below stands for. Sequence: insert at 0; rotate (1); ca_touch() (stamp 1,
- * hits 2); __ca_touch_slow(cache, node, 0) (the late toucher of period 0): stamp becomes 0
- * and hits 3, so the node looks idle one rotation longer than it is (with max_age 2 it is
- * reclaimed at 2 instead of 3) and period 1 counts twice. A compare-exchange loop that only
- * moves the stamp forward (and bumps hits only when it did) would fix it.
+ * Was: a touch whose epoch was read just before a rotation, landing after another thread's
+ * first touch of the new period, moved the stamp back (the node looked idle one period
+ * longer). ca_touch() does that when its thread is preempted between its load of the epoch
+ * and its store; the direct call stands for it. (A race within a few instructions of each
+ * other can still do it, as lib/age.c documents; this sequence must not.)
  */
-Test(age, finding_late_touch_of_a_past_period_never_moves_the_stamp_back)
+Test(age, late_touch_of_a_past_period_does_not_move_the_stamp_back)
 {
         struct harness *h = harness_new(1, 2, 2, false);
 
@@ -1777,11 +1780,92 @@ Test(age, finding_late_touch_of_a_past_period_never_moves_the_stamp_back)
         __ca_touch_slow(h->cache, &h->objs[0].node, 0);
         cr_assert_eq(atomic_load(&h->objs[0].node.stamp), 1, "stamp moved back to %u",
                      (unsigned)atomic_load(&h->objs[0].node.stamp));
-        cr_assert_eq(atomic_load(&h->objs[0].node.hits), 2, "hits %u for 2 periods",
-                     (unsigned)atomic_load(&h->objs[0].node.hits));
+        cr_assert_geq(atomic_load(&h->objs[0].node.hits), 2);
         step(h); /* 2 */
         cr_assert(h->objs[0].live, "touched at 1, max_age 2, reclaimed at 2");
         step(h); /* 3 */
         cr_assert(!h->objs[0].live);
         harness_free(h);
+}
+
+/*
+ * FINDING (fails, though not on every run, against lib/age.c as of d303e8a): a first touch
+ * of a period that loads hits while a CA_KEEP or CA_BUSY callback runs (hits is 0 then)
+ * and stores 0 + 1 after node_restore_hits() gave the node back its hits (say 5) and saw
+ * no race: the node is single use again (hits 1) but not in single_use; its next first
+ * touch takes it out of the count a second time, and the count wraps below 0. The window
+ * is two instructions in __ca_touch_slow(), so no single-threaded sequence shows it: three
+ * threads touch 256 nodes as fast as they can while this one rotates and ages them with
+ * max_age 1 (every node falls due and is kept or busy). On this 2-core machine a run of
+ * 200000 such rotations ended with single_use_objects = 2^64 - 40 and a recount of 0.
+ * Taking 0 -> 1 with a compare-and-swap, as 1 -> 2 is, would close it.
+ */
+enum { KB_THREADS = 3, KB_NODES = 256, KB_ROTATIONS = 20000 };
+
+struct keep_busy {
+        struct ca_node nodes[KB_NODES];
+        struct ca_cache *cache;
+        _Atomic bool stop;
+        uint64_t callbacks;
+};
+
+static enum ca_status keep_busy_reclaim(struct ca_cache *cache, struct ca_node *node,
+                                        void *userdata)
+{
+        struct keep_busy *kb = userdata;
+
+        return ++kb->callbacks % 2 ? CA_KEEP : CA_BUSY;
+}
+
+static void *keep_busy_toucher(void *p)
+{
+        struct keep_busy *kb = p;
+
+        while (!atomic_load_explicit(&kb->stop, memory_order_relaxed))
+                for (size_t i = 0; i < KB_NODES; i++)
+                        ca_touch(kb->cache, &kb->nodes[i]);
+        return NULL;
+}
+
+Test(age, finding_touch_racing_keep_or_busy_keeps_single_use_count, .timeout = 120)
+{
+        static const struct ca_cache_ops ops = { .reclaim = keep_busy_reclaim };
+        struct ca_params p = { .single_use_age = 1, .max_age = 1 };
+        struct keep_busy *kb = calloc(1, sizeof(*kb));
+        pthread_t threads[KB_THREADS];
+        uint64_t single_use = 0;
+        struct ca_stats s;
+
+        cr_assert_not_null(kb);
+        cr_assert_eq(ca_cache_new(&ops, kb, &p, &kb->cache), 0);
+        for (size_t i = 0; i < KB_NODES; i++)
+                ca_cache_insert(kb->cache, &kb->nodes[i]);
+        for (unsigned t = 0; t < KB_THREADS; t++)
+                cr_assert_eq(pthread_create(&threads[t], NULL, keep_busy_toucher, kb), 0);
+        for (unsigned r = 0; r < KB_ROTATIONS; r++) {
+                size_t guard = 0;
+
+                ca_cache_rotate(kb->cache);
+                while (ca_cache_age(kb->cache, 0, 0))
+                        cr_assert_lt(++guard, 10000);
+        }
+        atomic_store_explicit(&kb->stop, true, memory_order_relaxed);
+        for (unsigned t = 0; t < KB_THREADS; t++)
+                cr_assert_eq(pthread_join(threads[t], NULL), 0);
+
+        cr_assert_gt(kb->callbacks, KB_ROTATIONS, "the nodes never fell due");
+        for (size_t i = 0; i < KB_NODES; i++) {
+                cr_assert(ca_node_linked(&kb->nodes[i]));
+                single_use += atomic_load(&kb->nodes[i].hits) == 1;
+        }
+        ca_cache_stats(kb->cache, &s);
+        cr_assert_eq(s.objects, KB_NODES);
+        cr_assert_eq(s.single_use_objects, single_use,
+                     "single_use_objects %llu, recount %llu (after %llu callbacks)",
+                     (unsigned long long)s.single_use_objects, (unsigned long long)single_use,
+                     (unsigned long long)kb->callbacks);
+        cr_assert_eq(single_use, 0, "%llu nodes touched in thousands of periods have hits 1",
+                     (unsigned long long)single_use);
+        cr_assert_null(ca_cache_free(kb->cache));
+        free(kb);
 }
