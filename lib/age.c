@@ -293,15 +293,23 @@ void __ca_touch_slow(struct ca_cache *cache, struct ca_node *node, uint32_t epoc
                 return;
         atomic_store_explicit(&node->stamp, epoch, memory_order_relaxed);
         hits = atomic_load_explicit(&node->hits, memory_order_relaxed);
-        if (hits == 1) {
-                if (atomic_compare_exchange_strong_explicit(&node->hits, &hits, 2,
-                                                            memory_order_relaxed,
-                                                            memory_order_relaxed))
-                        atomic_fetch_sub_explicit(&cache->single_use, 1, memory_order_relaxed);
-        } else if (hits < CA_HITS_MAX) {
-                /* 0 only while the owner's reclaim callback runs: node_restore_hits() sees it */
-                atomic_store_explicit(&node->hits, hits + 1, memory_order_relaxed);
+        /*
+         * 1 -> 2, and 0 -> 1 (hits is 0 only while the owner's reclaim callback runs, and
+         * node_restore_hits() may put the real value back at any moment): compare-and-swap,
+         * so a stale 0 or 1 is never stored over what the owner or another thread wrote.
+         */
+        while (hits <= 1) {
+                if (atomic_compare_exchange_weak_explicit(&node->hits, &hits, hits + 1,
+                                                          memory_order_relaxed,
+                                                          memory_order_relaxed)) {
+                        if (hits == 1)
+                                atomic_fetch_sub_explicit(&cache->single_use, 1,
+                                                          memory_order_relaxed);
+                        return;
+                }
         }
+        if (hits < CA_HITS_MAX)
+                atomic_store_explicit(&node->hits, hits + 1, memory_order_relaxed);
 }
 
 /* Move every node of slot @slot (and of the sweep list, if it is that slot's) to pending. */
