@@ -9,6 +9,8 @@ packages=(
     libsystemd-dev libevent-dev libinih-dev
     # tests
     libcriterion-dev dbus-daemon dbus-bin systemd strace memcached util-linux
+    # fuzz targets: clang's libFuzzer is in libclang-rt-14-dev, only recommended by clang
+    clang libclang-rt-14-dev
 )
 
 missing=()
