@@ -57,8 +57,12 @@ struct ca_cache {
  */
 #define PENDING_REFRESH 0x4000 /* rotations */
 
+/* hits while the owner holds the count for a reclaim callback and a touch came meanwhile */
+#define CA_HITS_RACED 0x80
+
 _Static_assert(offsetof(struct ca_cache, head) == 0, "ca_touch() needs the epoch first");
 _Static_assert(sizeof(struct ca_node) <= 24 || sizeof(void *) != 8, "ca_node grew");
+_Static_assert(CA_HITS_MAX < CA_HITS_RACED, "the race mark must be outside the counts");
 _Static_assert(65536 % CA_SLOTS == 0, "due % CA_SLOTS must survive 16-bit wrap");
 
 static void list_init(struct ca_node *head)
@@ -293,23 +297,32 @@ void __ca_touch_slow(struct ca_cache *cache, struct ca_node *node, uint32_t epoc
                 return;
         atomic_store_explicit(&node->stamp, epoch, memory_order_relaxed);
         hits = atomic_load_explicit(&node->hits, memory_order_relaxed);
-        /*
-         * 1 -> 2, and 0 -> 1 (hits is 0 only while the owner's reclaim callback runs, and
-         * node_restore_hits() may put the real value back at any moment): compare-and-swap,
-         * so a stale 0 or 1 is never stored over what the owner or another thread wrote.
-         */
-        while (hits <= 1) {
-                if (atomic_compare_exchange_weak_explicit(&node->hits, &hits, hits + 1,
+        for (;;) {
+                uint8_t next;
+
+                if (hits >= 2) {
+                        /* reused already, or marked while frozen: a statistic from here */
+                        if (hits < CA_HITS_MAX)
+                                atomic_store_explicit(&node->hits, hits + 1,
+                                                      memory_order_relaxed);
+                        return;
+                }
+                /*
+                 * 1 -> 2 leaves the single-use count: a compare-and-swap, so one thread
+                 * does it. 0 means the owner holds the count while a reclaim callback runs
+                 * (node_age()): only mark that a touch came, outside the counting range,
+                 * so that no 1 can appear and be taken for the single-use state.
+                 */
+                next = hits == 0 ? CA_HITS_RACED : 2;
+                if (atomic_compare_exchange_weak_explicit(&node->hits, &hits, next,
                                                           memory_order_relaxed,
                                                           memory_order_relaxed)) {
-                        if (hits == 1)
+                        if (next == 2)
                                 atomic_fetch_sub_explicit(&cache->single_use, 1,
                                                           memory_order_relaxed);
                         return;
                 }
         }
-        if (hits < CA_HITS_MAX)
-                atomic_store_explicit(&node->hits, hits + 1, memory_order_relaxed);
 }
 
 /* Move every node of slot @slot (and of the sweep list, if it is that slot's) to pending. */

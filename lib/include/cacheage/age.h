@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define CA_SLOTS 64            /* due-slot ring size, in rotations */
-#define CA_HITS_MAX 255        /* saturation of ca_node.hits, in rotation periods */
+#define CA_HITS_MAX 127        /* saturation of ca_node.hits, in rotation periods */
 #define CA_AGE_MAX 65535       /* largest single_use_age / max_age, in rotations */
 #define CA_SLICE_NODES 1024    /* default node budget of one aging slice */
 #define CA_CLOCK_EVERY 64      /* nodes aged between two reads of the clock */
