@@ -1065,12 +1065,6 @@ static int run_step(struct run *run, const struct config *cfg, uint64_t vi)
         e.path = le->path == SIZE_MAX ? NULL : t->str + le->path;
         e.path2 = le->path2 == SIZE_MAX ? NULL : t->str + le->path2;
         e.result = le->result;
-        /*
-         * A symlink's text is never looked up, but ca_dcache_replay() refuses the event when it
-         * is relative ("ln -s b d/s"): hand it the new name instead, which changes nothing else.
-         */
-        if (e.op == CA_TRACE_SYMLINK && e.path && e.path[0] != '/' && e.path2)
-                e.path = e.path2;
 
         for (size_t i = 0; i < run->np; i++) {
                 r = step_apply(run, cfg, &run->p[i], le, &e, vi);

@@ -2102,7 +2102,9 @@ int ca_dcache_replay(struct ca_dcache *d, const struct ca_trace_event *ev)
         int res, r;
 
         settle(d);
-        if (!ev || !absolute(ev->path) || (unsigned)ev->op >= _CA_TRACE_OP_MAX)
+        /* A symlink's path is its target text, never looked up: it may be relative. */
+        if (!ev || !ev->path || (unsigned)ev->op >= _CA_TRACE_OP_MAX ||
+            (ev->op != CA_TRACE_SYMLINK && !absolute(ev->path)))
                 return -EINVAL;
         if ((ev->op == CA_TRACE_RENAME || ev->op == CA_TRACE_LINK ||
              ev->op == CA_TRACE_SYMLINK) && !absolute(ev->path2))
