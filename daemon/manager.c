@@ -877,20 +877,29 @@ static int manager_reload_apply(struct manager *m, struct ca_conf *conf, struct 
         for (size_t i = 0; i < conf->n_caches; i++) {
                 const struct ca_conf_cache *cc = &conf->caches[i];
                 struct manager_cache *c = kept[i];
+                uint64_t interval_usec = cache_effective_interval(conf, cc);
+                bool rearm;
 
                 if (!c)
                         continue;
                 section_rebind(c->section, cc);
-                c->interval_usec = cache_effective_interval(conf, cc);
+                /*
+                 * A kept cache's timer runs on unless its interval or state changed: were it
+                 * restarted, reloads more frequent than the interval would postpone every
+                 * rotation for ever.
+                 */
+                rearm = c->interval_usec != interval_usec || c->enabled != cc->enabled;
+                c->interval_usec = interval_usec;
                 c->interval_is_default = cc->interval_usec == 0;
                 if (c->enabled != cc->enabled)
                         c->defer_streak = 0;
                 c->enabled = cc->enabled;
                 if (c->cache)
                         (void)cache_set_params(c, &cc->params); /* validated by the parser */
+                if (rearm)
+                        cache_arm(c);
                 caches[i] = c;
         }
-        free(kept);
         free(m->caches);
         m->caches = caches;
         m->n_caches = conf->n_caches;
@@ -898,7 +907,9 @@ static int manager_reload_apply(struct manager *m, struct ca_conf *conf, struct 
         m->conf = conf;
         manager_apply_log_level(m);
         for (size_t i = 0; i < m->n_caches; i++)
-                cache_arm(m->caches[i]);
+                if (!kept[i])
+                        cache_arm(m->caches[i]);
+        free(kept);
         if (m->bus) {
                 if (set_changed)
                         manager_bus_caches_changed(m->bus);

@@ -572,6 +572,45 @@ Test(daemon, reload)
         daemon_cleanup(&d);
 }
 
+/*
+ * Reloads more frequent than a cache's interval must not postpone its rotations: a kept cache
+ * whose interval did not change keeps its timer running.
+ */
+Test(daemon, frequent_reloads_keep_rotating)
+{
+        size_t rotations = 0;
+        struct daemon d;
+        const char *log;
+        uint64_t end;
+
+        daemon_setup(&d);
+        write_file(d.conf,
+                   "[daemon]\nplugin_dir = %s\ninterval = 400ms\n"
+                   "[cache t]\nadapter = testcache\nadd = 10\n",
+                   env("CA_TEST_PLUGIN_DIR"));
+        daemon_start(&d, 0, NULL);
+        cr_assert(daemon_wait_msg(&d, 0, "READY=1", 2000) >= 0, "%s", read_file(d.err));
+        /* A reload every 150 ms for 2.4 s (six intervals), reading what it notifies. */
+        end = now_msec() + 2400;
+        while (now_msec() < end) {
+                uint64_t next = now_msec() + 150;
+
+                cr_assert(kill(d.pid, SIGHUP) == 0);
+                while (now_msec() < next)
+                        daemon_recv(&d, (int)(next - now_msec()));
+        }
+        daemon_stop(&d);
+        log = read_file(d.err);
+        for (const char *p = log; (p = strstr(p, "t: rotation,")); p++)
+                rotations++;
+        fprintf(stderr, "# rotations in 2.4 s of reloads every 150 ms, interval 400 ms: %zu\n",
+                rotations);
+        cr_assert(strstr(log, "Configuration reloaded"), "%s", log);
+        cr_assert(rotations >= 3, "reloads postponed the rotations: %zu in 2.4 s\n%s", rotations,
+                  strlen(log) > 1500 ? log + strlen(log) - 1500 : log);
+        daemon_cleanup(&d);
+}
+
 static void assert_start_fails(const char *conf_fmt, const char *dir, const char *const *needles)
 {
         const char *args[8] = { "--config", NULL, "--bus", "none", NULL };
