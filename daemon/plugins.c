@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The build's config.h (CA_PLUGIN_DIR); "config.h" alone is the parser's, beside this file. */
@@ -63,6 +64,49 @@ static bool adapter_name_valid(const char *s)
         return true;
 }
 
+/*
+ * The daemon runs as root and runs whatever it dlopen()s: like sudo with its plugins, it
+ * loads a module only when the module and the directory it is really in (symlinks resolved)
+ * belong to root or to the daemon's own user, and only they can write them (a group that
+ * is root's or the daemon's own counts as theirs). Anything else would let whoever can
+ * write there run code as root. Returns 0, or a negative errno with a reason.
+ */
+static int plugin_path_trusted(const char *path, char *reason, size_t reason_len)
+{
+        char *real, *slash;
+        struct stat st;
+        int r = 0;
+
+        real = realpath(path, NULL);
+        if (!real) {
+                r = -errno;
+                snprintf(reason, reason_len, "%s", strerror(-r));
+                return r;
+        }
+        for (int i = 0; i < 2 && r == 0; i++) {
+                /* The file, then its directory. */
+                if (i == 1) {
+                        slash = strrchr(real, '/');
+                        slash[slash == real ? 1 : 0] = '\0';
+                }
+                if (stat(real, &st) < 0) {
+                        r = -errno;
+                        snprintf(reason, reason_len, "%s: %s", real, strerror(-r));
+                } else if (st.st_uid != 0 && st.st_uid != geteuid()) {
+                        snprintf(reason, reason_len, "%s is owned by uid %u, not by root",
+                                 real, (unsigned)st.st_uid);
+                        r = -EPERM;
+                } else if ((st.st_mode & S_IWOTH) ||
+                           ((st.st_mode & S_IWGRP) && st.st_gid != 0 && st.st_gid != getegid())) {
+                        snprintf(reason, reason_len, "%s is writable by %s", real,
+                                 st.st_mode & S_IWOTH ? "everyone" : "its group");
+                        r = -EPERM;
+                }
+        }
+        free(real);
+        return r;
+}
+
 int plugins_get(struct plugins *p, const char *dir, const struct ca_conf_cache *cc,
                 const struct ca_plugin **ret, struct ca_errors *errors)
 {
@@ -99,6 +143,12 @@ int plugins_get(struct plugins *p, const char *dir, const struct ca_conf_cache *
                 ca_errors_add(errors, "%s:%u: Failed to load plugin %s: more than %d plugins",
                               cc->file, cc->line, path, PLUGINS_MAX);
                 r = -E2BIG;
+                goto out_free_path;
+        }
+        r = plugin_path_trusted(path, reason, sizeof(reason));
+        if (r < 0) {
+                ca_errors_add(errors, "%s:%u: Failed to load plugin %s: %s", cc->file, cc->line,
+                              path, reason);
                 goto out_free_path;
         }
         dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);

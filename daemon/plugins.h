@@ -48,7 +48,9 @@ struct plugins *plugins_new(void);
 struct plugins *plugins_free(struct plugins *p);
 
 /*
- * plugins_get() - the plugin of @cc's adapter, from @dir, loaded now or earlier.
+ * plugins_get() - the plugin of @cc's adapter, from @dir, loaded now or earlier. A module is
+ * only loaded when it and its directory (symlinks resolved) belong to root or the daemon's
+ * user and nobody else may write them.
  * Returns 0 and the table in *ret, or a negative errno after adding one message to
  * @errors that names the path, the adapter and the section that asked for it.
  */

@@ -643,6 +643,69 @@ Test(daemon, plugin_wrong_abi)
                            (const char *[]){ path, "cacheaged.conf:3", NULL });
 }
 
+static void copy_file(const char *from, const char *to, mode_t mode)
+{
+        char buf[65536];
+        int in = open(from, O_RDONLY | O_CLOEXEC), out;
+        ssize_t n;
+
+        cr_assert(in >= 0, "%s: %s", from, strerror(errno));
+        out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+        cr_assert(out >= 0, "%s: %s", to, strerror(errno));
+        while ((n = read(in, buf, sizeof(buf))) > 0)
+                cr_assert(write(out, buf, (size_t)n) == n);
+        close(in);
+        close(out);
+        cr_assert(chmod(to, mode) == 0);
+}
+
+/*
+ * The daemon runs as root and runs what it loads: a plugin that someone else may write, or
+ * in a directory someone else may write, is refused, also through a symlink.
+ */
+Test(daemon, plugin_writable_by_others)
+{
+        char dir[] = "/tmp/cacheaged-plugins-XXXXXX", link_dir[] = "/tmp/cacheaged-link-XXXXXX";
+        char so[128], link[128], src[512], want[256];
+
+        cr_assert(mkdtemp(dir) && mkdtemp(link_dir));
+        cr_assert(chmod(dir, 0755) == 0 && chmod(link_dir, 0755) == 0);
+        snprintf(so, sizeof(so), "%s/testcache.so", dir);
+        snprintf(src, sizeof(src), "%s/testcache.so", env("CA_TEST_PLUGIN_DIR"));
+        snprintf(link, sizeof(link), "%s/testcache.so", link_dir);
+        cr_assert(symlink(so, link) == 0);
+        static const char conf[] = "[daemon]\nplugin_dir = %s\n[cache t]\nadapter = testcache\n";
+
+        /* A good copy loads (the check refuses nothing it should not). */
+        copy_file(src, so, 0755);
+        {
+                const char *args[] = { "--config", NULL, "--check-config", NULL };
+                struct daemon d;
+
+                daemon_setup(&d);
+                args[1] = d.conf;
+                write_file(d.conf, conf, link_dir);
+                cr_assert_eq(daemon_run_to_exit(&d, args), 0, "%s", read_file(d.err));
+                daemon_cleanup(&d);
+        }
+
+        cr_assert(chmod(so, 0757) == 0);
+        snprintf(want, sizeof(want), "%s is writable by everyone", so);
+        assert_start_fails(conf, dir, (const char *[]){ "cacheaged.conf:3: Failed to load plugin",
+                                                        want, NULL });
+        assert_start_fails(conf, link_dir, (const char *[]){ want, NULL });
+
+        cr_assert(chmod(so, 0755) == 0 && chmod(dir, 0777) == 0);
+        snprintf(want, sizeof(want), "%s is writable by everyone", dir);
+        assert_start_fails(conf, dir, (const char *[]){ want, NULL });
+        assert_start_fails(conf, link_dir, (const char *[]){ want, NULL });
+
+        unlink(link);
+        unlink(so);
+        rmdir(link_dir);
+        rmdir(dir);
+}
+
 Test(daemon, plugin_missing_file)
 {
         assert_start_fails("[daemon]\nplugin_dir = %s/nonexistent\n\n[cache gone]\n"
