@@ -933,7 +933,7 @@ static void print_table(const struct config *cfg, const struct results *res)
 
 static void help(void)
 {
-        printf("Usage: bench-age [--json] [--quick] [--runs N]\n"
+        printf("Usage: bench-age [--json] [--quick] [--runs N] [--rotate-every N]\n"
                "\n"
                "What cacheage's aging adds to a cache, against the classic alternatives, in one\n"
                "run. Each measure is taken --runs times (default %d); the median is reported.\n"
@@ -972,6 +972,10 @@ static void help(void)
                "  --quick    every size divided by 10 (a smoke run: the objects then fit in\n"
                "             the caches, so the numbers are not the ones to quote)\n"
                "  --runs N   runs per measure, 1..%d (default %d)\n"
+               "  --rotate-every N\n"
+               "             accesses between two rotations in the hot-path measures (default:\n"
+               "             as many as objects, the stress case above; 10000000 = one period\n"
+               "             for the whole run, about 10%% first touches, as a busy cache sees)\n"
                "  --help     this text\n"
                "\n"
                "Targets are printed with PASS/MISS; the exit status is 0 unless something\n"
@@ -986,6 +990,7 @@ static int parse_argv(int argc, char **argv, struct config *cfg)
                 { "json", no_argument, NULL, 'j' },
                 { "quick", no_argument, NULL, 'q' },
                 { "runs", required_argument, NULL, 'r' },
+                { "rotate-every", required_argument, NULL, 'R' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -1011,6 +1016,20 @@ static int parse_argv(int argc, char **argv, struct config *cfg)
                                 return -EINVAL;
                         }
                         cfg->runs = (unsigned)v;
+                        break;
+                }
+                case 'R': {
+                        char *end;
+                        unsigned long long v;
+
+                        errno = 0;
+                        v = strtoull(optarg, &end, 10);
+                        if (errno != 0 || end == optarg || *end || v < 1 || v > SIZE_MAX / 2) {
+                                fprintf(stderr, "Invalid --rotate-every value '%s' (accesses, "
+                                        "at least 1)\n", optarg);
+                                return -EINVAL;
+                        }
+                        cfg->rotate_every = (size_t)v;
                         break;
                 }
                 case 'h':
@@ -1039,7 +1058,10 @@ int main(int argc, char **argv)
         scale = cfg.quick ? 10 : 1;
         cfg.objects = 1000000 / scale;
         cfg.accesses = 10000000 / scale;
-        cfg.rotate_every = cfg.objects;
+        if (!cfg.rotate_every)
+                cfg.rotate_every = cfg.objects;
+        else if (cfg.quick)
+                cfg.rotate_every = cfg.rotate_every / scale ? cfg.rotate_every / scale : 1;
         cfg.age_nodes = 1000000 / scale;
         cfg.clock_nodes = 10000000 / scale;
         cfg.slice_nodes = 10000000 / scale;
