@@ -973,6 +973,42 @@ Test(daemon, dcache_strace_replay)
         daemon_cleanup(&d);
 }
 
+/*
+ * The log must be a regular file: a FIFO would hang the start (open() waits for a writer),
+ * a directory would only fail at the first read. A missing one is said by --check-config.
+ */
+Test(daemon, dcache_strace_not_a_file)
+{
+        const char *check[] = { "--config", NULL, "--check-config", NULL };
+        char fifo[160], want[256], conf[512];
+        struct daemon d;
+
+        require_dcache_adapter();
+        daemon_setup(&d);
+        snprintf(fifo, sizeof(fifo), "%s/fifo", d.dir);
+        cr_assert(mkfifo(fifo, 0600) == 0);
+        snprintf(conf, sizeof(conf), "[daemon]\nplugin_dir = %s\n[cache x]\nadapter = dcache\n"
+                 "source = strace:%s\n", env("CA_ADAPTER_DIR"), fifo);
+        snprintf(want, sizeof(want), "cacheaged.conf:5: source: cannot open %s: not a regular file",
+                 fifo);
+        assert_start_fails("%s", conf, (const char *[]){ want, NULL });
+        unlink(fifo);
+        snprintf(conf, sizeof(conf), "[daemon]\nplugin_dir = %s\n[cache x]\nadapter = dcache\n"
+                 "source = strace:%s\n", env("CA_ADAPTER_DIR"), d.dir);
+        assert_start_fails("%s", conf, (const char *[]){ "cacheaged.conf:5: source: cannot open",
+                                                         "Is a directory", NULL });
+
+        check[1] = d.conf;
+        write_file(d.conf, "[daemon]\nplugin_dir = %s\n[cache x]\nadapter = dcache\n"
+                           "source = strace:%s/nonexistent.strace\n",
+                   env("CA_ADAPTER_DIR"), d.dir);
+        cr_assert_eq(daemon_run_to_exit(&d, check), 1, "%s", read_file(d.err));
+        cr_assert(strstr(read_file(d.err), "cacheaged.conf:5: source: cannot open"),
+                  "%s", read_file(d.err));
+        cr_assert(strstr(read_file(d.err), "No such file"), "%s", read_file(d.err));
+        daemon_cleanup(&d);
+}
+
 /* The shipped configurations are valid (the demo's plugins found through the variable). */
 Test(daemon, shipped_configs_check)
 {

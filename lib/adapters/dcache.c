@@ -23,13 +23,16 @@
 
 #include <errno.h>
 #include <event2/event.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "cacheage/dcache.h"
 #include "cacheage/plugin.h"
@@ -71,6 +74,7 @@ struct dc {
         struct event *tick;
 
         /* strace replay */
+        FILE *trace_f;
         struct ca_trace *trace;
         struct ca_trace_event pending; /* read, not yet due */
         bool have_pending;
@@ -229,16 +233,84 @@ static unsigned dc_generate(struct dc *dc, unsigned budget)
 
 /* ---- strace replay ---- */
 
+static void dc_trace_close(struct dc *dc)
+{
+        dc->trace = ca_trace_free(dc->trace);
+        if (dc->trace_f)
+                fclose(dc->trace_f);
+        dc->trace_f = NULL;
+}
+
+/*
+ * Open the log: a regular file only. The daemon runs as root, and open() alone would hang
+ * the daemon's start on a FIFO (or /proc/kmsg), and read a device or a directory for ever
+ * or fail later; O_NONBLOCK makes the open return so that fstat() can say no.
+ */
+static int dc_trace_mode_check(mode_t mode)
+{
+        if (S_ISREG(mode))
+                return 0;
+        return S_ISDIR(mode) ? -EISDIR : -ENODEV;
+}
+
+/* The log at @path can be replayed: 0, or a negative errno (-ENODEV: not a regular file). */
+static int dc_trace_check(const char *path)
+{
+        struct stat st;
+
+        if (stat(path, &st) < 0)
+                return -errno;
+        return dc_trace_mode_check(st.st_mode);
+}
+
+static void dc_trace_error(struct ca_host *host, const struct ca_section *s, const char *path,
+                           int r)
+{
+        ca_host_key_error(host, s, "source", "cannot open %s: %s", path,
+                          r == -ENODEV ? "not a regular file" : strerror(-r));
+}
+
+static FILE *dc_trace_fopen(const char *path)
+{
+        struct stat st;
+        FILE *f;
+        int fd, e;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return NULL;
+        if (fstat(fd, &st) < 0)
+                goto out_close_fd;
+        e = dc_trace_mode_check(st.st_mode);
+        if (e < 0) {
+                errno = -e;
+                goto out_close_fd;
+        }
+        f = fdopen(fd, "r");
+        if (f)
+                return f;
+out_close_fd:
+        e = errno;
+        close(fd);
+        errno = e;
+        return NULL;
+}
+
 static int dc_trace_open(struct dc *dc)
 {
         int r;
 
-        dc->trace = ca_trace_free(dc->trace);
+        dc_trace_close(dc);
         dc->have_pending = false;
         dc->trace_started = false;
-        r = ca_trace_open_path(dc->trace_path, "/", &dc->trace);
-        if (r < 0)
+        dc->trace_f = dc_trace_fopen(dc->trace_path);
+        if (!dc->trace_f)
+                return -errno;
+        r = ca_trace_open_file(dc->trace_f, "/", &dc->trace);
+        if (r < 0) {
+                dc_trace_close(dc);
                 return r;
+        }
         return 0;
 }
 
@@ -348,7 +420,7 @@ static void dc_tick(evutil_socket_t fd, short what, void *userdata)
                 if (!dc_trace_feed(dc, now, budget)) {
                         /* Nothing more to feed: the timer goes off. */
                         event_del(dc->tick);
-                        dc->trace = ca_trace_free(dc->trace);
+                        dc_trace_close(dc);
                 }
                 return;
         }
@@ -600,7 +672,7 @@ static void dc_destroy(void *instance)
                 ca_host_unregister_cache(dc->host, ca_dcache_cache(dc->model));
         if (dc->tick)
                 event_free(dc->tick);
-        ca_trace_free(dc->trace);
+        dc_trace_close(dc);
         ca_dcache_free(dc->model);
         free(dc->trace_path);
         free(dc->name);
@@ -619,6 +691,12 @@ static int dc_create(struct ca_host *host, const struct ca_section *s, void **re
         if (r < 0)
                 return r;
         if (ca_host_check_only(host)) {
+                /* Nothing is opened in a check, but a log that is not there is said now. */
+                r = cfg.source == DC_STRACE ? dc_trace_check(cfg.trace_path) : 0;
+                if (r < 0) {
+                        dc_trace_error(host, s, cfg.trace_path, r);
+                        return r;
+                }
                 *ret_instance = NULL;
                 return 0;
         }
@@ -639,8 +717,7 @@ static int dc_create(struct ca_host *host, const struct ca_section *s, void **re
                         goto out_oom;
                 r = dc_trace_open(dc);
                 if (r < 0) {
-                        ca_host_key_error(host, s, "source", "cannot open %s: %s",
-                                          dc->trace_path, strerror(-r));
+                        dc_trace_error(host, s, dc->trace_path, r);
                         goto out_destroy;
                 }
         }
