@@ -13,6 +13,7 @@
 /* The build's config.h (CA_PLUGIN_DIR); "config.h" alone is the parser's, beside this file. */
 #include "../config.h"
 #include "plugins.h"
+#include "trust.h"
 
 struct plugin_module {
         char *path;
@@ -65,11 +66,10 @@ static bool adapter_name_valid(const char *s)
 }
 
 /*
- * The daemon runs as root and runs whatever it dlopen()s: like sudo with its plugins, it
- * loads a module only when the module and the directory it is really in (symlinks resolved)
- * belong to root or to the daemon's own user, and only they can write them (a group that
- * is root's or the daemon's own counts as theirs). Anything else would let whoever can
- * write there run code as root. Returns 0, or a negative errno with a reason.
+ * The daemon runs as root and runs whatever it dlopen()s: a module is loaded only when it
+ * and the directory it is really in (symlinks resolved) pass stat_untrusted(); anything else
+ * would let whoever can write there run code as root. Returns 0, or a negative errno with a
+ * reason.
  */
 static int plugin_path_trusted(const char *path, char *reason, size_t reason_len)
 {
@@ -92,15 +92,8 @@ static int plugin_path_trusted(const char *path, char *reason, size_t reason_len
                 if (stat(real, &st) < 0) {
                         r = -errno;
                         snprintf(reason, reason_len, "%s: %s", real, strerror(-r));
-                } else if (st.st_uid != 0 && st.st_uid != geteuid()) {
-                        snprintf(reason, reason_len, "%s is owned by uid %u, not by root",
-                                 real, (unsigned)st.st_uid);
-                        r = -EPERM;
-                } else if ((st.st_mode & S_IWOTH) ||
-                           ((st.st_mode & S_IWGRP) && st.st_gid != 0 && st.st_gid != getegid())) {
-                        snprintf(reason, reason_len, "%s is writable by %s", real,
-                                 st.st_mode & S_IWOTH ? "everyone" : "its group");
-                        r = -EPERM;
+                } else {
+                        r = stat_untrusted(&st, real, reason, reason_len);
                 }
         }
         free(real);

@@ -611,6 +611,32 @@ Test(daemon, frequent_reloads_keep_rotating)
         daemon_cleanup(&d);
 }
 
+/* A configuration file that another user may write is said (and used: a warning, not an outage). */
+Test(daemon, config_writable_by_others_warned)
+{
+        char dropins[160], dropin[192], want[256];
+        struct daemon d;
+
+        daemon_setup(&d);
+        write_file(d.conf, "[daemon]\nplugin_dir = %s\n[cache t]\nadapter = testcache\n",
+                   env("CA_TEST_PLUGIN_DIR"));
+        snprintf(dropins, sizeof(dropins), "%s.d", d.conf);
+        snprintf(dropin, sizeof(dropin), "%s/10-more.conf", dropins);
+        cr_assert(mkdir(dropins, 0755) == 0);
+        write_file(dropin, "[cache t]\nadd = 5\n");
+        cr_assert(chmod(d.conf, 0644) == 0 && chmod(dropin, 0646) == 0);
+        daemon_start(&d, 0, NULL);
+        cr_assert(daemon_wait_msg(&d, 0, "READY=1", 2000) >= 0, "%s", read_file(d.err));
+        daemon_stop(&d);
+        snprintf(want, sizeof(want), "%s is writable by everyone; using it anyway", dropin);
+        cr_assert(strstr(read_file(d.err), want), "%s", read_file(d.err));
+        cr_assert(!strstr(read_file(d.err), "cacheaged.conf is writable"), "%s",
+                  read_file(d.err));
+        unlink(dropin);
+        rmdir(dropins);
+        daemon_cleanup(&d);
+}
+
 static void assert_start_fails(const char *conf_fmt, const char *dir, const char *const *needles)
 {
         const char *args[8] = { "--config", NULL, "--bus", "none", NULL };
