@@ -138,9 +138,10 @@ out_unref:
         return r;
 }
 
-static int method_manager_rotate(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+/* The "s name" argument of the manager's methods: a cache, or NULL for "" (all of them). */
+static int read_cache_name(sd_bus_message *msg, struct manager *m, struct manager_cache **ret,
+                           sd_bus_error *error)
 {
-        struct manager *m = userdata;
         struct manager_cache *c = NULL;
         const char *name;
         int r;
@@ -153,6 +154,19 @@ static int method_manager_rotate(sd_bus_message *msg, void *userdata, sd_bus_err
                 if (!c)
                         return -ENOENT;
         }
+        *ret = c;
+        return 0;
+}
+
+static int method_manager_rotate(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        struct manager *m = userdata;
+        struct manager_cache *c;
+        int r;
+
+        r = read_cache_name(msg, m, &c, error);
+        if (r < 0)
+                return r;
         r = manager_rotate(m, c);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Failed to rotate %s: %m",
@@ -164,18 +178,12 @@ static int method_manager_reset_statistics(sd_bus_message *msg, void *userdata,
                                            sd_bus_error *error)
 {
         struct manager *m = userdata;
-        struct manager_cache *c = NULL;
-        const char *name;
+        struct manager_cache *c;
         int r;
 
-        r = sd_bus_message_read(msg, "s", &name);
+        r = read_cache_name(msg, m, &c, error);
         if (r < 0)
                 return r;
-        if (name[0]) {
-                c = cache_from_name_or_error(m, name, error);
-                if (!c)
-                        return -ENOENT;
-        }
         manager_reset_statistics(m, c);
         for (size_t i = 0; i < manager_n_caches(m); i++) {
                 struct manager_cache *x = manager_cache_at(m, i);
@@ -273,8 +281,7 @@ static int property_set_default_interval(sd_bus *bus, const char *path, const ch
         r = sd_bus_message_read(value, "t", &usec);
         if (r < 0)
                 return r;
-        if (usec < CA_INTERVAL_MIN_USEC || usec > CA_INTERVAL_MAX_USEC)
-                return interval_error(error, property);
+        /* The setters refuse what is out of range (-EINVAL) and then change nothing. */
         r = manager_set_default_interval(m, usec);
         if (r < 0)
                 return interval_error(error, property);
@@ -412,8 +419,7 @@ static int property_set_interval(sd_bus *bus, const char *path, const char *inte
         r = sd_bus_message_read(value, "t", &usec);
         if (r < 0)
                 return r;
-        if (usec < CA_INTERVAL_MIN_USEC || usec > CA_INTERVAL_MAX_USEC)
-                return interval_error(error, property);
+        /* The setters refuse what is out of range (-EINVAL) and then change nothing. */
         r = manager_cache_set_interval(c, usec);
         if (r < 0)
                 return interval_error(error, property);
