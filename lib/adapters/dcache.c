@@ -18,7 +18,7 @@
  * max_dentries: past it the source pauses until aging brings the count back down.
  *
  * Reclaim is the model's own op (it kills an unused dentry); victims collected in a slice
- * are disposed by ca_dcache_age() in the after_age hook.
+ * are disposed of by ca_dcache_dispose() in the after_age hook, outside the slice.
  */
 
 #include <errno.h>
@@ -438,11 +438,8 @@ static void dc_after_age(struct ca_cache *cache, void *userdata)
 {
         struct dc *dc = userdata;
 
-        /*
-         * The host ran the slice on the model's cache; the victims its reclaim op collected
-         * are disposed of by the model's own aging call (budget 1: at most one more node).
-         */
-        ca_dcache_age(dc->model, 1, 1);
+        /* The host ran the slice on the model's cache: free the victims it collected. */
+        ca_dcache_dispose(dc->model);
 }
 
 static void dc_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit, void *eu)
