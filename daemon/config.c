@@ -419,22 +419,31 @@ struct loader {
 static void conf_error(struct loader *l, const char *key, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
+/* Count one error and format its message; NULL (and l->oom) when out of memory. */
+static char *error_message(struct loader *l, const char *fmt, va_list ap)
+{
+        char *msg;
+
+        l->n_errors++;
+        if (vasprintf(&msg, fmt, ap) < 0) {
+                l->oom = true;
+                return NULL;
+        }
+        return msg;
+}
+
 /* "FILE:LINE: key: message", or "FILE:LINE: message" without a key. */
 static void conf_error(struct loader *l, const char *key, const char *fmt, ...)
 {
         const char *file = l->conf->files[l->file];
         va_list ap;
         char *msg;
-        int r;
 
-        l->n_errors++;
         va_start(ap, fmt);
-        r = vasprintf(&msg, fmt, ap);
+        msg = error_message(l, fmt, ap);
         va_end(ap);
-        if (r < 0) {
-                l->oom = true;
+        if (!msg)
                 return;
-        }
         if (key)
                 ca_errors_add(l->errors, "%s:%u: %s: %s", file, l->line, key, msg);
         else
@@ -450,16 +459,12 @@ static void file_error(struct loader *l, const char *path, const char *fmt, ...)
 {
         va_list ap;
         char *msg;
-        int r;
 
-        l->n_errors++;
         va_start(ap, fmt);
-        r = vasprintf(&msg, fmt, ap);
+        msg = error_message(l, fmt, ap);
         va_end(ap);
-        if (r < 0) {
-                l->oom = true;
+        if (!msg)
                 return;
-        }
         ca_errors_add(l->errors, "%s: %s", path, msg);
         free(msg);
 }
