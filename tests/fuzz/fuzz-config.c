@@ -9,6 +9,7 @@
  *   "%% NAME"       named NAME ([A-Za-z0-9._-], up to NAME_MAX_FUZZ bytes; else the default),
  *                   so that order, hidden files and other suffixes are reachable
  *   "%%! NAME"      a symlink to /dev/null (masked); its text is ignored
+ *   "%%/ NAME"      a directory, which the loader must refuse; its text is ignored
  * They are written to a private directory as cacheaged.conf and cacheaged.conf.d/, which
  * are emptied after every run.
  *
@@ -45,6 +46,7 @@ struct file {
         const uint8_t *text;
         size_t len;
         bool null;   /* a symlink to /dev/null */
+        bool dir;    /* a directory (not a regular file: an error) */
         bool exists; /* written (a later drop-in of the same name replaces it) */
 };
 
@@ -150,8 +152,9 @@ static size_t split(const uint8_t *data, size_t size, struct file *files)
                 *f = (struct file){ .text = data + next };
                 name = s + 2;
                 name_len = len - 2;
-                if (name_len > 0 && name[0] == '!') {
-                        f->null = true;
+                if (name_len > 0 && (name[0] == '!' || name[0] == '/')) {
+                        f->null = name[0] == '!';
+                        f->dir = name[0] == '/';
                         name++;
                         name_len--;
                 }
@@ -180,9 +183,22 @@ static void write_file(const struct file *f)
                         fail("symlink", strerror(errno));
                 return;
         }
+        if (f->dir) {
+                if (mkdir(f->path, 0700) < 0)
+                        fail("mkdir", strerror(errno));
+                return;
+        }
         out = fopen(f->path, "we");
         if (!out || fwrite(f->text, 1, f->len, out) != f->len || fclose(out) != 0)
                 fail("cannot write a file of the input", strerror(errno));
+}
+
+static void remove_file(const struct file *f)
+{
+        if (f->dir)
+                rmdir(f->path);
+        else
+                unlink(f->path);
 }
 
 /* Lines in @f as the parser counts them: a last line without "\n" counts. */
@@ -190,7 +206,7 @@ static size_t count_lines(const struct file *f)
 {
         size_t n = 0;
 
-        if (f->null)
+        if (f->null || f->dir)
                 return 0;
         for (size_t i = 0; i < f->len; i++)
                 n += f->text[i] == '\n';
@@ -328,7 +344,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 for (size_t j = 1; j < i; j++)
                         if (files[j].exists && strcmp(files[j].path, files[i].path) == 0) {
                                 files[j].exists = false;
-                                unlink(files[j].path);
+                                remove_file(&files[j]);
                         }
                 write_file(&files[i]);
                 files[i].exists = true;
@@ -364,7 +380,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         for (size_t i = 0; i < n; i++)
                 if (files[i].exists)
-                        unlink(files[i].path);
+                        remove_file(&files[i]);
         if (n > 1)
                 rmdir(dropin_dir);
         return 0;

@@ -34,7 +34,7 @@
 
 #define CHECK_EVERY 16  /* events between two ca_dcache_check() runs */
 #define ROTATE_EVERY 8  /* events between two rotations, with aging on */
-#define SWITCH_EVERY 32 /* events between two policy switches, with bit 7 */
+#define SWITCH_EVERY 8  /* events between two policy switches, with bit 7 */
 #define FUZZ_CWD "/tmp/cafix" /* where the fixtures in tests/fixtures/trace were recorded */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -180,6 +180,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         mode = (uint8_t)((mode & 0x80) | (next & 0x7f));
                         if (ca_dcache_set_params(d, &params) < 0)
                                 fail("ca_dcache_set_params refused valid parameters", NULL, n);
+                        check_model(d, n);
                 }
                 if (n % CHECK_EVERY == 0)
                         check_model(d, n);
