@@ -421,6 +421,9 @@ static void conf_error(struct loader *l, const char *key, const char *fmt, ...)
 
 /* Count one error and format its message; NULL (and l->oom) when out of memory. */
 static char *error_message(struct loader *l, const char *fmt, va_list ap)
+        __attribute__((format(printf, 2, 0)));
+
+static char *error_message(struct loader *l, const char *fmt, va_list ap)
 {
         char *msg;
 

@@ -990,7 +990,7 @@ static int do_state(struct ca_trace *t, const struct sc_desc *sc, struct proc *p
                 if (!arg_has_flag(args, 1, "F_DUPFD", 0) &&
                     !arg_has_flag(args, 1, "F_DUPFD_CLOEXEC", 0))
                         break;
-                /* fall through */
+                __attribute__((fallthrough));
         case K_DUP:
                 fd2 = (int) value;
                 if (!arg_fd(args, 0, &fd, NULL, &deco_len) || fd == fd2)
@@ -1160,7 +1160,7 @@ static int do_call(struct ca_trace *t, int pid, uint64_t time_usec, const char *
                         ev->path2 = NULL;
                         break;
                 }
-                /* fall through */
+                __attribute__((fallthrough));
         case K_RENAME:
                 ev->op = CA_TRACE_RENAME;
                 break;

@@ -27,6 +27,8 @@ struct mirror {
         uint64_t freed, touches;
 };
 
+
+static const struct ca_params ca_params_default = CA_PARAMS_DEFAULT;
 static enum ca_status mirror_reclaim(struct ca_cache *cache, struct ca_node *node, void *userdata)
 {
         struct mirror *mi = userdata;
@@ -394,7 +396,7 @@ Test(bus, properties_equal_library_figures, .fini = teardown, .timeout = 120)
         for (i = 0; i < 3; i++)
                 watch_changes(env.bus, &ch[i], strdup(cache_path(names[i])));
         mirror_run(&mi[0], 1000, 100, CA_RECLAIMED, CA_PARAMS_DEFAULT, 0, &st[0]);
-        expect_cache_equals(env.bus, names[0], &st[0], &(struct ca_params)CA_PARAMS_DEFAULT,
+        expect_cache_equals(env.bus, names[0], &st[0], &ca_params_default,
                             3600000000ULL, true, 0);
         mirror_free(&mi[0]);
 
@@ -426,10 +428,10 @@ Test(bus, properties_equal_library_figures, .fini = teardown, .timeout = 120)
         cr_assert_eq(st[0].objects, 100);
         cr_assert(st[1].kept > 0 && st[2].busy > 0);
 
-        expect_cache_equals(env.bus, names[0], &st[0], &(struct ca_params)CA_PARAMS_DEFAULT,
+        expect_cache_equals(env.bus, names[0], &st[0], &ca_params_default,
                             3600000000ULL, true, t_rot);
         expect_cache_equals(env.bus, names[1], &st[1], &keeper_params, 3600000000ULL, true, t_rot);
-        expect_cache_equals(env.bus, names[2], &st[2], &(struct ca_params)CA_PARAMS_DEFAULT,
+        expect_cache_equals(env.bus, names[2], &st[2], &ca_params_default,
                             30000000ULL, false, t_rot);
 
         adapter_stats(env.bus, cache_path(names[0]), &created, &freed, &touches, &refreshes);
