@@ -86,23 +86,6 @@ static void check_event(const struct ca_trace_event *ev, uint64_t i)
                 fail("path2 on a one-path op", ev->path2, i);
 }
 
-/*
- * Findings reported but not fixed yet, tolerated so that the fuzzer gets past them; each has
- * a reproducer in tests/fuzz/crashes/ (see its README). Delete the case once it is fixed.
- */
-static bool known_finding(const struct ca_trace_event *ev, int r)
-{
-#ifdef FUZZ_KNOWN_FINDINGS_FATAL
-        return false;
-#endif
-        /*
-         * trace-symlink-relative-target: the reader hands a symlink's target text as path
-         * (trace.h), ca_dcache_replay() refuses any relative path with -EINVAL before it looks
-         * at the op (dcache.h: "path is the link's text, not looked up").
-         */
-        return ev->op == CA_TRACE_SYMLINK && ev->path[0] != '/' && r == -EINVAL;
-}
-
 static void check_model(const struct ca_dcache *d, uint64_t i)
 {
         const char *why = NULL;
@@ -156,7 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 n++;
                 check_event(&ev, n);
                 r = ca_dcache_replay(d, &ev);
-                if (r < 0 && r != -ENAMETOOLONG && !known_finding(&ev, r)) {
+                if (r < 0 && r != -ENAMETOOLONG) {
                         fprintf(stderr, "fuzz-trace: replay of %s %s %s%s%s = %d: %s\n",
                                 ev.syscall, ca_trace_op_name(ev.op), ev.path,
                                 ev.path2 ? " -> " : "", ev.path2 ? ev.path2 : "", ev.result,
