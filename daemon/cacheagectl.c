@@ -122,12 +122,11 @@ static uint64_t now_realtime_usec(void)
 }
 
 /* A duration rounded down to seconds once it is past a minute, as "uptime" shows it. */
+/* An uptime: whole seconds once there is one ("1h 3min 7s", not "1h 3min 7s 412ms"). */
 static char *format_age(uint64_t usec, char *buf, size_t len)
 {
-        if (usec >= 60 * 1000000ULL)
+        if (usec >= 1000000)
                 usec -= usec % 1000000;
-        else if (usec >= 1000000)
-                usec -= usec % 1000;
         return ca_format_duration(usec, buf, len);
 }
 
