@@ -1051,12 +1051,14 @@ Test(trace_limits, pid_table_bound)
         run_free(&run);
 }
 
-Test(trace_limits, state_budget)
+/*
+ * Long unfinished halves from many pids (60,000 bytes each, twice what CA_TRACE_STATE_MAX
+ * holds), and with @resumed their resumed halves after them: read into *ret.
+ */
+static size_t read_long_halves(bool resumed, struct run *ret)
 {
-        /* Long unfinished halves from many pids: held up to CA_TRACE_STATE_MAX, then orphaned. */
         size_t len = 60000, pids = 2 * CA_TRACE_STATE_MAX / len;
         char *line = malloc(len + 64);
-        struct run run;
         FILE *f = tmpfile();
 
         cr_assert_not_null(f);
@@ -1069,10 +1071,21 @@ Test(trace_limits, state_budget)
                 fwrite(line, 1, len, f);
                 fputc('\n', f);
         }
+        for (size_t pid = 1; resumed && pid <= pids; pid++)
+                fprintf(f, "%zu <... stat resumed>0x1) = 0\n", pid);
         rewind(f);
-        read_all(f, NULL, &run);
+        read_all(f, NULL, ret);
         fclose(f);
         free(line);
+        return pids;
+}
+
+Test(trace_limits, state_budget)
+{
+        /* Held up to CA_TRACE_STATE_MAX, then orphaned at the end. */
+        struct run run;
+        size_t pids = read_long_halves(false, &run);
+
         cr_assert_eq(run.n, 0);
         cr_assert_eq(run.st.lines, pids);
         cr_assert_eq(run.st.unfinished, 0, "all orphaned at the end");
@@ -1082,28 +1095,10 @@ Test(trace_limits, state_budget)
 
 Test(trace_limits, state_budget_refuses_halves)
 {
-        /* Same, resumed before the end: only the halves that fitted are joined. */
-        size_t len = 60000, pids = 2 * CA_TRACE_STATE_MAX / len;
-        char *line = malloc(len + 64);
+        /* Resumed before the end: only the halves that fitted are joined. */
         struct run run;
-        FILE *f = tmpfile();
+        size_t pids = read_long_halves(true, &run);
 
-        cr_assert_not_null(f);
-        cr_assert_not_null(line);
-        for (size_t pid = 1; pid <= pids; pid++) {
-                char head[64];
-
-                snprintf(head, sizeof(head), "%zu stat(\"/", pid);
-                line_of(line, len, head, "\", <unfinished ...>");
-                fwrite(line, 1, len, f);
-                fputc('\n', f);
-        }
-        for (size_t pid = 1; pid <= pids; pid++)
-                fprintf(f, "%zu <... stat resumed>0x1) = 0\n", pid);
-        rewind(f);
-        read_all(f, NULL, &run);
-        fclose(f);
-        free(line);
         cr_assert_gt(run.n, pids / 3, "about half fit in the budget");
         cr_assert_lt(run.n, pids * 2 / 3);
         cr_assert_eq(run.st.unfinished, run.n);
