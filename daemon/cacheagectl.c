@@ -24,7 +24,7 @@
 #include <systemd/sd-bus.h>
 
 /* The build's config.h (CA_VERSION); "config.h" alone is the parser's, beside this file. */
-#include "../config.h"
+#include "cacheage-build.h"
 #include "config.h"
 
 #define BUS_NAME "org.cacheage.CacheAge1"

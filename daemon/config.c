@@ -49,7 +49,7 @@
  * The build's generated config.h (CA_PLUGIN_DIR). A plain "config.h" here is this
  * directory's own header, so reach the build root's through the daemon's build directory.
  */
-#include "../config.h"
+#include "cacheage-build.h"
 #include "config.h"
 
 #ifndef CA_PLUGIN_DIR

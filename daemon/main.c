@@ -10,7 +10,7 @@
 #include <string.h>
 
 /* The build's config.h (CA_VERSION, CA_CONFIG_FILE); "config.h" alone is the parser's. */
-#include "../config.h"
+#include "cacheage-build.h"
 #include "log.h"
 #include "manager.h"
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 /* The build's config.h (CA_PLUGIN_DIR); "config.h" alone is the parser's, beside this file. */
-#include "../config.h"
+#include "cacheage-build.h"
 #include "plugins.h"
 #include "trust.h"
 
