@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "cacheage/age.h"
+#include "parse.h"
 
 #define CA_CONF_LINE_MAX 4096       /* bytes per line, newline excluded */
 #define CA_CONF_FILES_MAX 256       /* drop-in files */
@@ -37,19 +38,6 @@
 #define CA_INTERVAL_MIN_USEC 10000ULL                  /* 10ms */
 #define CA_INTERVAL_MAX_USEC (7ULL * 24 * 3600 * 1000000) /* 1 week */
 
-struct ca_errors {
-        char **v; /* messages, in order */
-        size_t n;
-};
-
-/*
- * ca_errors_add() - append one formatted message. @e may be NULL (nothing happens). When
- * memory runs out the message is dropped: callers that must know whether an error occurred
- * count errors themselves (ca_conf_load() does).
- */
-void ca_errors_add(struct ca_errors *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* ca_errors_clear() - free every message and empty the list; accepts NULL. */
-void ca_errors_clear(struct ca_errors *e);
 
 /* An adapter's own key, handed to its plugin with where it was written. */
 struct ca_conf_key {
@@ -111,26 +99,3 @@ struct ca_conf *ca_conf_free(struct ca_conf *conf);
 /* ca_conf_find_cache() - the section named @name, or NULL. */
 const struct ca_conf_cache *ca_conf_find_cache(const struct ca_conf *conf, const char *name);
 
-/*
- * ca_parse_duration() - "250ms", "30s", "5min", "1h", "1h 30min", "1h30min", "2d", "500us";
- * systemd's units (us usec ms msec s sec second(s) m min minute(s) h hr hour(s) d day(s)
- * w week(s)), components add up. A lone number is seconds; no signs, no fractions.
- * Returns 0 and stores microseconds, -EINVAL (syntax) or -ERANGE (over UINT64_MAX usec).
- */
-int ca_parse_duration(const char *s, uint64_t *ret_usec);
-
-/*
- * ca_format_duration() - the shortest exact form ("1min 30s", "250ms", "1w", "0"), which
- * ca_parse_duration() reads back; truncated to fit @len. Returns @buf.
- */
-char *ca_format_duration(uint64_t usec, char *buf, size_t len);
-#define CA_DURATION_MAX_STR 64
-
-/* ca_parse_bool() - yes/no, true/false, on/off, 1/0, any case. Returns 0/1, or -EINVAL. */
-int ca_parse_bool(const char *s);
-
-/*
- * ca_parse_uint() - decimal digits only (no sign, no spaces), within [min, max]. Returns 0
- * and stores the value, -EINVAL (not a number) or -ERANGE (overflow or outside the range).
- */
-int ca_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret);
