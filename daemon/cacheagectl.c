@@ -874,6 +874,63 @@ static int parse_setting(const char *arg, struct setting *ret)
                     "enabled)", (int)(eq - arg), arg);
 }
 
+/*
+ * The two ages must end with max-age >= single-use-age, and the daemon checks every write on
+ * its own: check the result against the cache's current ages before anything is sent, and put
+ * the age writes first (a refusal then changes nothing), in an order whose every step is
+ * valid: max-age first when it does not go below the current single-use age, else
+ * single-use-age first (one of the two always works).
+ */
+static int order_ages(sd_bus *bus, const char *path, const char *cache, struct setting *s,
+                      size_t n)
+{
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        uint32_t su, mx, cur_su;
+        bool any = false, max_first;
+        size_t k = 0;
+        int r;
+
+        for (size_t i = 0; i < n; i++)
+                any = any || s[i].type == 'u';
+        if (!any)
+                return 0;
+        r = sd_bus_get_property_trivial(bus, BUS_NAME, path, BUS_CACHE_INTERFACE, "SingleUseAge",
+                                        &error, 'u', &su);
+        if (r >= 0)
+                r = sd_bus_get_property_trivial(bus, BUS_NAME, path, BUS_CACHE_INTERFACE,
+                                                "MaxAge", &error, 'u', &mx);
+        if (r < 0) {
+                r = call_failed(&error, r, "set", cache);
+                sd_bus_error_free(&error);
+                return r;
+        }
+        cur_su = su;
+        for (size_t i = 0; i < n; i++) { /* a key given twice: the last wins, as it is sent */
+                if (s[i].type != 'u')
+                        continue;
+                if (strcmp(s[i].property, "MaxAge") == 0)
+                        mx = (uint32_t)s[i].value;
+                else
+                        su = (uint32_t)s[i].value;
+        }
+        if (mx < su)
+                return fail(EXIT_USAGE, "max-age %u is below single-use-age %u (a reused object "
+                            "stays at least as long as one used once)", mx, su);
+
+        max_first = mx >= cur_su;
+        for (int pass = 0; pass < 2; pass++) /* the ages, in order, before everything else */
+                for (size_t i = k; i < n; i++)
+                        if (s[i].type == 'u' &&
+                            strcmp(s[i].property, (pass == 0) == max_first ? "MaxAge"
+                                                                          : "SingleUseAge") == 0) {
+                                struct setting t = s[i];
+
+                                memmove(&s[k + 1], &s[k], (i - k) * sizeof(*s));
+                                s[k++] = t;
+                        }
+        return 0;
+}
+
 static int cmd_set(sd_bus *bus, int argc, char **argv)
 {
         struct setting *s;
@@ -897,6 +954,9 @@ static int cmd_set(sd_bus *bus, int argc, char **argv)
                 r = fail(EXIT_FAILED, "Out of memory");
                 goto out_free;
         }
+        r = order_ages(bus, path, argv[0], s + 1, (size_t)argc - 1);
+        if (r != 0)
+                goto out_free;
         for (int i = 1; i < argc; i++) {
                 sd_bus_error error = SD_BUS_ERROR_NULL;
 

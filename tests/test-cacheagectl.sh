@@ -138,6 +138,15 @@ run show beta --json
 run set beta interval=45s single-use-age=2 max-age=6 enabled=yes
 run show beta
 run --json set beta enabled=no
+# Both ages in one go, in either direction: every step the daemon sees is valid.
+run set beta single-use-age=20 max-age=30
+run set beta max-age=3 single-use-age=3
+run show beta
+# A result with max-age below single-use-age is refused before anything is sent.
+run set beta interval=1min max-age=2
+run set beta max-age=1 single-use-age=5
+run show beta
+run set beta single-use-age=2 max-age=6
 run reset-statistics alpha
 run show alpha
 run --json reset-statistics
