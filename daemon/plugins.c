@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The build's config.h (CA_PLUGIN_DIR); "config.h" alone is the parser's, beside this file. */
+/* CA_PLUGIN_DIR, from the build. */
 #include "cacheage-build.h"
 #include "plugins.h"
 #include "trust.h"
