@@ -144,8 +144,9 @@ void ca_cache_get_params(const struct ca_cache *cache, struct ca_params *ret);
 int ca_cache_validate_params(const struct ca_params *params);
 
 /*
- * ca_cache_insert() - start aging @node (not yet in any cache): stamped with the current
- * epoch, hits = 1, due after single_use_age rotations.
+ * ca_cache_insert() - start aging @node, which is in no cache: zero-initialised (calloc, or
+ * = { 0 }) or removed since. It is stamped with the current epoch, hits = 1, due after
+ * single_use_age rotations. Inserting a linked node is a programmer error (assert).
  */
 void ca_cache_insert(struct ca_cache *cache, struct ca_node *node);
 
