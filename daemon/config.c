@@ -337,6 +337,7 @@ static void daemon_plugin_dir(struct loader *l, const char *key, const char *val
         if (value[0] != '/') {
                 conf_error(l, key, "\"%s\" is not an absolute path (expected e.g. %s)", value,
                            CA_PLUGIN_DIR);
+                conf->plugin_dir_refused = true;
                 return;
         }
         set_string(l, &conf->plugin_dir, value);
@@ -1084,7 +1085,9 @@ static struct ca_conf *conf_new(void)
         return conf;
 }
 
-int ca_conf_load(const char *path, struct ca_conf **ret, struct ca_errors *errors)
+/* With @partial, hand out what could be read even when there were errors (not on -ENOMEM). */
+static int conf_load(const char *path, struct ca_conf **ret, struct ca_errors *errors,
+                     bool partial)
 {
         struct origin daemon_set[N_DAEMON_KEYS] = { { 0 } };
         struct loader l = {
@@ -1127,19 +1130,27 @@ int ca_conf_load(const char *path, struct ca_conf **ret, struct ca_errors *error
                 r = -ENOMEM;
                 goto out_free;
         }
-        if (l.n_errors > 0) {
-                r = -EINVAL;
-                goto out_free;
+        r = l.n_errors > 0 ? -EINVAL : 0;
+        if (r == 0 || partial) {
+                *ret = l.conf;
+                l.conf = NULL;
         }
-        *ret = l.conf;
-        l.conf = NULL;
-        r = 0;
 
 out_free:
         free(l.states);
         free(l.buf);
         ca_conf_free(l.conf);
         return r;
+}
+
+int ca_conf_load(const char *path, struct ca_conf **ret, struct ca_errors *errors)
+{
+        return conf_load(path, ret, errors, false);
+}
+
+int ca_conf_load_partial(const char *path, struct ca_conf **ret, struct ca_errors *errors)
+{
+        return conf_load(path, ret, errors, true);
 }
 
 const struct ca_conf_cache *ca_conf_find_cache(const struct ca_conf *conf, const char *name)

@@ -63,6 +63,7 @@ struct ca_conf {
         /* [daemon] */
         uint64_t interval_usec;       /* interval: default 60s; CA_INTERVAL_MIN..MAX_USEC */
         char *plugin_dir;             /* plugin_dir: absolute, default CA_PLUGIN_DIR; never NULL */
+        bool plugin_dir_refused;      /* partial load only: the plugin_dir given was refused */
         uint32_t slice_budget;        /* slice_budget: nodes per slice, 1..1000000,
                                          default CA_SLICE_NODES */
         uint64_t slice_time_usec;     /* slice_time: 100us..1s, default 2ms */
@@ -92,6 +93,14 @@ struct ca_conf {
  * Call from one thread at a time (see above).
  */
 int ca_conf_load(const char *path, struct ca_conf **ret, struct ca_errors *errors);
+
+/*
+ * ca_conf_load_partial() - as ca_conf_load(), but on -EINVAL *ret still gets what could be
+ * read (a section refused whole is left out, a cache may lack its adapter, a refused value
+ * keeps its default), so that a checker can go on to check the plugins' sections and list
+ * every error in one run. Never to be put in force.
+ */
+int ca_conf_load_partial(const char *path, struct ca_conf **ret, struct ca_errors *errors);
 
 /* ca_conf_free() - accepts NULL; returns NULL. */
 struct ca_conf *ca_conf_free(struct ca_conf *conf);

@@ -632,6 +632,24 @@ static int manager_add_signal(struct manager *m, int sig, event_callback_fn cb,
         return 0;
 }
 
+/*
+ * Let the plugins check the sections of a configuration that had errors, adding theirs to
+ * @errors; creates nothing. Sections without an adapter are the parser's to report, and with
+ * a refused plugin_dir every plugin would be looked for in the wrong place.
+ */
+static void check_partial_conf(struct manager *m, const struct ca_conf *conf,
+                               struct ca_errors *errors)
+{
+        if (conf->plugin_dir_refused)
+                return;
+        for (size_t i = 0; i < conf->n_caches; i++) {
+                struct manager_cache *c = NULL;
+
+                if (conf->caches[i].adapter)
+                        (void)cache_create(m, conf, &conf->caches[i], true, errors, &c);
+        }
+}
+
 int manager_start(struct manager *m)
 {
         struct ca_errors errors = { 0 };
@@ -639,7 +657,12 @@ int manager_start(struct manager *m)
         bool failed = false;
         int r;
 
-        r = ca_conf_load(m->config_path, &m->conf, &errors);
+        r = ca_conf_load_partial(m->config_path, &m->conf, &errors);
+        if (r == -EINVAL && m->conf) {
+                /* Every error in one run: the plugins check what the parser could read. */
+                check_partial_conf(m, m->conf, &errors);
+                m->conf = ca_conf_free(m->conf);
+        }
         if (r < 0) {
                 log_errors(&errors, 0);
                 ca_errors_clear(&errors);

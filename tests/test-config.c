@@ -182,6 +182,14 @@ static void check_bad_fixture(const char *name)
         cr_assert_eq(conf, (struct ca_conf *)0x1, "*ret written on failure");
         expect_errors(&errors, want, n_want);
 
+        /* The partial load says the same, and hands out what it could read. */
+        ca_errors_clear(&errors);
+        conf = NULL;
+        cr_assert_eq(ca_conf_load_partial(path, &conf, &errors), -EINVAL);
+        cr_assert_not_null(conf);
+        expect_errors(&errors, want, n_want);
+        conf = ca_conf_free(conf);
+
         ca_errors_clear(&errors);
         free(text);
         free(t1);
@@ -744,6 +752,25 @@ Test(config, bad_duplicates)
 Test(config, bad_dropins)
 {
         check_bad_fixture("dropins");
+}
+
+/* What a checker gets to go on with: refused values keep their defaults, good ones stand. */
+Test(config, partial_load_keeps_what_it_could_read)
+{
+        struct ca_errors errors = { 0 };
+        struct ca_conf *conf = NULL;
+        char *path = fixtures("bad/cache-values.conf");
+
+        cr_assert_eq(ca_conf_load_partial(path, &conf, &errors), -EINVAL);
+        cr_assert_not_null(conf);
+        cr_assert_eq(conf->n_caches, 2);
+        cr_assert_null(conf->caches[0].adapter, "\"DCache\" was refused");
+        cr_assert_eq(conf->caches[0].params.single_use_age, CA_SINGLE_USE_AGE_DEFAULT);
+        cr_assert_str_eq(conf->caches[1].adapter, "files");
+        cr_assert(!conf->plugin_dir_refused);
+        ca_conf_free(conf);
+        ca_errors_clear(&errors);
+        free(path);
 }
 
 /* max_age below single_use_age, set in one file, by default, or across a drop-in. */

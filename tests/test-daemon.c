@@ -786,6 +786,9 @@ Test(daemon, check_config)
         cr_assert_eq(daemon_run_to_exit(&d, args), 1);
         log = read_file(d.err);
         cr_assert(strstr(log, "cacheaged.conf:3: interval"), "%s", log);
+        cr_assert(strstr(log, "cacheaged.conf:6: add: not a number"), "%s", log);
+        cr_assert(strstr(log, "cacheaged.conf:9: speed: unknown key"), "%s", log);
+        cr_assert(strstr(log, "ABI 7, expected 1"), "%s", log);
         daemon_cleanup(&d);
 
         /* The daemon's own keys are good: now every plugin section is checked. */
