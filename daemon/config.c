@@ -117,22 +117,6 @@ static int parse_log_level(const char *s, int *ret)
         return 0;
 }
 
-static bool valid_name(const char *s, bool adapter)
-{
-        size_t n = 0;
-
-        for (; *s; s++, n++) {
-                char c = *s;
-
-                if (is_lower(c) || is_digit(c) || c == '_' || c == '-')
-                        continue;
-                if (!adapter && ((c >= 'A' && c <= 'Z') || c == '.'))
-                        continue;
-                return false;
-        }
-        return n >= 1 && n <= CA_CONF_NAME_MAX;
-}
-
 /* ---- the loader ---- */
 
 enum section_kind {
@@ -508,7 +492,7 @@ static void cache_key(struct loader *l, const char *key, const char *value)
 
         switch (k) {
         case CACHE_ADAPTER:
-                if (!valid_name(value, true))
+                if (!ca_valid_name(value, true, CA_CONF_NAME_MAX))
                         conf_error(l, key, "invalid adapter name \"%s\" (expected 1..%d characters"
                                    " of " ADAPTER_CHARS ")", value, CA_CONF_NAME_MAX);
                 else
@@ -569,7 +553,7 @@ static int conf_handler(void *userdata, const char *section, const char *key, co
                 return 0;
         if (l->section == SECTION_SKIP)
                 return 1;
-        if (!valid_name(key, false)) {
+        if (!ca_valid_name(key, false, CA_CONF_NAME_MAX)) {
                 conf_error(l, NULL, "invalid key name \"%s\" (expected 1..%d characters of "
                            NAME_CHARS ")", key, CA_CONF_NAME_MAX);
                 return 1;
@@ -706,7 +690,7 @@ static void section_header(struct loader *l, const char *s)
                 conf_error(l, NULL, "missing cache name in [%s] (expected [cache NAME])", inner);
                 return;
         }
-        if (!valid_name(name, false)) {
+        if (!ca_valid_name(name, false, CA_CONF_NAME_MAX)) {
                 conf_error(l, NULL, "invalid cache name \"%s\" (expected 1..%d characters of "
                            NAME_CHARS ")", name, CA_CONF_NAME_MAX);
                 return;

@@ -218,3 +218,21 @@ int ca_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
  * A percentage: "12", "12.5", "12.5%". Parsed by hand rather than with strtod(), whose
  * decimal point follows the locale and which would take "nan", "inf" and hex.
  */
+
+bool ca_valid_name(const char *s, bool adapter, size_t max)
+{
+        size_t n = 0;
+
+        if (!s)
+                return false;
+        for (; *s; s++, n++) {
+                char c = *s;
+
+                if (is_lower(c) || is_digit(c) || c == '_' || c == '-')
+                        continue;
+                if (!adapter && ((c >= 'A' && c <= 'Z') || c == '.'))
+                        continue;
+                return false;
+        }
+        return n >= 1 && n <= max;
+}

@@ -48,6 +48,12 @@ int ca_parse_bool(const char *s);
  */
 int ca_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret);
 
+/*
+ * ca_valid_name() - a cache or key name ([A-Za-z0-9_.-]), or with @adapter an adapter name
+ * ([a-z0-9_-]: it becomes a file name, so no '/', no dot files), 1..@max bytes.
+ */
+bool ca_valid_name(const char *s, bool adapter, size_t max);
+
 /* ASCII classes, whatever the locale. */
 static inline bool is_digit(char c)
 {

@@ -53,18 +53,6 @@ const char *plugins_dir(const struct ca_conf *conf)
         return conf->plugin_dir ? conf->plugin_dir : CA_PLUGIN_DIR;
 }
 
-/* An adapter name becomes a file name: no path separators, no dot files. */
-static bool adapter_name_valid(const char *s)
-{
-        if (!s || !*s || strlen(s) > 64)
-                return false;
-        for (const char *p = s; *p; p++)
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                      (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
-                        return false;
-        return true;
-}
-
 /*
  * The daemon runs as root and runs whatever it dlopen()s: a module is loaded only when it
  * and the directory it is really in (symlinks resolved) pass stat_untrusted(); anything else
@@ -109,7 +97,7 @@ int plugins_get(struct plugins *p, const char *dir, const struct ca_conf_cache *
         void *dl;
         int r;
 
-        if (!adapter_name_valid(cc->adapter)) {
+        if (!ca_valid_name(cc->adapter, true, CA_CONF_NAME_MAX)) {
                 ca_errors_add(errors, "%s:%u: [cache %s]: invalid adapter name '%s'", cc->file,
                               cc->line, cc->name, cc->adapter ? cc->adapter : "");
                 return -EINVAL;
