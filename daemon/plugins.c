@@ -17,6 +17,7 @@
 
 struct plugin_module {
         char *path;
+        int fd;         /* the file loaded, as /proc/self/fd/<fd>: open while it is loaded */
         void *dl;
         const struct ca_plugin *plugin;
 };
@@ -37,6 +38,7 @@ struct plugins *plugins_free(struct plugins *p)
                 return NULL;
         for (size_t i = 0; i < p->n; i++) {
                 dlclose(p->v[i].dl);
+                close(p->v[i].fd);
                 free(p->v[i].path);
         }
         free(p);
@@ -53,49 +55,14 @@ const char *plugins_dir(const struct ca_conf *conf)
         return conf->plugin_dir ? conf->plugin_dir : CA_PLUGIN_DIR;
 }
 
-/*
- * The daemon runs as root and runs whatever it dlopen()s: a module is loaded only when it
- * and the directory it is really in (symlinks resolved) pass stat_untrusted(); anything else
- * would let whoever can write there run code as root. Returns 0, or a negative errno with a
- * reason.
- */
-static int plugin_path_trusted(const char *path, char *reason, size_t reason_len)
-{
-        char *real, *slash;
-        struct stat st;
-        int r = 0;
-
-        real = realpath(path, NULL);
-        if (!real) {
-                r = -errno;
-                snprintf(reason, reason_len, "%s", strerror(-r));
-                return r;
-        }
-        for (int i = 0; i < 2 && r == 0; i++) {
-                /* The file, then its directory. */
-                if (i == 1) {
-                        slash = strrchr(real, '/');
-                        slash[slash == real ? 1 : 0] = '\0';
-                }
-                if (stat(real, &st) < 0) {
-                        r = -errno;
-                        snprintf(reason, reason_len, "%s: %s", real, strerror(-r));
-                } else {
-                        r = stat_untrusted(&st, real, reason, reason_len);
-                }
-        }
-        free(real);
-        return r;
-}
-
 int plugins_get(struct plugins *p, const char *dir, const struct ca_conf_cache *cc,
                 const struct ca_plugin **ret, struct ca_errors *errors)
 {
         const struct ca_plugin *table;
-        char reason[256];
+        char reason[512], fd_path[64];
         char *path;
         void *dl;
-        int r;
+        int fd, r;
 
         if (!ca_valid_name(cc->adapter, true, CA_CONF_NAME_MAX)) {
                 ca_errors_add(errors, "%s:%u: [cache %s]: invalid adapter name '%s'", cc->file,
@@ -126,19 +93,37 @@ int plugins_get(struct plugins *p, const char *dir, const struct ca_conf_cache *
                 r = -E2BIG;
                 goto out_free_path;
         }
-        r = plugin_path_trusted(path, reason, sizeof(reason));
+        /*
+         * The daemon runs as root and runs whatever it loads: the module is opened once, along
+         * a path of trusted directories (trust_open()), and that very file is loaded through
+         * /proc/self/fd, so nothing can be swapped between the check and dlopen().
+         */
+        r = trust_open(path, &fd, reason, sizeof(reason));
         if (r < 0) {
                 ca_errors_add(errors, "%s:%u: Failed to load plugin %s: %s", cc->file, cc->line,
                               path, reason);
                 goto out_free_path;
         }
-        dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        /*
+         * ld.so knows a loaded object by its name, so the descriptor stays open while the
+         * module is loaded: no two modules are ever loaded under the same /proc name.
+         */
+        snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fd);
+        dl = dlopen(fd_path, RTLD_NOW | RTLD_LOCAL);
         if (!dl) {
                 ca_errors_add(errors, "%s:%u: Failed to load plugin %s: %s", cc->file, cc->line,
                               path, dlerror());
                 r = -ELIBBAD;
-                goto out_free_path;
+                goto out_close_fd;
         }
+        for (size_t i = 0; i < p->n; i++)
+                if (p->v[i].dl == dl) {
+                        /* The same file under another adapter name: its table says which. */
+                        ca_errors_add(errors, "%s:%u: Failed to load plugin %s: the same module "
+                                      "as %s", cc->file, cc->line, path, p->v[i].path);
+                        r = -EEXIST;
+                        goto out_dlclose;
+                }
         table = dlsym(dl, CA_PLUGIN_SYMBOL);
         if (!table) {
                 ca_errors_add(errors, "%s:%u: Failed to load plugin %s: no symbol %s", cc->file,
@@ -153,12 +138,14 @@ int plugins_get(struct plugins *p, const char *dir, const struct ca_conf_cache *
                 goto out_dlclose;
         }
 
-        p->v[p->n++] = (struct plugin_module){ .path = path, .dl = dl, .plugin = table };
+        p->v[p->n++] = (struct plugin_module){ .path = path, .fd = fd, .dl = dl, .plugin = table };
         *ret = table;
         return 0;
 
 out_dlclose:
         dlclose(dl);
+out_close_fd:
+        close(fd);
 out_free_path:
         free(path);
         return r;

@@ -736,6 +736,68 @@ Test(daemon, plugin_writable_by_others)
         rmdir(dir);
 }
 
+/*
+ * The module is opened once along a path of trusted directories and that very file is
+ * loaded: a plugin_dir reached through a directory that another user owns (who could swap a
+ * symlink there between a check and dlopen()) is refused, and so is anything but a regular
+ * file (a FIFO named like a module used to hang start-up, --check-config and reload).
+ */
+Test(daemon, plugin_path_untrusted_or_not_a_file)
+{
+        char top[] = "/tmp/cacheaged-chain-XXXXXX";
+        char evil[128], good[128], so[160], link[160], fifo_dir[128], fifo[160], src[512];
+        static const char conf[] = "[daemon]\nplugin_dir = %s\n[cache t]\nadapter = testcache\n";
+
+        cr_assert(mkdtemp(top) && chmod(top, 0755) == 0);
+        snprintf(evil, sizeof(evil), "%s/evil", top);
+        snprintf(good, sizeof(good), "%s/good", top);
+        snprintf(fifo_dir, sizeof(fifo_dir), "%s/fifo", top);
+        cr_assert(mkdir(evil, 0755) == 0 && chown(evil, 65534, 65534) == 0);
+        cr_assert(mkdir(good, 0755) == 0 && mkdir(fifo_dir, 0755) == 0);
+        snprintf(src, sizeof(src), "%s/testcache.so", env("CA_TEST_PLUGIN_DIR"));
+        snprintf(so, sizeof(so), "%s/testcache.so", good);
+        copy_file(src, so, 0755);
+        snprintf(link, sizeof(link), "%s/plugins", evil);
+        cr_assert(symlink(good, link) == 0 && lchown(link, 65534, 65534) == 0);
+        snprintf(fifo, sizeof(fifo), "%s/testcache.so", fifo_dir);
+        cr_assert(mkfifo(fifo, 0644) == 0);
+
+        {
+                char want[256];
+
+                snprintf(want, sizeof(want), "%s is owned by uid 65534, not by root", evil);
+                assert_start_fails(conf, link, (const char *[]){ "cacheaged.conf:3: Failed to "
+                                                                 "load plugin", want, NULL });
+        }
+        {
+                char want[256];
+
+                snprintf(want, sizeof(want), "%s is not a regular file", fifo);
+                assert_start_fails(conf, fifo_dir, (const char *[]){ want, NULL });
+        }
+        /* --check-config says the same, and does not hang either. */
+        {
+                const char *args[] = { "--config", NULL, "--check-config", NULL };
+                struct daemon d;
+
+                daemon_setup(&d);
+                args[1] = d.conf;
+                write_file(d.conf, conf, fifo_dir);
+                cr_assert_eq(daemon_run_to_exit(&d, args), 1);
+                cr_assert(strstr(read_file(d.err), "is not a regular file"), "%s",
+                          read_file(d.err));
+                daemon_cleanup(&d);
+        }
+
+        unlink(fifo);
+        unlink(link);
+        unlink(so);
+        rmdir(fifo_dir);
+        rmdir(good);
+        rmdir(evil);
+        rmdir(top);
+}
+
 Test(daemon, plugin_missing_file)
 {
         assert_start_fails("[daemon]\nplugin_dir = %s/nonexistent\n\n[cache gone]\n"
