@@ -48,6 +48,7 @@ struct ca_cache {
         uint64_t objects;
         uint64_t bytes;
         uint64_t rotations, scanned, reclaimed, reclaimed_single_use, busy, kept;
+        uint64_t last_rotation_usec; /* CLOCK_REALTIME */
         uint64_t last_rotation_duration_usec, longest_slice_usec;
 };
 
@@ -107,6 +108,14 @@ uint64_t ca_now_usec(void)
         struct timespec ts;
 
         clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static uint64_t realtime_usec(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
         return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
@@ -343,6 +352,7 @@ size_t ca_cache_rotate(struct ca_cache *cache)
 
         atomic_store_explicit(&cache->head.epoch, epoch, memory_order_relaxed);
         cache->rotations++;
+        cache->last_rotation_usec = realtime_usec();
         cache->last_rotation_duration_usec = 0;
         slot_fall_due(cache, slot);
 
@@ -532,11 +542,75 @@ void ca_cache_stats(const struct ca_cache *cache, struct ca_stats *ret)
                 .reclaimed_single_use = cache->reclaimed_single_use,
                 .busy = cache->busy,
                 .kept = cache->kept,
+                .last_rotation_usec = cache->last_rotation_usec,
                 .last_rotation_duration_usec = cache->last_rotation_duration_usec,
                 .longest_slice_usec = cache->longest_slice_usec,
                 .backlog = ca_cache_pending(cache),
-                .epoch = cache_epoch(cache),
         };
+}
+
+#define STAT(field, prop, kind_, unit_, help_)                                                  \
+        {                                                                                       \
+                .name = #field, .property = prop, .offset = offsetof(struct ca_stats, field),    \
+                .kind = kind_, .unit = unit_, .help = help_                                     \
+        }
+
+/* What the bus, cacheagectl and the metrics exporter know of struct ca_stats. */
+static const struct ca_stat_desc stat_descs[] = {
+        STAT(objects, "Objects", CA_STAT_GAUGE, "objects", "objects in the cache"),
+        STAT(single_use_objects, "SingleUseObjects", CA_STAT_GAUGE, "objects",
+             "objects in the cache used in one rotation period only"),
+        STAT(bytes, "Bytes", CA_STAT_GAUGE, "bytes", "size of the objects in the cache"),
+        STAT(rotations, "Rotations", CA_STAT_COUNTER, "rotations", "rotations of the cache"),
+        STAT(scanned, "Scanned", CA_STAT_COUNTER, "objects",
+             "objects looked at by aging slices"),
+        STAT(reclaimed, "Reclaimed", CA_STAT_COUNTER, "objects", "objects reclaimed"),
+        STAT(reclaimed_single_use, "ReclaimedSingleUse", CA_STAT_COUNTER, "objects",
+             "objects reclaimed that were used in one rotation period only"),
+        STAT(busy, "Busy", CA_STAT_COUNTER, "objects",
+             "objects due for reclaim that were in use (looked at again next rotation)"),
+        STAT(kept, "Kept", CA_STAT_COUNTER, "objects",
+             "objects due for reclaim that the adapter kept"),
+        STAT(last_rotation_usec, "LastRotationUSec", CA_STAT_GAUGE, "timestamp_usec",
+             "wall-clock time of the last rotation"),
+        STAT(last_rotation_duration_usec, "LastRotationDurationUSec", CA_STAT_GAUGE, "usec",
+             "time the aging slices of the last rotation took"),
+        STAT(longest_slice_usec, "LongestSliceUSec", CA_STAT_GAUGE, "usec",
+             "longest single aging slice"),
+        STAT(backlog, "Backlog", CA_STAT_GAUGE, "objects",
+             "objects due, waiting for an aging slice"),
+};
+
+#undef STAT
+
+_Static_assert(sizeof(stat_descs) / sizeof(stat_descs[0]) ==
+                       sizeof(struct ca_stats) / sizeof(uint64_t),
+               "every field of struct ca_stats needs one descriptor in stat_descs");
+
+const struct ca_stat_desc *ca_stat_descs(size_t *ret_n)
+{
+        *ret_n = sizeof(stat_descs) / sizeof(stat_descs[0]);
+        return stat_descs;
+}
+
+uint64_t ca_stat_value(const struct ca_stats *stats, const struct ca_stat_desc *desc)
+{
+        uint64_t v;
+
+        assert(desc->offset + sizeof(v) <= sizeof(*stats));
+        memcpy(&v, (const char *)stats + desc->offset, sizeof(v));
+        return v;
+}
+
+const char *ca_stat_kind_name(enum ca_stat_kind kind)
+{
+        switch (kind) {
+        case CA_STAT_COUNTER:
+                return "counter";
+        case CA_STAT_GAUGE:
+                return "gauge";
+        }
+        return NULL;
 }
 
 void ca_cache_reset_stats(struct ca_cache *cache)

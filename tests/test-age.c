@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <criterion/criterion.h>
 
@@ -470,7 +471,7 @@ Test(age, lowering_max_age_applies_at_once)
                                 touch(h, k);
         }
         cr_assert_eq(h->calls, 0);
-        cr_assert_eq(stats(h).epoch, 12);
+        cr_assert_eq(ca_cache_epoch(h->cache), 12);
 
         set_params(h, 2, 5);
         cr_assert_eq(h->calls, 0, "set_params itself reclaims nothing");
@@ -505,7 +506,7 @@ Test(age, lowering_single_use_age_applies_at_once)
                 step(h);
         }
         touch(h, 17);
-        cr_assert_eq(stats(h).epoch, 9);
+        cr_assert_eq(ca_cache_epoch(h->cache), 9);
         cr_assert_eq(h->calls, 0);
         cr_assert_eq(stats(h).single_use_objects, 9);
 
@@ -929,7 +930,7 @@ Test(age, stats_count_what_happened_and_reset_keeps_gauges)
         cr_assert_eq(s.single_use_objects, 10);
         cr_assert_eq(s.bytes, 10 * 100 + 45);
         cr_assert_eq(s.rotations, 0);
-        cr_assert_eq(s.epoch, 0);
+        cr_assert_eq(ca_cache_epoch(h->cache), 0);
 
         ca_cache_rotate(h->cache);
         touch(h, 8); /* pending, touched before aging: refiled, not reclaimed */
@@ -949,7 +950,7 @@ Test(age, stats_count_what_happened_and_reset_keeps_gauges)
         cr_assert_eq(s.single_use_objects, 1, "object 0 (busy) is still single use");
         cr_assert_eq(s.bytes, 100 + 101 + 108);
         cr_assert_eq(s.backlog, 0);
-        cr_assert_eq(s.epoch, 1);
+        cr_assert_eq(ca_cache_epoch(h->cache), 1);
 
         /* Reset: counters to zero, gauges stay, the backlog of a fresh rotation too. */
         ca_cache_rotate(h->cache);
@@ -967,7 +968,7 @@ Test(age, stats_count_what_happened_and_reset_keeps_gauges)
         cr_assert_eq(s.single_use_objects, 1);
         cr_assert_eq(s.bytes, 100 + 101 + 108);
         cr_assert_eq(s.backlog, 1, "busy object 0 is due again");
-        cr_assert_eq(s.epoch, 2);
+        cr_assert_eq(ca_cache_epoch(h->cache), 2);
 
         h->objs[0].answer = CA_RECLAIMED;
         age_all(h);
@@ -977,6 +978,186 @@ Test(age, stats_count_what_happened_and_reset_keeps_gauges)
         cr_assert_eq(s.reclaimed_single_use, 1);
         cr_assert_eq(s.single_use_objects, 0);
         cr_assert_eq(s.objects, 2);
+        harness_free(h);
+}
+
+/* The descriptor table: what the bus, cacheagectl and the exporter know of struct ca_stats. */
+
+/* "reclaimed_single_use" -> "ReclaimedSingleUse", "longest_slice_usec" -> "LongestSliceUSec". */
+static void camel_case(const char *snake, char *buf, size_t len)
+{
+        size_t n = 0;
+
+        for (const char *p = snake; *p && n + 5 < len;) {
+                const char *end = strchr(p, '_');
+                size_t w = end ? (size_t)(end - p) : strlen(p);
+
+                if (w == 4 && strncmp(p, "usec", 4) == 0) {
+                        memcpy(buf + n, "USec", 4);
+                        n += 4;
+                } else {
+                        for (size_t i = 0; i < w && n + 1 < len; i++)
+                                buf[n++] = i == 0 ? (char)(p[i] - 'a' + 'A') : p[i];
+                }
+                p += w + (end ? 1 : 0);
+        }
+        buf[n] = '\0';
+}
+
+static bool all_of(const char *s, const char *set)
+{
+        return s && *s && strspn(s, set) == strlen(s);
+}
+
+Test(age, stat_descs_cover_every_field_once)
+{
+        const struct ca_stat_desc *d;
+        uint64_t seen = 0;
+        size_t n;
+
+        d = ca_stat_descs(&n);
+        cr_assert_not_null(d);
+        /* Every field is a uint64_t: n descriptors at distinct aligned offsets cover them all. */
+        cr_assert_eq(n * sizeof(uint64_t), sizeof(struct ca_stats),
+                     "%zu descriptors for a struct of %zu bytes", n, sizeof(struct ca_stats));
+        for (size_t i = 0; i < n; i++) {
+                size_t slot = d[i].offset / sizeof(uint64_t);
+
+                cr_assert_eq(d[i].offset % sizeof(uint64_t), 0, "%s: offset %zu", d[i].name,
+                             d[i].offset);
+                cr_assert_lt(d[i].offset, sizeof(struct ca_stats), "%s", d[i].name);
+                cr_assert(!(seen & (UINT64_C(1) << slot)), "%s: its field is described twice",
+                          d[i].name);
+                seen |= UINT64_C(1) << slot;
+                /* In the struct's order, as the bus and cacheagectl show them. */
+                if (i > 0)
+                        cr_assert_gt(d[i].offset, d[i - 1].offset, "%s", d[i].name);
+        }
+}
+
+Test(age, stat_descs_names_properties_and_kinds)
+{
+        const struct ca_stat_desc *d;
+        char camel[128];
+        size_t n;
+
+        d = ca_stat_descs(&n);
+        for (size_t i = 0; i < n; i++) {
+                cr_assert(all_of(d[i].name, "abcdefghijklmnopqrstuvwxyz0123456789_") &&
+                                  d[i].name[0] >= 'a' && d[i].name[0] <= 'z' &&
+                                  !strstr(d[i].name, "__") &&
+                                  d[i].name[strlen(d[i].name) - 1] != '_',
+                          "name \"%s\" is not snake_case", d[i].name);
+                camel_case(d[i].name, camel, sizeof(camel));
+                cr_assert_str_eq(d[i].property, camel, "%s: property %s, expected %s", d[i].name,
+                                 d[i].property, camel);
+                cr_assert_not_null(ca_stat_kind_name(d[i].kind), "%s: kind %d", d[i].name,
+                                   (int)d[i].kind);
+                cr_assert(all_of(d[i].unit, "abcdefghijklmnopqrstuvwxyz_"), "%s: unit \"%s\"",
+                          d[i].name, d[i].unit ? d[i].unit : "(null)");
+                cr_assert(d[i].help && d[i].help[0] && d[i].help[strlen(d[i].help) - 1] != '.',
+                          "%s: help \"%s\"", d[i].name, d[i].help ? d[i].help : "(null)");
+                /* A time in microseconds says so in its name, as every tunable here does. */
+                cr_assert_eq(strstr(d[i].unit, "usec") != NULL, strstr(d[i].name, "_usec") != NULL,
+                             "%s: unit %s", d[i].name, d[i].unit);
+                for (size_t j = 0; j < i; j++) {
+                        cr_assert_str_neq(d[i].name, d[j].name);
+                        cr_assert_str_neq(d[i].property, d[j].property);
+                }
+        }
+        cr_assert_str_eq(ca_stat_kind_name(CA_STAT_COUNTER), "counter");
+        cr_assert_str_eq(ca_stat_kind_name(CA_STAT_GAUGE), "gauge");
+        cr_assert_null(ca_stat_kind_name((enum ca_stat_kind)7));
+}
+
+static const struct ca_stat_desc *stat_desc(const char *name)
+{
+        const struct ca_stat_desc *d;
+        size_t n;
+
+        d = ca_stat_descs(&n);
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(d[i].name, name) == 0)
+                        return &d[i];
+        cr_assert_fail("no descriptor named %s", name);
+        return NULL;
+}
+
+Test(age, stat_value_reads_the_named_field)
+{
+        struct ca_stats s;
+        uint64_t v = 1000;
+
+        /* A distinct value in every field, through its C name; read back through its descriptor. */
+#define FIELD(f)                                                                                   \
+        do {                                                                                       \
+                s.f = ++v;                                                                         \
+                cr_assert_eq(ca_stat_value(&s, stat_desc(#f)), v, "%s", #f);                      \
+        } while (0)
+        memset(&s, 0, sizeof(s));
+        FIELD(objects);
+        FIELD(single_use_objects);
+        FIELD(bytes);
+        FIELD(rotations);
+        FIELD(scanned);
+        FIELD(reclaimed);
+        FIELD(reclaimed_single_use);
+        FIELD(busy);
+        FIELD(kept);
+        FIELD(last_rotation_usec);
+        FIELD(last_rotation_duration_usec);
+        FIELD(longest_slice_usec);
+        FIELD(backlog);
+#undef FIELD
+}
+
+static uint64_t realtime_usec(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* Kinds say what a reset does: every counter goes to zero; objects, bytes and times stay. */
+Test(age, reset_zeroes_every_counter_and_keeps_the_time)
+{
+        struct harness *h = harness_new(20, 1, 1, true);
+        const struct ca_stat_desc *d;
+        struct ca_stats s;
+        uint64_t before, after, last;
+        size_t n;
+
+        for (size_t i = 0; i < 20; i++)
+                insert(h, i);
+        h->objs[0].answer = CA_BUSY;
+        h->objs[1].answer = CA_KEEP;
+        cr_assert_eq(stats(h).last_rotation_usec, 0, "never rotated");
+        before = realtime_usec();
+        ca_cache_rotate(h->cache);
+        after = realtime_usec();
+        age_all(h);
+        s = stats(h);
+        last = s.last_rotation_usec;
+        cr_assert(last >= before && last <= after, "last rotation %llu not within [%llu, %llu]",
+                  (unsigned long long)last, (unsigned long long)before,
+                  (unsigned long long)after);
+
+        d = ca_stat_descs(&n);
+        for (size_t i = 0; i < n; i++)
+                if (d[i].kind == CA_STAT_COUNTER)
+                        cr_assert_gt(ca_stat_value(&s, &d[i]), 0, "%s did not count", d[i].name);
+        ca_cache_rotate(h->cache); /* the busy and the kept object are due again */
+        ca_cache_reset_stats(h->cache);
+        s = stats(h);
+        for (size_t i = 0; i < n; i++)
+                if (d[i].kind == CA_STAT_COUNTER)
+                        cr_assert_eq(ca_stat_value(&s, &d[i]), 0, "%s survived a reset",
+                                     d[i].name);
+        cr_assert_eq(s.objects, 2);
+        cr_assert_eq(s.bytes, 100 + 101);
+        cr_assert_eq(s.backlog, 2);
+        cr_assert_geq(s.last_rotation_usec, last, "the time of the last rotation stays");
         harness_free(h);
 }
 
@@ -1068,7 +1249,7 @@ Test(age, rotating_long_without_aging_keeps_counts_and_victims_exact)
         }
         s = stats(h);
         cr_assert_eq(s.rotations, 40000);
-        cr_assert_eq(s.epoch, 40000);
+        cr_assert_eq(ca_cache_epoch(h->cache), 40000);
         cr_assert_eq(s.scanned, 0);
         cr_assert_eq(h->calls, 0);
         cr_assert_eq(s.backlog, count_live(h));
@@ -1461,7 +1642,8 @@ static void rm_check(struct rm *m, bool full)
                                   (unsigned long long)m->seed, m->op, m->epoch, i, o->stamp,
                                   o->hits, rm_limit(m, o));
         }
-        cr_assert_eq(s.epoch, m->epoch, "seed %#llx op %zu", (unsigned long long)m->seed, m->op);
+        cr_assert_eq(ca_cache_epoch(m->cache), m->epoch, "seed %#llx op %zu",
+                     (unsigned long long)m->seed, m->op);
         cr_assert_eq(s.objects, objects, "seed %#llx op %zu", (unsigned long long)m->seed, m->op);
         cr_assert_eq(s.single_use_objects, single_use, "seed %#llx op %zu",
                      (unsigned long long)m->seed, m->op);

@@ -97,6 +97,12 @@ struct ca_params {
         ((struct ca_params){ .single_use_age = CA_SINGLE_USE_AGE_DEFAULT,                  \
                              .max_age = CA_MAX_AGE_DEFAULT })
 
+/*
+ * A cache's statistics. Every field is a uint64_t and has one descriptor in the table that
+ * ca_stat_descs() returns, which is what the daemon's D-Bus properties, cacheagectl and the
+ * metrics exporter read: a new field needs its value in ca_cache_stats() and one line in that
+ * table (age.c), nothing else.
+ */
 struct ca_stats {
         uint64_t objects;                   /* nodes in the cache */
         uint64_t single_use_objects;        /* of which touched in one period only */
@@ -107,11 +113,44 @@ struct ca_stats {
         uint64_t reclaimed_single_use;      /* of which with hits == 1 */
         uint64_t busy;                      /* CA_BUSY answers */
         uint64_t kept;                      /* CA_KEEP answers */
+        uint64_t last_rotation_usec;        /* CLOCK_REALTIME of the last rotation, 0 = never */
         uint64_t last_rotation_duration_usec; /* slice time spent on the last rotation */
         uint64_t longest_slice_usec;        /* longest single ca_cache_age() call */
         uint64_t backlog;                   /* nodes pending, not yet aged */
-        uint32_t epoch;                     /* the cache's clock */
 };
+
+/* What a statistic is, for a metrics system (and adapters' own statistics, plugin.h). */
+enum ca_stat_kind {
+        CA_STAT_COUNTER, /* counts events: only grows, until statistics are reset */
+        CA_STAT_GAUGE,   /* a level: goes up and down (a size, a duration, a time) */
+};
+
+/* One field of struct ca_stats. */
+struct ca_stat_desc {
+        const char *name;       /* the field's name, snake_case: "reclaimed_single_use" */
+        const char *property;   /* the D-Bus property, CamelCase ("usec" is "USec") */
+        size_t offset;          /* of the uint64_t field in struct ca_stats */
+        enum ca_stat_kind kind;
+        /*
+         * "objects", "bytes", "rotations", "usec" (a duration), or "timestamp_usec"
+         * (CLOCK_REALTIME microseconds since the Unix epoch, 0 = never).
+         */
+        const char *unit;
+        const char *help;       /* one line, lower case, no final period */
+};
+
+/*
+ * ca_stat_descs() - the descriptors of struct ca_stats: every field exactly once, in the
+ * struct's order. Stores their number in *ret_n. (Functions rather than exported arrays, so
+ * that a program linked against an older table never copies a stale size of it.)
+ */
+const struct ca_stat_desc *ca_stat_descs(size_t *ret_n);
+
+/* ca_stat_value() - the field of @stats that @desc describes. */
+uint64_t ca_stat_value(const struct ca_stats *stats, const struct ca_stat_desc *desc);
+
+/* ca_stat_kind_name() - "counter" or "gauge"; NULL for a value outside the enum. */
+const char *ca_stat_kind_name(enum ca_stat_kind kind);
 
 /*
  * ca_cache_new() - create an empty cache.
@@ -192,8 +231,9 @@ static inline void ca_touch(struct ca_cache *cache, struct ca_node *node)
 /*
  * ca_cache_rotate() - advance the clock by one and move the nodes that fell due to the
  * pending list. O(1): the slot is spliced, no node is looked at. Returns the number of
- * nodes that fell due. The driver is expected to run ca_cache_age() until it returns 0
- * before the next rotation (a backlog is allowed, but is carried over).
+ * nodes that fell due, and notes the wall-clock time for the statistics. The driver is
+ * expected to run ca_cache_age() until it returns 0 before the next rotation (a backlog is
+ * allowed, but is carried over).
  */
 size_t ca_cache_rotate(struct ca_cache *cache);
 
@@ -215,8 +255,9 @@ size_t ca_cache_pending(const struct ca_cache *cache);
 void ca_cache_stats(const struct ca_cache *cache, struct ca_stats *ret);
 
 /*
- * ca_cache_reset_stats() - zero the counters (rotations, scanned, reclaimed, busy, kept,
- * durations); the gauges (objects, single-use objects, bytes, backlog, epoch) stay.
+ * ca_cache_reset_stats() - zero the counters (rotations, scanned, reclaimed, busy, kept) and
+ * the durations (last rotation's, longest slice); the other gauges (objects, single-use
+ * objects, bytes, backlog, last_rotation_usec) and the epoch stay.
  */
 void ca_cache_reset_stats(struct ca_cache *cache);
 
