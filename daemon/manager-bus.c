@@ -1,69 +1,31 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * cacheaged's D-Bus API: only the sd-bus vtables, their handlers, and the glue that drives
- * sd-bus from the manager's libevent loop. Every change goes through the manager_* setters.
+ * cacheaged's D-Bus API: only the sd-bus vtables of org.cacheage.CacheAge1.Manager and of
+ * the .Cache objects, and their handlers. Every change goes through the manager_* setters;
+ * the connection itself is bus-loop.c's, LogControl1 is logcontrol-bus.c's.
  *
- * Loop glue: libevent 2.1 has no "prepare" hook, so after every sd_bus_process() batch and
- * after anything else that queued bus traffic (a signal, a reply) we re-read the fd's
- * events and sd-bus's timeout (absolute CLOCK_MONOTONIC µs) and re-arm our two events.
- * Both run at libevent priority 0, above the aging slices, so the bus answers while a
- * large cache ages.
- *
- * A lost connection is logged and retried with a backoff timer; the caches keep aging.
+ * The Cache statistics are not listed here: the vtable gets one property per descriptor of
+ * struct ca_stats (ca_stat_descs()), so a statistic the library adds appears on the bus, in
+ * PropertiesChanged and in cacheagectl without a change here.
  */
 
 #include <errno.h>
-#include <inttypes.h>
-#include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include <event2/event.h>
 #include <systemd/sd-bus.h>
 
+#include "bus-def.h"
+#include "bus-loop.h"
 /* The build's config.h (CA_VERSION); "config.h" alone is the parser's, beside this file. */
 #include "cacheage-build.h"
 #include "config.h"
 #include "log.h"
+#include "logcontrol-bus.h"
+#include "manager-bus.h"
 #include "manager.h"
-
-#define BUS_NAME "org.cacheage.CacheAge1"
-#define BUS_MANAGER_PATH "/org/cacheage/CacheAge1"
-#define BUS_MANAGER_INTERFACE "org.cacheage.CacheAge1.Manager"
-#define BUS_CACHE_PREFIX "/org/cacheage/CacheAge1/cache"
-#define BUS_CACHE_INTERFACE "org.cacheage.CacheAge1.Cache"
-#define BUS_LOG_PATH "/org/freedesktop/LogControl1"
-#define BUS_LOG_INTERFACE "org.freedesktop.LogControl1"
-#define BUS_ERROR_CONFIG "org.cacheage.CacheAge1.ConfigError"
-
-#define BUS_RECONNECT_MIN_USEC 500000ULL   /* first retry after a lost connection */
-#define BUS_RECONNECT_MAX_USEC 30000000ULL /* backoff ceiling */
-#define BUS_PROCESS_MAX 64                 /* messages handled before yielding to the loop */
-
-struct manager_bus {
-        struct manager *manager;
-        char *address; /* "system", "user" or a D-Bus address */
-        sd_bus *bus;
-        struct event *io_event;
-        struct event *time_event;
-        struct event *reconnect_event;
-        uint64_t reconnect_usec; /* the next backoff */
-        int io_fd;
-        short io_flags;
-};
-
-static const char *const cache_changed_properties[] = {
-        "IntervalUSec", "SingleUseAge", "MaxAge", "Enabled", "Objects", "SingleUseObjects",
-        "Bytes", "Rotations", "Scanned", "Reclaimed", "ReclaimedSingleUse", "Busy", "Kept",
-        "LastRotationUSec", "LastRotationDurationUSec", "LongestSliceUSec", "Backlog",
-        "AdapterStats", NULL,
-};
-
-static void bus_rearm(struct manager_bus *b);
-static int bus_connect(struct manager_bus *b);
-static void bus_disconnect(struct manager_bus *b);
 
 /* ---- helpers ---- */
 
@@ -90,17 +52,10 @@ static void cache_params(const struct manager_cache *c, struct ca_params *ret)
         *ret = cc ? cc->params : CA_PARAMS_DEFAULT;
 }
 
+/* The cache's object path: CA_BUS_CACHE_PREFIX/<name escaped>, malloc()ed. */
 static int cache_path(const struct manager_cache *c, char **ret)
 {
-        if (c->object_path) {
-                char *p = strdup(c->object_path);
-
-                if (!p)
-                        return -ENOMEM;
-                *ret = p;
-                return 0;
-        }
-        return sd_bus_path_encode(BUS_CACHE_PREFIX, c->name, ret);
+        return sd_bus_path_encode(CA_BUS_CACHE_PREFIX, c->name, ret);
 }
 
 /* ---- org.cacheage.CacheAge1.Manager ---- */
@@ -184,20 +139,7 @@ static int method_manager_reset_statistics(sd_bus_message *msg, void *userdata,
         r = read_cache_name(msg, m, &c, error);
         if (r < 0)
                 return r;
-        manager_reset_statistics(m, c);
-        for (size_t i = 0; i < manager_n_caches(m); i++) {
-                struct manager_cache *x = manager_cache_at(m, i);
-
-                if (!c || x == c) {
-                        char *path = NULL;
-
-                        if (cache_path(x, &path) >= 0)
-                                (void)sd_bus_emit_properties_changed_strv(
-                                        sd_bus_message_get_bus(msg), path, BUS_CACHE_INTERFACE,
-                                        (char **)cache_changed_properties);
-                        free(path);
-                }
-        }
+        manager_reset_statistics(m, c); /* says PropertiesChanged */
         return sd_bus_reply_method_return(msg, NULL);
 }
 
@@ -227,7 +169,7 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 fclose(f);
         }
         ca_errors_clear(&errors);
-        r = sd_bus_error_set(error, BUS_ERROR_CONFIG,
+        r = sd_bus_error_set(error, CA_BUS_ERROR_CONFIG,
                              text ? text : "Reload failed, the configuration was kept");
         free(text);
         return r;
@@ -257,18 +199,6 @@ static int interval_error(sd_bus_error *error, const char *property)
                                  ca_format_duration(CA_INTERVAL_MAX_USEC, hi, sizeof(hi)));
 }
 
-static void emit_cache(struct manager_bus *b, struct manager_cache *c, const char *const *names)
-{
-        char *path = NULL;
-
-        if (!b || !b->bus || cache_path(c, &path) < 0)
-                return;
-        (void)sd_bus_emit_properties_changed_strv(b->bus, path, BUS_CACHE_INTERFACE,
-                                                  (char **)names);
-        free(path);
-        bus_rearm(b);
-}
-
 static int property_set_default_interval(sd_bus *bus, const char *path, const char *interface,
                                          const char *property, sd_bus_message *value,
                                          void *userdata, sd_bus_error *error)
@@ -291,7 +221,7 @@ static int property_set_default_interval(sd_bus *bus, const char *path, const ch
                 char *p = NULL;
 
                 if (c->interval_is_default && cache_path(c, &p) >= 0)
-                        (void)sd_bus_emit_properties_changed_strv(bus, p, BUS_CACHE_INTERFACE,
+                        (void)sd_bus_emit_properties_changed_strv(bus, p, CA_BUS_CACHE_IFACE,
                                                                   (char **)names);
                 free(p);
         }
@@ -354,7 +284,7 @@ static int cache_object_find(sd_bus *bus, const char *path, const char *interfac
         char *name = NULL;
         int r;
 
-        r = sd_bus_path_decode(path, BUS_CACHE_PREFIX, &name);
+        r = sd_bus_path_decode(path, CA_BUS_CACHE_PREFIX, &name);
         if (r <= 0)
                 return 0;
         c = manager_find_cache(m, name);
@@ -494,79 +424,71 @@ static int property_set_enabled(sd_bus *bus, const char *path, const char *inter
         return sd_bus_emit_properties_changed(bus, path, interface, property, NULL);
 }
 
-/* The statistics, by property name: one table so that getter and signal agree. */
-static int stat_value(const struct manager_cache *c, const char *property, uint64_t *ret)
+/* The statistics: one property per descriptor of struct ca_stats, read by offset. */
+static const struct ca_stat_desc *stat_desc(const char *property)
 {
-        static const struct {
-                const char *name;
-                size_t offset;
-        } table[] = {
-                { "Objects", offsetof(struct ca_stats, objects) },
-                { "SingleUseObjects", offsetof(struct ca_stats, single_use_objects) },
-                { "Bytes", offsetof(struct ca_stats, bytes) },
-                { "Rotations", offsetof(struct ca_stats, rotations) },
-                { "Scanned", offsetof(struct ca_stats, scanned) },
-                { "Reclaimed", offsetof(struct ca_stats, reclaimed) },
-                { "ReclaimedSingleUse", offsetof(struct ca_stats, reclaimed_single_use) },
-                { "Busy", offsetof(struct ca_stats, busy) },
-                { "Kept", offsetof(struct ca_stats, kept) },
-                { "LastRotationDurationUSec",
-                  offsetof(struct ca_stats, last_rotation_duration_usec) },
-                { "LongestSliceUSec", offsetof(struct ca_stats, longest_slice_usec) },
-                { "Backlog", offsetof(struct ca_stats, backlog) },
-        };
-        struct ca_stats st = { 0 };
+        const struct ca_stat_desc *d;
+        size_t n;
 
-        if (strcmp(property, "LastRotationUSec") == 0) {
-                *ret = c->last_rotation_realtime_usec;
-                return 0;
-        }
-        manager_cache_stats(c, &st);
-        for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
-                if (strcmp(table[i].name, property) == 0) {
-                        memcpy(ret, (const char *)&st + table[i].offset, sizeof(uint64_t));
-                        return 0;
-                }
-        return -ENOENT;
+        d = ca_stat_descs(&n);
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(d[i].property, property) == 0)
+                        return &d[i];
+        return NULL;
 }
 
 static int property_get_stat(sd_bus *bus, const char *path, const char *interface,
                              const char *property, sd_bus_message *reply, void *userdata,
                              sd_bus_error *error)
 {
-        uint64_t v;
-        int r;
+        const struct ca_stat_desc *d = stat_desc(property);
+        struct ca_stats st;
 
-        r = stat_value(userdata, property, &v);
-        if (r < 0)
-                return r;
-        return sd_bus_message_append(reply, "t", v);
+        if (!d) /* the vtable is built from the same table */
+                return -ENOENT;
+        manager_cache_stats(userdata, &st);
+        return sd_bus_message_append(reply, "t", ca_stat_value(&st, d));
 }
 
+/* The adapter's own statistics: values, and what each one is. */
 struct adapter_stats_ctx {
         sd_bus_message *reply;
         int r;
 };
 
-static void adapter_stat_emit(void *userdata, const char *key, uint64_t value)
+static void adapter_stat_emit(void *userdata, const struct ca_adapter_stat *stat, uint64_t value)
 {
         struct adapter_stats_ctx *ctx = userdata;
 
-        if (ctx->r >= 0 && key)
-                ctx->r = sd_bus_message_append(ctx->reply, "{st}", key, value);
+        if (ctx->r >= 0)
+                ctx->r = sd_bus_message_append(ctx->reply, "{st}", stat->name, value);
+}
+
+static void adapter_stat_info_emit(void *userdata, const struct ca_adapter_stat *stat,
+                                   uint64_t value)
+{
+        struct adapter_stats_ctx *ctx = userdata;
+
+        if (ctx->r >= 0)
+                ctx->r = sd_bus_message_append(ctx->reply, "(sss)", stat->name,
+                                               ca_stat_kind_name(stat->kind),
+                                               stat->help ? stat->help : "");
 }
 
 static int property_get_adapter_stats(sd_bus *bus, const char *path, const char *interface,
                                       const char *property, sd_bus_message *reply,
                                       void *userdata, sd_bus_error *error)
 {
+        bool info = strcmp(property, "AdapterStatsInfo") == 0;
         struct adapter_stats_ctx ctx = { .reply = reply };
         int r;
 
-        r = sd_bus_message_open_container(reply, 'a', "{st}");
+        r = sd_bus_message_open_container(reply, 'a', info ? "(sss)" : "{st}");
         if (r < 0)
                 return r;
-        manager_cache_adapter_stats(userdata, adapter_stat_emit, &ctx);
+        /* Only well-formed statistics come through (the manager checks them). */
+        manager_cache_adapter_stats(userdata, info ? adapter_stat_info_emit : adapter_stat_emit,
+                                    &ctx);
         if (ctx.r < 0)
                 return ctx.r;
         return sd_bus_message_close_container(reply);
@@ -588,18 +510,15 @@ static int method_cache_reset_statistics(sd_bus_message *msg, void *userdata,
 {
         struct manager_cache *c = userdata;
 
-        manager_reset_statistics(c->manager, c);
-        (void)sd_bus_emit_properties_changed_strv(sd_bus_message_get_bus(msg),
-                                                  sd_bus_message_get_path(msg),
-                                                  BUS_CACHE_INTERFACE,
-                                                  (char **)cache_changed_properties);
+        manager_reset_statistics(c->manager, c); /* says PropertiesChanged */
         return sd_bus_reply_method_return(msg, NULL);
 }
 
-#define STAT_PROPERTY(name)                                                                \
-        SD_BUS_PROPERTY(name, "t", property_get_stat, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE)
-
-static const sd_bus_vtable cache_vtable[] = {
+/*
+ * The Cache vtable is built at start: these settings, one property per statistic (in the
+ * order of ca_stat_descs()), then the adapter's statistics and the methods.
+ */
+static const sd_bus_vtable cache_vtable_head[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Name", "s", property_get_cache_string, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Adapter", "s", property_get_cache_string, 0,
@@ -612,355 +531,117 @@ static const sd_bus_vtable cache_vtable[] = {
                                  SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_WRITABLE_PROPERTY("Enabled", "b", property_get_enabled, property_set_enabled, 0,
                                  SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        STAT_PROPERTY("Objects"),
-        STAT_PROPERTY("SingleUseObjects"),
-        STAT_PROPERTY("Bytes"),
-        STAT_PROPERTY("Rotations"),
-        STAT_PROPERTY("Scanned"),
-        STAT_PROPERTY("Reclaimed"),
-        STAT_PROPERTY("ReclaimedSingleUse"),
-        STAT_PROPERTY("Busy"),
-        STAT_PROPERTY("Kept"),
-        STAT_PROPERTY("LastRotationUSec"),
-        STAT_PROPERTY("LastRotationDurationUSec"),
-        STAT_PROPERTY("LongestSliceUSec"),
-        STAT_PROPERTY("Backlog"),
+};
+
+static const sd_bus_vtable cache_vtable_tail[] = {
         SD_BUS_PROPERTY("AdapterStats", "a{st}", property_get_adapter_stats, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        /* What each adapter statistic is: the adapter's, for the life of the cache. */
+        SD_BUS_PROPERTY("AdapterStatsInfo", "a(sss)", property_get_adapter_stats, 0,
+                        SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_METHOD("Rotate", NULL, NULL, method_cache_rotate, 0),
         SD_BUS_METHOD("ResetStatistics", NULL, NULL, method_cache_reset_statistics, 0),
         SD_BUS_VTABLE_END,
 };
 
-/* ---- org.freedesktop.LogControl1, for "systemctl service-log-level" ---- */
+#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 
-static int property_get_log_level(sd_bus *bus, const char *path, const char *interface,
-                                  const char *property, sd_bus_message *reply, void *userdata,
-                                  sd_bus_error *error)
+static bool vtable_emits_change(const sd_bus_vtable *v)
 {
-        const char *s = log_level_to_string(manager_get_log_level(userdata));
-
-        return sd_bus_message_append(reply, "s", s ? s : "info");
+        return (v->type == _SD_BUS_VTABLE_PROPERTY ||
+                v->type == _SD_BUS_VTABLE_WRITABLE_PROPERTY) &&
+               (v->flags & SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE);
 }
 
-static int property_set_log_level(sd_bus *bus, const char *path, const char *interface,
-                                  const char *property, sd_bus_message *value, void *userdata,
-                                  sd_bus_error *error)
+/*
+ * Build the Cache vtable, and the names of its properties that change (said after each
+ * rotation's work and each reset): those marked EMITS_CHANGE in it.
+ */
+static int cache_vtable_build(sd_bus_vtable **ret_vtable, const char ***ret_changed)
 {
-        const char *s;
-        int level, r;
+        size_t n_stats, n, k = 0, n_changed = 0;
+        const struct ca_stat_desc *d = ca_stat_descs(&n_stats);
+        const char **changed;
+        sd_bus_vtable *v;
 
-        r = sd_bus_message_read(value, "s", &s);
-        if (r < 0)
-                return r;
-        level = log_level_from_string(s);
-        if (level < 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                         "Invalid log level '%s'", s);
-        manager_set_log_level(userdata, level);
-        log_info("Log level set to %s.", log_level_to_string(level));
-        return sd_bus_emit_properties_changed(bus, path, interface, property, NULL);
-}
-
-/* We only ever write to stderr, which systemd connects to the journal. */
-static int property_get_log_target(sd_bus *bus, const char *path, const char *interface,
-                                   const char *property, sd_bus_message *reply, void *userdata,
-                                   sd_bus_error *error)
-{
-        return sd_bus_message_append(reply, "s", "console");
-}
-
-static int property_set_log_target(sd_bus *bus, const char *path, const char *interface,
-                                   const char *property, sd_bus_message *value, void *userdata,
-                                   sd_bus_error *error)
-{
-        const char *s;
-        int r;
-
-        r = sd_bus_message_read(value, "s", &s);
-        if (r < 0)
-                return r;
-        if (strcmp(s, "console") != 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_NOT_SUPPORTED,
-                                         "Log target '%s' is not supported, only 'console'", s);
+        n = ELEMENTSOF(cache_vtable_head) + n_stats + ELEMENTSOF(cache_vtable_tail);
+        v = calloc(n, sizeof(*v));
+        changed = calloc(n + 1, sizeof(*changed));
+        if (!v || !changed) {
+                free(v);
+                free(changed);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(cache_vtable_head); i++)
+                v[k++] = cache_vtable_head[i];
+        for (size_t i = 0; i < n_stats; i++)
+                v[k++] = (sd_bus_vtable)SD_BUS_PROPERTY(d[i].property, "t", property_get_stat, 0,
+                                                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE);
+        for (size_t i = 0; i < ELEMENTSOF(cache_vtable_tail); i++)
+                v[k++] = cache_vtable_tail[i];
+        for (size_t i = 0; i < n; i++)
+                if (vtable_emits_change(&v[i]))
+                        changed[n_changed++] = v[i].x.property.member;
+        *ret_vtable = v;
+        *ret_changed = changed;
         return 0;
 }
 
-static int property_get_syslog_identifier(sd_bus *bus, const char *path, const char *interface,
-                                          const char *property, sd_bus_message *reply,
-                                          void *userdata, sd_bus_error *error)
-{
-        return sd_bus_message_append(reply, "s", "cacheaged");
-}
+/* ---- the objects, on every connection ---- */
 
-static const sd_bus_vtable log_control_vtable[] = {
-        SD_BUS_VTABLE_START(0),
-        SD_BUS_WRITABLE_PROPERTY("LogLevel", "s", property_get_log_level,
-                                 property_set_log_level, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_WRITABLE_PROPERTY("LogTarget", "s", property_get_log_target,
-                                 property_set_log_target, 0, 0),
-        SD_BUS_PROPERTY("SyslogIdentifier", "s", property_get_syslog_identifier, 0,
-                        SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_VTABLE_END,
+struct manager_bus {
+        struct manager *manager;
+        struct bus_loop *loop;
+        sd_bus_vtable *cache_vtable;
+        const char **cache_changed; /* NULL-terminated */
 };
 
-/* ---- driving sd-bus from libevent ---- */
-
-static void bus_schedule_reconnect(struct manager_bus *b)
-{
-        struct timeval tv = {
-                .tv_sec = (time_t)(b->reconnect_usec / 1000000),
-                .tv_usec = (suseconds_t)(b->reconnect_usec % 1000000),
-        };
-
-        log_warning("Reconnecting to the bus in %.1fs.", (double)b->reconnect_usec / 1e6);
-        evtimer_add(b->reconnect_event, &tv);
-        b->reconnect_usec *= 2;
-        if (b->reconnect_usec > BUS_RECONNECT_MAX_USEC)
-                b->reconnect_usec = BUS_RECONNECT_MAX_USEC;
-}
-
-static void bus_lost(struct manager_bus *b, int error)
-{
-        if (error < 0)
-                log_error_errno(error, "Lost the bus connection: %m");
-        else
-                log_error("Lost the bus connection.");
-        bus_disconnect(b);
-        bus_schedule_reconnect(b);
-}
-
-static void bus_process(struct manager_bus *b)
-{
-        int r = 0;
-
-        /*
-         * Bounded, so that a flood of requests cannot starve the timers; what is left is
-         * seen again at once because sd-bus then asks for a zero timeout.
-         */
-        for (unsigned i = 0; i < BUS_PROCESS_MAX; i++) {
-                r = sd_bus_process(b->bus, NULL);
-                if (r <= 0)
-                        break;
-        }
-        if (r < 0 || sd_bus_is_open(b->bus) <= 0) {
-                bus_lost(b, r);
-                return;
-        }
-        bus_rearm(b);
-}
-
-static void bus_io_cb(evutil_socket_t fd, short what, void *userdata)
+static int manager_bus_attach(sd_bus *bus, void *userdata)
 {
         struct manager_bus *b = userdata;
-
-        b->io_flags = 0; /* the event was one-shot */
-        if (b->bus)
-                bus_process(b);
-}
-
-static void bus_time_cb(evutil_socket_t fd, short what, void *userdata)
-{
-        struct manager_bus *b = userdata;
-
-        if (b->bus)
-                bus_process(b);
-}
-
-static void bus_reconnect_cb(evutil_socket_t fd, short what, void *userdata)
-{
-        struct manager_bus *b = userdata;
-        int r;
-
-        r = bus_connect(b);
-        if (r < 0) {
-                bus_disconnect(b);
-                bus_schedule_reconnect(b);
-                return;
-        }
-        log_info("Reconnected to the bus.");
-        b->reconnect_usec = BUS_RECONNECT_MIN_USEC;
-        manager_bus_caches_changed(b);
-}
-
-static void bus_rearm(struct manager_bus *b)
-{
-        short flags = 0;
-        uint64_t until;
-        int fd, events, r;
-
-        if (!b || !b->bus)
-                return;
-
-        fd = sd_bus_get_fd(b->bus);
-        events = sd_bus_get_events(b->bus);
-        if (fd < 0 || events < 0) {
-                /* Closed under us: let the timer notice at once, outside any callback. */
-                struct timeval now = { 0, 0 };
-
-                evtimer_add(b->time_event, &now);
-                return;
-        }
-        if (events & POLLIN)
-                flags |= EV_READ;
-        if (events & POLLOUT)
-                flags |= EV_WRITE;
-        if (fd != b->io_fd || flags != b->io_flags) {
-                event_del(b->io_event);
-                event_assign(b->io_event, manager_event_base(b->manager), fd, flags, bus_io_cb,
-                             b);
-                event_priority_set(b->io_event, 0);
-                b->io_fd = fd;
-                b->io_flags = flags;
-                if (flags)
-                        event_add(b->io_event, NULL);
-        }
-
-        r = sd_bus_get_timeout(b->bus, &until);
-        if (r <= 0 || until == UINT64_MAX) {
-                evtimer_del(b->time_event);
-        } else {
-                uint64_t now = ca_now_usec(), rel = until > now ? until - now : 0;
-                struct timeval tv = {
-                        .tv_sec = (time_t)(rel / 1000000),
-                        .tv_usec = (suseconds_t)(rel % 1000000),
-                };
-
-                evtimer_add(b->time_event, &tv);
-        }
-}
-
-static int bus_open(const char *address, sd_bus **ret)
-{
-        sd_bus *bus = NULL;
-        int r;
-
-        if (strcmp(address, "system") == 0)
-                return sd_bus_open_system_with_description(ret, "cacheaged");
-        if (strcmp(address, "user") == 0)
-                return sd_bus_open_user_with_description(ret, "cacheaged");
-
-        r = sd_bus_new(&bus);
-        if (r < 0)
-                return r;
-        r = sd_bus_set_address(bus, address);
-        if (r < 0)
-                goto out_unref;
-        (void)sd_bus_set_description(bus, "cacheaged");
-        r = sd_bus_set_bus_client(bus, 1);
-        if (r < 0)
-                goto out_unref;
-        /*
-         * A bus given by address is treated like the system bus: sd-bus checks the caller's
-         * privilege for every member not marked unprivileged.
-         */
-        r = sd_bus_set_trusted(bus, 0);
-        if (r < 0)
-                goto out_unref;
-        r = sd_bus_start(bus);
-        if (r < 0)
-                goto out_unref;
-        *ret = bus;
-        return 0;
-out_unref:
-        sd_bus_unref(bus);
-        return r;
-}
-
-static const char *bus_describe(const char *address)
-{
-        if (strcmp(address, "system") == 0)
-                return "the system bus";
-        if (strcmp(address, "user") == 0)
-                return "the user bus";
-        return address;
-}
-
-static int bus_connect(struct manager_bus *b)
-{
         struct manager *m = b->manager;
         int r;
 
-        r = bus_open(b->address, &b->bus);
-        if (r < 0) {
-                b->bus = NULL;
-                return log_error_errno(r, "Failed to connect to %s: %m", bus_describe(b->address));
-        }
-
-        r = sd_bus_add_object_vtable(b->bus, NULL, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE,
+        r = sd_bus_add_object_vtable(bus, NULL, CA_BUS_MANAGER_PATH, CA_BUS_MANAGER_IFACE,
                                      manager_vtable, m);
         if (r < 0)
-                return log_error_errno(r, "Failed to register the manager object: %m");
-        r = sd_bus_add_fallback_vtable(b->bus, NULL, BUS_CACHE_PREFIX, BUS_CACHE_INTERFACE,
-                                       cache_vtable, cache_object_find, m);
+                return r;
+        r = sd_bus_add_fallback_vtable(bus, NULL, CA_BUS_CACHE_PREFIX, CA_BUS_CACHE_IFACE,
+                                       b->cache_vtable, cache_object_find, m);
         if (r < 0)
-                return log_error_errno(r, "Failed to register the cache objects: %m");
-        r = sd_bus_add_node_enumerator(b->bus, NULL, BUS_CACHE_PREFIX, cache_node_enumerator, m);
+                return r;
+        r = sd_bus_add_node_enumerator(bus, NULL, CA_BUS_CACHE_PREFIX, cache_node_enumerator, m);
         if (r < 0)
-                return log_error_errno(r, "Failed to register the cache enumerator: %m");
-        r = sd_bus_add_object_vtable(b->bus, NULL, BUS_LOG_PATH, BUS_LOG_INTERFACE,
-                                     log_control_vtable, m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to register the log control object: %m");
-
-        /* No queueing: a second daemon on the same bus is a mistake, said at once. */
-        r = sd_bus_request_name(b->bus, BUS_NAME, 0);
-        if (r == -EEXIST)
-                return log_error_errno(r, "The name %s is already taken on %s: is another "
-                                          "cacheaged running?",
-                                       BUS_NAME, bus_describe(b->address));
-        if (r == -EACCES || r == -EPERM)
-                return log_error_errno(r, "Not allowed to own %s on %s: %m (is "
-                                          "org.cacheage.CacheAge1.conf installed in the bus's "
-                                          "system.d, and is cacheaged running as root?)",
-                                       BUS_NAME, bus_describe(b->address));
-        if (r < 0)
-                return log_error_errno(r, "Failed to acquire the name %s on %s: %m", BUS_NAME,
-                                       bus_describe(b->address));
-
-        b->io_fd = -1;
-        b->io_flags = 0;
-        bus_rearm(b);
-        log_debug("Serving %s on %s.", BUS_NAME, bus_describe(b->address));
-        return 0;
+                return r;
+        return logcontrol_bus_add(bus, m);
 }
 
-static void bus_disconnect(struct manager_bus *b)
+static void manager_bus_reconnected(void *userdata)
 {
-        if (b->io_event)
-                event_del(b->io_event);
-        if (b->time_event)
-                evtimer_del(b->time_event);
-        b->io_fd = -1;
-        b->io_flags = 0;
-        /* Slots are floating (NULL): unref'ing the bus drops every vtable with it. */
-        b->bus = sd_bus_flush_close_unref(b->bus);
+        manager_bus_caches_changed(userdata);
 }
 
-int manager_bus_new(struct manager *m, const char *bus, struct manager_bus **ret)
+static const struct bus_loop_ops manager_bus_loop_ops = {
+        .attach = manager_bus_attach,
+        .reconnected = manager_bus_reconnected,
+};
+
+int manager_bus_new(struct manager *m, const char *address, struct manager_bus **ret)
 {
-        struct event_base *base = manager_event_base(m);
         struct manager_bus *b;
         int r;
 
         b = calloc(1, sizeof(*b));
         if (!b)
-                return -ENOMEM;
+                return log_error_errno(ENOMEM, "Out of memory");
         b->manager = m;
-        b->io_fd = -1;
-        b->reconnect_usec = BUS_RECONNECT_MIN_USEC;
-        b->address = strdup(bus ? bus : "system");
-        /* The io event is assigned for real once the fd is known. */
-        b->io_event = event_new(base, -1, 0, bus_io_cb, b);
-        b->time_event = evtimer_new(base, bus_time_cb, b);
-        b->reconnect_event = evtimer_new(base, bus_reconnect_cb, b);
-        if (!b->address || !b->io_event || !b->time_event || !b->reconnect_event) {
-                r = -ENOMEM;
+        r = cache_vtable_build(&b->cache_vtable, &b->cache_changed);
+        if (r < 0) {
+                log_error_errno(r, "Failed to build the cache objects' vtable: %m");
                 goto out_free;
         }
-        event_priority_set(b->time_event, 0);
-
-        r = bus_connect(b);
+        r = bus_loop_new(manager_event_base(m), address, CA_BUS_NAME, &manager_bus_loop_ops, b,
+                         &b->loop); /* logs every failure */
         if (r < 0)
                 goto out_free;
         *ret = b;
@@ -974,30 +655,34 @@ struct manager_bus *manager_bus_free(struct manager_bus *b)
 {
         if (!b)
                 return NULL;
-        bus_disconnect(b);
-        if (b->io_event)
-                event_free(b->io_event);
-        if (b->time_event)
-                event_free(b->time_event);
-        if (b->reconnect_event)
-                event_free(b->reconnect_event);
-        free(b->address);
+        /* The connection first: it holds the vtable. */
+        b->loop = bus_loop_free(b->loop);
+        free(b->cache_vtable);
+        free(b->cache_changed);
         free(b);
         return NULL;
 }
 
 void manager_bus_cache_changed(struct manager_bus *b, struct manager_cache *c)
 {
-        if (!c)
+        sd_bus *bus = bus_loop_bus(b ? b->loop : NULL);
+        char *path = NULL;
+
+        if (!bus || !c || cache_path(c, &path) < 0)
                 return;
-        emit_cache(b, c, cache_changed_properties);
+        (void)sd_bus_emit_properties_changed_strv(bus, path, CA_BUS_CACHE_IFACE,
+                                                  (char **)b->cache_changed);
+        free(path);
+        bus_loop_rearm(b->loop);
 }
 
 void manager_bus_caches_changed(struct manager_bus *b)
 {
-        if (!b || !b->bus)
+        sd_bus *bus = bus_loop_bus(b ? b->loop : NULL);
+
+        if (!bus)
                 return;
-        (void)sd_bus_emit_properties_changed(b->bus, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE,
+        (void)sd_bus_emit_properties_changed(bus, CA_BUS_MANAGER_PATH, CA_BUS_MANAGER_IFACE,
                                              "Caches", NULL);
-        bus_rearm(b);
+        bus_loop_rearm(b->loop);
 }

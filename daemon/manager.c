@@ -21,10 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <systemd/sd-bus.h>
 #include <time.h>
 
 #include "log.h"
+#include "manager-bus.h"
 #include "manager.h"
 #include "notify.h"
 #include "plugins.h"
@@ -37,8 +37,6 @@ enum {
         CA_PRIO_SLICE = 2,
         CA_PRIO_N,
 };
-
-#define CACHE_OBJECT_PATH_PREFIX "/org/cacheage/CacheAge1/cache"
 
 struct manager {
         char *config_path;
@@ -316,7 +314,6 @@ static int cache_rotate(struct manager_cache *c, bool forced)
                                           "rotating what it holds", c->name);
         }
         due = ca_cache_rotate(c->cache);
-        c->last_rotation_realtime_usec = now_realtime_usec();
         log_debug("%s: rotation, %zu objects due", c->name, due);
         cache_start_aging(c);
         return 0;
@@ -384,7 +381,6 @@ static struct manager_cache *cache_free(struct manager_cache *c)
         if (c->age_event)
                 event_free(c->age_event);
         section_free(c->section);
-        free(c->object_path);
         free(c->adapter);
         free(c->name);
         free(c);
@@ -423,9 +419,6 @@ static int cache_create(struct manager *m, const struct ca_conf *conf,
         c->adapter = strdup(cc->adapter);
         c->section = section_new(cc);
         if (!c->name || !c->adapter || !c->section)
-                goto out_oom;
-        r = sd_bus_path_encode(CACHE_OBJECT_PATH_PREFIX, cc->name, &c->object_path);
-        if (r < 0)
                 goto out_oom;
         if (!check_only) {
                 c->rotate_timer = event_new(m->base, -1, EV_PERSIST, cache_rotate_cb, c);
@@ -715,8 +708,7 @@ int manager_start(struct manager *m)
         if (strcmp(m->bus_name, "none") != 0) {
                 r = manager_bus_new(m, m->bus_name, &m->bus);
                 if (r < 0)
-                        return log_error_errno(r, "Failed to connect to the %s bus: %m",
-                                               m->bus_name);
+                        return r; /* logged there */
         }
 
         for (size_t i = 0; i < m->n_caches; i++)
@@ -843,6 +835,7 @@ void manager_reset_statistics(struct manager *m, struct manager_cache *c)
         c->deferred = 0;
         c->reclaimed_before = 0;
         c->last_reclaimed = 0;
+        manager_bus_cache_changed(m->bus, c);
 }
 
 /*
@@ -999,11 +992,42 @@ void manager_cache_stats(const struct manager_cache *c, struct ca_stats *ret)
         ca_cache_stats(c->cache, ret);
 }
 
-void manager_cache_adapter_stats(const struct manager_cache *c, ca_stat_emit_t emit,
+struct adapter_stats_filter {
+        struct manager_cache *cache;
+        ca_stat_emit_t emit;
+        void *emit_userdata;
+        bool malformed;
+};
+
+/* Between the plugin's stats hook and the bus: what goes on the bus must be well-formed. */
+static void adapter_stat_filter(void *userdata, const struct ca_adapter_stat *stat,
+                                uint64_t value)
+{
+        struct adapter_stats_filter *f = userdata;
+        char reason[256];
+
+        if (ca_adapter_stat_check(stat, reason, sizeof(reason)) < 0) {
+                /* Every malformed one of the first call that finds any, then never again. */
+                if (!f->cache->adapter_stats_warned)
+                        log_warning("%s: adapter %s reports a malformed statistic: %s, ignoring",
+                                    f->cache->name, f->cache->adapter, reason);
+                f->malformed = true;
+                return;
+        }
+        f->emit(f->emit_userdata, stat, value);
+}
+
+void manager_cache_adapter_stats(struct manager_cache *c, ca_stat_emit_t emit,
                                  void *emit_userdata)
 {
-        if (c->cache && c->hooks && c->hooks->stats)
-                c->hooks->stats(c->cache, c->hooks_userdata, emit, emit_userdata);
+        struct adapter_stats_filter f = { .cache = c, .emit = emit,
+                                          .emit_userdata = emit_userdata };
+
+        if (!c->cache || !c->hooks || !c->hooks->stats)
+                return;
+        c->hooks->stats(c->cache, c->hooks_userdata, adapter_stat_filter, &f);
+        if (f.malformed)
+                c->adapter_stats_warned = true;
 }
 
 int manager_get_log_level(const struct manager *m)

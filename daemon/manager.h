@@ -6,7 +6,7 @@
  * one rotation timer per enabled cache, the aging slices, the systemd notifications.
  * Single-threaded: everything runs on one libevent base.
  *
- * The bus side (manager-bus.c) reads the state through these functions and changes it
+ * The bus side (manager-bus.h) reads the state through these functions and changes it
  * only through the manager_* setters, which validate and apply at once; the manager calls
  * manager_bus_* hooks (no-ops when there is no bus) when something visible changed.
  */
@@ -26,7 +26,6 @@ struct manager_cache {
         struct manager *manager;
         char *name;
         char *adapter;
-        char *object_path;              /* /org/cacheage/CacheAge1/cache/<encoded name> */
         struct ca_cache *cache;         /* registered by the plugin; NULL until then */
         const struct ca_cache_hooks *hooks;
         void *hooks_userdata;
@@ -37,7 +36,6 @@ struct manager_cache {
         bool interval_is_default;       /* follows the daemon's default interval */
         bool enabled;
 
-        uint64_t last_rotation_realtime_usec; /* CLOCK_REALTIME of the last rotation, 0 = never */
         uint64_t deferred;              /* rotations deferred by idle gating */
         unsigned defer_streak;          /* consecutive deferrals, bounded by max_defer */
 
@@ -52,6 +50,7 @@ struct manager_cache {
         bool aging;                     /* a rotation's slices are still running */
         uint64_t reclaimed_before;      /* stats.reclaimed when the rotation began */
         uint64_t last_reclaimed;        /* objects the last finished rotation reclaimed */
+        bool adapter_stats_warned;      /* a malformed adapter statistic was logged */
 };
 
 struct manager_options {
@@ -99,20 +98,14 @@ void manager_reset_statistics(struct manager *m, struct manager_cache *c);
  */
 int manager_reload(struct manager *m, struct ca_errors *errors);
 
-/* Statistics of @c: the library's, plus the adapter's own through @emit. */
+/* Statistics of @c: the library's (zero before the plugin registered its cache). */
 void manager_cache_stats(const struct manager_cache *c, struct ca_stats *ret);
-void manager_cache_adapter_stats(const struct manager_cache *c, ca_stat_emit_t emit,
+/*
+ * The adapter's own statistics through @emit, the well-formed ones only: a malformed one
+ * (ca_adapter_stat_check()) is left out, and logged once for the cache.
+ */
+void manager_cache_adapter_stats(struct manager_cache *c, ca_stat_emit_t emit,
                                  void *emit_userdata);
 
 int manager_get_log_level(const struct manager *m);
 void manager_set_log_level(struct manager *m, int level);
-
-/* ---- implemented in manager-bus.c (stubs there when the bus is "none") ---- */
-
-/* Connect to the bus named in the options, register objects, take the name. */
-int manager_bus_new(struct manager *m, const char *bus, struct manager_bus **ret);
-struct manager_bus *manager_bus_free(struct manager_bus *b);
-/* A cache's statistics changed (after a rotation's work is done): PropertiesChanged. */
-void manager_bus_cache_changed(struct manager_bus *b, struct manager_cache *c);
-/* Caches were added or removed (reload): the manager's Caches property changed. */
-void manager_bus_caches_changed(struct manager_bus *b);

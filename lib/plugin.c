@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -116,5 +117,73 @@ int ca_plugin_check(const struct ca_plugin *p, const char *expected_name, char *
                 snprintf(reason, reason_len, "no %s hook", !p->create ? "create" : "destroy");
                 return -EINVAL;
         }
+        return 0;
+}
+
+/* [a-z][a-z0-9_]* (@first_alpha) or [a-z0-9_]+, at most @max bytes. */
+static bool is_snake_case(const char *s, size_t max, bool first_alpha)
+{
+        size_t n = 0;
+
+        if (!s || !*s || (first_alpha && !(*s >= 'a' && *s <= 'z')))
+                return false;
+        for (; *s; s++, n++)
+                if (n >= max || !((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
+                                  *s == '_'))
+                        return false;
+        return true;
+}
+
+/* @s as a reader may see it in a log: at most 64 bytes, anything unprintable as '?'. */
+static const char *printable(const char *s, char *buf, size_t len)
+{
+        size_t n = 0;
+
+        if (!s)
+                return "(null)";
+        for (; *s && n + 1 < len && n < 64; s++)
+                buf[n++] = *s >= 0x20 && *s < 0x7f ? *s : '?';
+        buf[n] = '\0';
+        return buf;
+}
+
+int ca_adapter_stat_check(const struct ca_adapter_stat *stat, char *reason, size_t reason_len)
+{
+        char buf[72];
+        const char *name;
+        size_t n = 0;
+
+        if (!stat) {
+                snprintf(reason, reason_len, "no statistic (NULL)");
+                return -EINVAL;
+        }
+        name = printable(stat->name, buf, sizeof(buf));
+        if (!is_snake_case(stat->name, CA_ADAPTER_STAT_NAME_MAX, true)) {
+                snprintf(reason, reason_len,
+                         "statistic \"%s\": the name must be snake_case ([a-z][a-z0-9_]*, at most "
+                         "%d bytes)",
+                         name, CA_ADAPTER_STAT_NAME_MAX);
+                return -EINVAL;
+        }
+        if (!ca_stat_kind_name(stat->kind)) {
+                snprintf(reason, reason_len,
+                         "statistic \"%s\": kind %d is neither CA_STAT_COUNTER nor CA_STAT_GAUGE",
+                         name, (int)stat->kind);
+                return -EINVAL;
+        }
+        if (stat->unit && !is_snake_case(stat->unit, CA_ADAPTER_STAT_NAME_MAX, false)) {
+                snprintf(reason, reason_len,
+                         "statistic \"%s\": the unit must be [a-z0-9_]+ (at most %d bytes)",
+                         name, CA_ADAPTER_STAT_NAME_MAX);
+                return -EINVAL;
+        }
+        for (const char *p = stat->help; p && *p; p++, n++)
+                if (n >= CA_ADAPTER_STAT_HELP_MAX || *p < 0x20 || *p >= 0x7f) {
+                        snprintf(reason, reason_len,
+                                 "statistic \"%s\": the help must be one line of printable "
+                                 "ASCII (at most %d bytes)",
+                                 name, CA_ADAPTER_STAT_HELP_MAX);
+                        return -EINVAL;
+                }
         return 0;
 }

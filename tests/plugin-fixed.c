@@ -11,6 +11,7 @@
  *     reused = 10
  *     verdict = reclaim
  *     object_size = 64
+ *     bad_stats = no      (yes: also emit two malformed statistics, which the host leaves out)
  */
 
 #include <errno.h>
@@ -34,6 +35,7 @@ struct fixed {
         struct fixed_object *objects;
         size_t n_objects, n_reused, object_size;
         enum ca_status verdict;
+        bool bad_stats;
         uint64_t freed, touches, refreshes;
 };
 
@@ -79,10 +81,33 @@ static void fixed_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t e
 {
         struct fixed *f = userdata;
 
-        emit(emit_userdata, "created", f->n_objects);
-        emit(emit_userdata, "freed", f->freed);
-        emit(emit_userdata, "touches", f->touches);
-        emit(emit_userdata, "refreshes", f->refreshes);
+        /* The bus tests read these declarations back from AdapterStatsInfo. */
+        emit(emit_userdata,
+             &(const struct ca_adapter_stat){ .name = "created", .kind = CA_STAT_GAUGE,
+                                              .unit = "objects",
+                                              .help = "objects created at start" },
+             f->n_objects);
+        if (f->bad_stats)
+                emit(emit_userdata,
+                     &(const struct ca_adapter_stat){ .name = "Bad Name",
+                                                      .kind = CA_STAT_COUNTER },
+                     1);
+        emit(emit_userdata,
+             &(const struct ca_adapter_stat){ .name = "freed", .kind = CA_STAT_COUNTER,
+                                              .unit = "objects", .help = "objects reclaimed" },
+             f->freed);
+        emit(emit_userdata,
+             &(const struct ca_adapter_stat){ .name = "touches", .kind = CA_STAT_COUNTER,
+                                              .help = "touches before rotations" },
+             f->touches);
+        if (f->bad_stats)
+                emit(emit_userdata,
+                     &(const struct ca_adapter_stat){ .name = "odd_kind",
+                                                      .kind = (enum ca_stat_kind)7 },
+                     2);
+        emit(emit_userdata,
+             &(const struct ca_adapter_stat){ .name = "refreshes", .kind = CA_STAT_COUNTER },
+             f->refreshes);
 }
 
 static const struct ca_cache_hooks fixed_hooks = {
@@ -125,10 +150,11 @@ static void fixed_destroy(void *instance)
 
 static int fixed_create(struct ca_host *host, const struct ca_section *s, void **ret_instance)
 {
-        static const char *const known[] = { "objects", "reused", "verdict", "object_size" };
+        static const char *const known[] = { "objects", "reused", "verdict", "object_size",
+                                             "bad_stats" };
         struct fixed cfg = { .host = host, .n_objects = 1000, .object_size = 64,
                              .verdict = CA_RECLAIMED };
-        const char *verdict;
+        const char *verdict, *bad_stats;
         struct fixed *f;
         int r = 0;
 
@@ -160,6 +186,12 @@ static int fixed_create(struct ca_host *host, const struct ca_section *s, void *
                         r = -EINVAL;
                 }
         }
+        bad_stats = ca_section_get(s, "bad_stats");
+        if (bad_stats && strcmp(bad_stats, "yes") != 0 && strcmp(bad_stats, "no") != 0) {
+                ca_host_key_error(host, s, "bad_stats", "must be yes or no");
+                r = -EINVAL;
+        }
+        cfg.bad_stats = bad_stats && strcmp(bad_stats, "yes") == 0;
         if (cfg.n_reused > cfg.n_objects) {
                 ca_host_key_error(host, s, "reused", "must not exceed objects (%zu)",
                                   cfg.n_objects);

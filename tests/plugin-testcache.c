@@ -66,8 +66,10 @@ static void tc_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
 {
         struct tc *tc = userdata;
 
-        emit(eu, "added", tc->used);
-        emit(eu, "reclaimed", tc->reclaimed);
+        emit(eu, &(const struct ca_adapter_stat){ .name = "added", .kind = CA_STAT_COUNTER },
+             tc->used);
+        emit(eu, &(const struct ca_adapter_stat){ .name = "reclaimed", .kind = CA_STAT_COUNTER },
+             tc->reclaimed);
 }
 
 static const struct ca_cache_hooks tc_hooks = {

@@ -31,11 +31,8 @@
 #include <criterion/criterion.h>
 #include <systemd/sd-bus.h>
 
-#define BUS_NAME "org.cacheage.CacheAge1"
-#define MANAGER_PATH "/org/cacheage/CacheAge1"
-#define MANAGER_IFACE "org.cacheage.CacheAge1.Manager"
-#define CACHE_PREFIX "/org/cacheage/CacheAge1/cache"
-#define CACHE_IFACE "org.cacheage.CacheAge1.Cache"
+#include "bus-def.h"
+
 #define PROPS_IFACE "org.freedesktop.DBus.Properties"
 
 struct bus_env {
@@ -255,7 +252,7 @@ static inline void bus_env_daemon(struct bus_env *e, const char *fmt, ...)
         snprintf(bus_arg, sizeof(bus_arg), "%s", e->address);
         e->daemon_pid = harness_spawn(argv, e->daemon_err);
         until = mono_usec() + 60000000; /* a 2M-object cache under ASan takes a while */
-        while (!bus_has_owner(e->bus, BUS_NAME)) {
+        while (!bus_has_owner(e->bus, CA_BUS_NAME)) {
                 if (waitpid(e->daemon_pid, &status, WNOHANG) == e->daemon_pid) {
                         e->daemon_pid = -1;
                         cr_assert_fail("cacheaged exited at start (status %d): %s", status,
@@ -324,7 +321,7 @@ static inline const char *cache_path(const char *name)
         static char buf[256];
         char *p = NULL;
 
-        cr_assert(sd_bus_path_encode(CACHE_PREFIX, name, &p) >= 0);
+        cr_assert(sd_bus_path_encode(CA_BUS_CACHE_PREFIX, name, &p) >= 0);
         snprintf(buf, sizeof(buf), "%s", p);
         free(p);
         return buf;
@@ -336,7 +333,7 @@ static inline uint64_t get_t(sd_bus *bus, const char *path, const char *iface, c
         uint64_t v = 0;
         int r;
 
-        r = sd_bus_get_property_trivial(bus, BUS_NAME, path, iface, prop, &error, 't', &v);
+        r = sd_bus_get_property_trivial(bus, CA_BUS_NAME, path, iface, prop, &error, 't', &v);
         cr_assert(r >= 0, "Get %s.%s: %s", iface, prop, error.message ? error.message : "");
         return v;
 }
@@ -347,7 +344,7 @@ static inline uint32_t get_u(sd_bus *bus, const char *path, const char *iface, c
         uint32_t v = 0;
         int r;
 
-        r = sd_bus_get_property_trivial(bus, BUS_NAME, path, iface, prop, &error, 'u', &v);
+        r = sd_bus_get_property_trivial(bus, CA_BUS_NAME, path, iface, prop, &error, 'u', &v);
         cr_assert(r >= 0, "Get %s.%s: %s", iface, prop, error.message ? error.message : "");
         return v;
 }
@@ -357,7 +354,7 @@ static inline bool get_b(sd_bus *bus, const char *path, const char *iface, const
         sd_bus_error error = SD_BUS_ERROR_NULL;
         int v = 0, r;
 
-        r = sd_bus_get_property_trivial(bus, BUS_NAME, path, iface, prop, &error, 'b', &v);
+        r = sd_bus_get_property_trivial(bus, CA_BUS_NAME, path, iface, prop, &error, 'b', &v);
         cr_assert(r >= 0, "Get %s.%s: %s", iface, prop, error.message ? error.message : "");
         return v;
 }
@@ -369,7 +366,7 @@ static inline char *get_s(sd_bus *bus, const char *path, const char *iface, cons
         char *v = NULL;
         int r;
 
-        r = sd_bus_get_property_string(bus, BUS_NAME, path, iface, prop, &error, &v);
+        r = sd_bus_get_property_string(bus, CA_BUS_NAME, path, iface, prop, &error, &v);
         cr_assert(r >= 0, "Get %s.%s: %s", iface, prop, error.message ? error.message : "");
         return v;
 }

@@ -448,11 +448,26 @@ static void dc_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
         struct ca_dcache_stats st;
 
         ca_dcache_stats(dc->model, &st);
-        emit(eu, "nr_dentry", st.nr_dentry);
-        emit(eu, "nr_unused", st.nr_unused);
-        emit(eu, "nr_negative", st.nr_negative);
-        emit(eu, "lookups", dc->lookups);
-        emit(eu, "hits", dc->hits);
+        emit(eu, &(const struct ca_adapter_stat){ .name = "nr_dentry", .kind = CA_STAT_GAUGE,
+                                                  .unit = "dentries",
+                                                  .help = "dentries in the model" },
+             st.nr_dentry);
+        emit(eu, &(const struct ca_adapter_stat){ .name = "nr_unused", .kind = CA_STAT_GAUGE,
+                                                  .unit = "dentries",
+                                                  .help = "dentries on the LRU, unused" },
+             st.nr_unused);
+        emit(eu, &(const struct ca_adapter_stat){ .name = "nr_negative", .kind = CA_STAT_GAUGE,
+                                                  .unit = "dentries",
+                                                  .help = "negative dentries on the LRU" },
+             st.nr_negative);
+        emit(eu, &(const struct ca_adapter_stat){ .name = "lookups", .kind = CA_STAT_COUNTER,
+                                                  .unit = "lookups",
+                                                  .help = "path lookups replayed or generated" },
+             dc->lookups);
+        emit(eu, &(const struct ca_adapter_stat){ .name = "hits", .kind = CA_STAT_COUNTER,
+                                                  .unit = "lookups",
+                                                  .help = "lookups that allocated no dentry" },
+             dc->hits);
 }
 
 static const struct ca_cache_hooks dc_hooks = {

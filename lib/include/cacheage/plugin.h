@@ -68,8 +68,37 @@ const char *ca_section_key(const struct ca_section *s, size_t i);
 /* ca_section_get() - the value of @key, or NULL when the section does not set it. */
 const char *ca_section_get(const struct ca_section *s, const char *key);
 
-/* Statistics the adapter reports (D-Bus AdapterStats a{st}). */
-typedef void (*ca_stat_emit_t)(void *emit_userdata, const char *key, uint64_t value);
+/*
+ * One statistic of an adapter, as its stats hook reports it: the value on D-Bus in
+ * AdapterStats a{st}, what it is in AdapterStatsInfo a(sss) (name, "counter"|"gauge", help).
+ * The hook says what each figure is every time it emits it, so that a new statistic is one
+ * emit() in the hook and nothing else:
+ *
+ *     emit(eu, &(const struct ca_adapter_stat){ .name = "lookups", .kind = CA_STAT_COUNTER,
+ *                                               .unit = "lookups", .help = "lookups made" },
+ *          dc->lookups);
+ *
+ * The host leaves out (and logs once) a statistic that ca_adapter_stat_check() refuses.
+ */
+struct ca_adapter_stat {
+        const char *name;       /* snake_case, [a-z][a-z0-9_]*, unique within the adapter */
+        enum ca_stat_kind kind; /* CA_STAT_COUNTER (counts events) or CA_STAT_GAUGE (a level) */
+        const char *unit;       /* optional: "objects", "bytes", "usec"... ([a-z0-9_]+) */
+        const char *help;       /* optional: one line of printable ASCII */
+};
+
+#define CA_ADAPTER_STAT_NAME_MAX 64  /* bytes of a name, and of a unit */
+#define CA_ADAPTER_STAT_HELP_MAX 256 /* bytes of a help line */
+
+/* Called by a stats hook once per statistic; @stat is only read during the call. */
+typedef void (*ca_stat_emit_t)(void *emit_userdata, const struct ca_adapter_stat *stat,
+                               uint64_t value);
+
+/*
+ * ca_adapter_stat_check() - whether @stat is well-formed (see struct ca_adapter_stat).
+ * Returns 0, or -EINVAL with the statistic and the reason in @reason.
+ */
+int ca_adapter_stat_check(const struct ca_adapter_stat *stat, char *reason, size_t reason_len);
 
 /* What the host calls around the aging of a registered cache; every hook is optional. */
 struct ca_cache_hooks {
@@ -81,7 +110,10 @@ struct ca_cache_hooks {
         int (*before_rotate)(struct ca_cache *cache, void *userdata);
         /* After each aging slice: dispose of the victims collected by reclaim. */
         void (*after_age)(struct ca_cache *cache, void *userdata);
-        /* Emit the adapter's own statistics. */
+        /*
+         * Emit the adapter's own statistics: the same ones, in the same order, at every
+         * call (a bus read calls it; it must be cheap and change nothing).
+         */
         void (*stats)(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit,
                       void *emit_userdata);
 };
