@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -24,14 +25,10 @@
 #include <systemd/sd-bus.h>
 
 /* The build's config.h (CA_VERSION); "config.h" alone is the parser's, beside this file. */
+#include "bus-def.h"
 #include "cacheage-build.h"
+#include "cacheage/age.h"
 #include "config.h"
-
-#define BUS_NAME "org.cacheage.CacheAge1"
-#define BUS_MANAGER_PATH "/org/cacheage/CacheAge1"
-#define BUS_MANAGER_INTERFACE "org.cacheage.CacheAge1.Manager"
-#define BUS_CACHE_PREFIX "/org/cacheage/CacheAge1/cache"
-#define BUS_CACHE_INTERFACE "org.cacheage.CacheAge1.Cache"
 
 #define CTL_CACHES_MAX 4096       /* caches listed at once (the daemon allows 256) */
 #define CTL_ADAPTER_STATS_MAX 256 /* adapter statistics kept per cache */
@@ -250,7 +247,7 @@ static int call_failed(const sd_bus_error *e, int r, const char *what, const cha
 
         if (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
                 return fail(EXIT_NOT_RUNNING, "cacheaged is not running on %s (%s has no owner)",
-                            bus_description(buf, sizeof(buf)), BUS_NAME);
+                            bus_description(buf, sizeof(buf)), CA_BUS_NAME);
         if (sd_bus_error_has_names(e, SD_BUS_ERROR_ACCESS_DENIED,
                                    SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED) ||
             r == -EACCES || r == -EPERM)
@@ -267,7 +264,7 @@ static int call_failed(const sd_bus_error *e, int r, const char *what, const cha
         return fail(EXIT_FAILED, "Failed to %s: %s", what, strerror(-r));
 }
 
-/* ---- the property tables ---- */
+/* ---- what a cache's object holds ---- */
 
 enum fmt {
         FMT_PLAIN,
@@ -276,63 +273,86 @@ enum fmt {
         FMT_TIMESTAMP, /* CLOCK_REALTIME usec, 0 = never */
 };
 
-struct prop {
-        const char *name;
-        char type; /* 's', 't', 'u', 'b', or 'a' for AdapterStats a{st} */
-        enum fmt fmt;
-};
-
-static const struct prop cache_props[] = {
-        { "Name", 's', FMT_PLAIN },
-        { "Adapter", 's', FMT_PLAIN },
-        { "Enabled", 'b', FMT_BOOL },
-        { "IntervalUSec", 't', FMT_DURATION },
-        { "SingleUseAge", 'u', FMT_PLAIN },
-        { "MaxAge", 'u', FMT_PLAIN },
-        { "Objects", 't', FMT_PLAIN },
-        { "SingleUseObjects", 't', FMT_PLAIN },
-        { "Bytes", 't', FMT_PLAIN },
-        { "Rotations", 't', FMT_PLAIN },
-        { "Scanned", 't', FMT_PLAIN },
-        { "Reclaimed", 't', FMT_PLAIN },
-        { "ReclaimedSingleUse", 't', FMT_PLAIN },
-        { "Busy", 't', FMT_PLAIN },
-        { "Kept", 't', FMT_PLAIN },
-        { "LastRotationUSec", 't', FMT_TIMESTAMP },
-        { "LastRotationDurationUSec", 't', FMT_DURATION },
-        { "LongestSliceUSec", 't', FMT_DURATION },
-        { "Backlog", 't', FMT_PLAIN },
-        { "AdapterStats", 'a', FMT_PLAIN },
-};
-#define N_CACHE_PROPS (sizeof(cache_props) / sizeof(cache_props[0]))
-
-enum {
-        P_NAME, P_ADAPTER, P_ENABLED, P_INTERVAL, P_SINGLE_USE_AGE, P_MAX_AGE, P_OBJECTS,
-        P_SINGLE_USE_OBJECTS, P_BYTES, P_ROTATIONS, P_SCANNED, P_RECLAIMED,
-        P_RECLAIMED_SINGLE_USE, P_BUSY, P_KEPT, P_LAST_ROTATION, P_LAST_ROTATION_DURATION,
-        P_LONGEST_SLICE, P_BACKLOG, P_ADAPTER_STATS,
-};
-
 struct adapter_stat {
         char *key;
         uint64_t value;
 };
 
+/*
+ * One cache, as read from the bus: its names and settings, its statistics in the library's
+ * own struct (ca_stat_descs() says which property is which field), the adapter's figures.
+ * What the daemon did not send (an older one) is not printed.
+ */
 struct cache_info {
-        bool have[N_CACHE_PROPS];
-        uint64_t u[N_CACHE_PROPS];
-        char *s[N_CACHE_PROPS];
-        struct adapter_stat *stats;
-        size_t n_stats;
+        char *name, *adapter;
+        bool enabled;
+        uint64_t interval_usec;
+        uint32_t single_use_age, max_age;
+        unsigned have_props; /* bit i: cache_props[i] was read */
+        struct ca_stats stats;
+        uint64_t have_stats; /* bit i: the field at i * 8 bytes in struct ca_stats */
+        bool have_adapter_stats;
+        struct adapter_stat *adapter_stats;
+        size_t n_adapter_stats;
 };
+
+_Static_assert(sizeof(struct ca_stats) / sizeof(uint64_t) <= 64, "have_stats is too small");
+
+/* The properties that are not statistics, in the order show and --json print them. */
+static const struct cache_prop {
+        const char *name;
+        char type; /* 's', 't', 'u' or 'b', as on the bus */
+        enum fmt fmt;
+        size_t offset; /* of the field in struct cache_info */
+} cache_props[] = {
+        { "Name", 's', FMT_PLAIN, offsetof(struct cache_info, name) },
+        { "Adapter", 's', FMT_PLAIN, offsetof(struct cache_info, adapter) },
+        { "Enabled", 'b', FMT_BOOL, offsetof(struct cache_info, enabled) },
+        { "IntervalUSec", 't', FMT_DURATION, offsetof(struct cache_info, interval_usec) },
+        { "SingleUseAge", 'u', FMT_PLAIN, offsetof(struct cache_info, single_use_age) },
+        { "MaxAge", 'u', FMT_PLAIN, offsetof(struct cache_info, max_age) },
+};
+#define N_CACHE_PROPS (sizeof(cache_props) / sizeof(cache_props[0]))
+
+static void *prop_field(const struct cache_info *c, const struct cache_prop *p)
+{
+        return (char *)c + p->offset;
+}
+
+/* The value of a 't', 'u' or 'b' property. */
+static uint64_t prop_number(const struct cache_info *c, const struct cache_prop *p)
+{
+        switch (p->type) {
+        case 'u':
+                return *(const uint32_t *)prop_field(c, p);
+        case 'b':
+                return *(const bool *)prop_field(c, p);
+        default:
+                return *(const uint64_t *)prop_field(c, p);
+        }
+}
+
+static enum fmt stat_fmt(const struct ca_stat_desc *d)
+{
+        if (strcmp(d->unit, "usec") == 0)
+                return FMT_DURATION;
+        if (strcmp(d->unit, "timestamp_usec") == 0)
+                return FMT_TIMESTAMP;
+        return FMT_PLAIN;
+}
+
+static bool have_stat(const struct cache_info *c, const struct ca_stat_desc *d)
+{
+        return c->have_stats & (UINT64_C(1) << (d->offset / sizeof(uint64_t)));
+}
 
 static void cache_info_clear(struct cache_info *c)
 {
-        for (size_t i = 0; i < N_CACHE_PROPS; i++)
-                free(c->s[i]);
-        for (size_t i = 0; i < c->n_stats; i++)
-                free(c->stats[i].key);
-        free(c->stats);
+        free(c->name);
+        free(c->adapter);
+        for (size_t i = 0; i < c->n_adapter_stats; i++)
+                free(c->adapter_stats[i].key);
+        free(c->adapter_stats);
         memset(c, 0, sizeof(*c));
 }
 
@@ -348,76 +368,84 @@ static int read_adapter_stats(sd_bus_message *m, struct cache_info *c)
         while ((r = sd_bus_message_read(m, "{st}", &key, &value)) > 0) {
                 struct adapter_stat *v;
 
-                if (c->n_stats >= CTL_ADAPTER_STATS_MAX)
+                if (c->n_adapter_stats >= CTL_ADAPTER_STATS_MAX)
                         continue;
-                v = realloc(c->stats, (c->n_stats + 1) * sizeof(*v));
+                v = realloc(c->adapter_stats, (c->n_adapter_stats + 1) * sizeof(*v));
                 if (!v)
                         return -ENOMEM;
-                c->stats = v;
-                v[c->n_stats].key = strdup(key);
-                if (!v[c->n_stats].key)
+                c->adapter_stats = v;
+                v[c->n_adapter_stats].key = strdup(key);
+                if (!v[c->n_adapter_stats].key)
                         return -ENOMEM;
-                v[c->n_stats++].value = value;
+                v[c->n_adapter_stats++].value = value;
         }
         if (r < 0)
                 return r;
         return sd_bus_message_exit_container(m);
 }
 
+static int read_prop(sd_bus_message *m, const struct cache_prop *p, struct cache_info *c)
+{
+        const char *s;
+        char **field;
+        int b, r;
+
+        switch (p->type) {
+        case 's':
+                r = sd_bus_message_read(m, "v", "s", &s);
+                if (r < 0)
+                        return r;
+                field = prop_field(c, p);
+                free(*field);
+                *field = strdup(s);
+                return *field ? 0 : -ENOMEM;
+        case 'u':
+                return sd_bus_message_read(m, "v", "u", (uint32_t *)prop_field(c, p));
+        case 'b':
+                r = sd_bus_message_read(m, "v", "b", &b);
+                if (r >= 0)
+                        *(bool *)prop_field(c, p) = b;
+                return r;
+        default:
+                return sd_bus_message_read(m, "v", "t", (uint64_t *)prop_field(c, p));
+        }
+}
+
 /* Read one property of a GetAll reply's a{sv} into @c; unknown ones are skipped. */
 static int read_cache_property(sd_bus_message *m, const char *name, struct cache_info *c)
 {
-        const char *s;
+        const struct ca_stat_desc *d;
+        size_t n_stats;
         uint64_t t;
-        uint32_t u;
-        int b, r;
+        int r;
 
-        for (size_t i = 0; i < N_CACHE_PROPS; i++) {
-                const struct prop *p = &cache_props[i];
-
-                if (strcmp(p->name, name) != 0)
-                        continue;
-                switch (p->type) {
-                case 's':
-                        r = sd_bus_message_read(m, "v", "s", &s);
+        for (size_t i = 0; i < N_CACHE_PROPS; i++)
+                if (strcmp(cache_props[i].name, name) == 0) {
+                        r = read_prop(m, &cache_props[i], c);
                         if (r < 0)
                                 return r;
-                        free(c->s[i]);
-                        c->s[i] = strdup(s);
-                        if (!c->s[i])
-                                return -ENOMEM;
-                        break;
-                case 't':
+                        c->have_props |= 1u << i;
+                        return 0;
+                }
+        d = ca_stat_descs(&n_stats);
+        for (size_t i = 0; i < n_stats; i++)
+                if (strcmp(d[i].property, name) == 0) {
                         r = sd_bus_message_read(m, "v", "t", &t);
                         if (r < 0)
                                 return r;
-                        c->u[i] = t;
-                        break;
-                case 'u':
-                        r = sd_bus_message_read(m, "v", "u", &u);
-                        if (r < 0)
-                                return r;
-                        c->u[i] = u;
-                        break;
-                case 'b':
-                        r = sd_bus_message_read(m, "v", "b", &b);
-                        if (r < 0)
-                                return r;
-                        c->u[i] = !!b;
-                        break;
-                default:
-                        r = sd_bus_message_enter_container(m, 'v', "a{st}");
-                        if (r < 0)
-                                return r;
-                        r = read_adapter_stats(m, c);
-                        if (r < 0)
-                                return r;
-                        r = sd_bus_message_exit_container(m);
-                        if (r < 0)
-                                return r;
+                        memcpy((char *)&c->stats + d[i].offset, &t, sizeof(t));
+                        c->have_stats |= UINT64_C(1) << (d[i].offset / sizeof(uint64_t));
+                        return 0;
                 }
-                c->have[i] = true;
-                return 0;
+        if (strcmp(name, "AdapterStats") == 0) {
+                r = sd_bus_message_enter_container(m, 'v', "a{st}");
+                if (r < 0)
+                        return r;
+                r = read_adapter_stats(m, c);
+                if (r < 0)
+                        return r;
+                c->have_adapter_stats = true;
+                return sd_bus_message_exit_container(m);
         }
         return sd_bus_message_skip(m, "v");
 }
@@ -431,11 +459,11 @@ static int get_cache(sd_bus *bus, const char *name, struct cache_info *ret)
         const char *prop;
         int r;
 
-        r = sd_bus_path_encode(BUS_CACHE_PREFIX, name, &path);
+        r = sd_bus_path_encode(CA_BUS_CACHE_PREFIX, name, &path);
         if (r < 0)
                 return fail(EXIT_FAILED, "Out of memory");
-        r = sd_bus_call_method(bus, BUS_NAME, path, "org.freedesktop.DBus.Properties", "GetAll",
-                               &error, &reply, "s", BUS_CACHE_INTERFACE);
+        r = sd_bus_call_method(bus, CA_BUS_NAME, path, "org.freedesktop.DBus.Properties", "GetAll",
+                               &error, &reply, "s", CA_BUS_CACHE_IFACE);
         free(path);
         if (r < 0) {
                 r = call_failed(&error, r, "show", name);
@@ -485,8 +513,9 @@ static int get_manager(sd_bus *bus, struct manager_info *ret)
         const char *s, *adapter, *path;
         int r;
 
-        r = sd_bus_call_method(bus, BUS_NAME, BUS_MANAGER_PATH, "org.freedesktop.DBus.Properties",
-                               "GetAll", &error, &reply, "s", BUS_MANAGER_INTERFACE);
+        r = sd_bus_call_method(bus, CA_BUS_NAME, CA_BUS_MANAGER_PATH,
+                               "org.freedesktop.DBus.Properties", "GetAll", &error, &reply, "s",
+                               CA_BUS_MANAGER_IFACE);
         if (r < 0)
                 goto out_call;
         r = sd_bus_message_enter_container(reply, 'a', "{sv}");
@@ -514,7 +543,7 @@ static int get_manager(sd_bus *bus, struct manager_info *ret)
         if (r < 0)
                 goto out_parse;
 
-        r = sd_bus_call_method(bus, BUS_NAME, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE,
+        r = sd_bus_call_method(bus, CA_BUS_NAME, CA_BUS_MANAGER_PATH, CA_BUS_MANAGER_IFACE,
                                "ListCaches", &error, &reply, NULL);
         if (r < 0)
                 goto out_call;
@@ -557,39 +586,50 @@ out_parse:
 
 static void print_cache_json(FILE *f, const struct cache_info *c)
 {
+        const struct ca_stat_desc *d;
+        size_t n_stats;
         bool first = true;
 
         fputc('{', f);
         for (size_t i = 0; i < N_CACHE_PROPS; i++) {
-                const struct prop *p = &cache_props[i];
+                const struct cache_prop *p = &cache_props[i];
 
-                if (!c->have[i])
+                if (!(c->have_props & (1u << i)))
                         continue;
                 if (!first)
                         fputc(',', f);
                 first = false;
                 json_key(f, p->name);
                 fputc(':', f);
-                switch (p->type) {
-                case 's':
-                        json_string(f, c->s[i]);
-                        break;
-                case 'b':
-                        fputs(c->u[i] ? "true" : "false", f);
-                        break;
-                case 'a':
-                        fputc('{', f);
-                        for (size_t j = 0; j < c->n_stats; j++) {
-                                if (j > 0)
-                                        fputc(',', f);
-                                json_string(f, c->stats[j].key);
-                                fprintf(f, ":%" PRIu64, c->stats[j].value);
-                        }
-                        fputc('}', f);
-                        break;
-                default:
-                        fprintf(f, "%" PRIu64, c->u[i]);
+                if (p->type == 's')
+                        json_string(f, *(char **)prop_field(c, p));
+                else if (p->type == 'b')
+                        fputs(prop_number(c, p) ? "true" : "false", f);
+                else
+                        fprintf(f, "%" PRIu64, prop_number(c, p));
+        }
+        d = ca_stat_descs(&n_stats);
+        for (size_t i = 0; i < n_stats; i++) {
+                if (!have_stat(c, &d[i]))
+                        continue;
+                if (!first)
+                        fputc(',', f);
+                first = false;
+                json_string(f, d[i].name);
+                fprintf(f, ":%" PRIu64, ca_stat_value(&c->stats, &d[i]));
+        }
+        if (c->have_adapter_stats) {
+                if (!first)
+                        fputc(',', f);
+                json_key(f, "AdapterStats");
+                fputs(":{", f);
+                for (size_t j = 0; j < c->n_adapter_stats; j++) {
+                        if (j > 0)
+                                fputc(',', f);
+                        json_string(f, c->adapter_stats[j].key);
+                        fprintf(f, ":%" PRIu64, c->adapter_stats[j].value);
                 }
+                fputc('}', f);
         }
         fputc('}', f);
 }
@@ -612,17 +652,16 @@ static void status_row(const struct cache_info *c, uint64_t now, char cells[N_CO
 {
         char d[CA_DURATION_MAX_STR];
 
-        snprintf(cells[COL_CACHE], CELL_MAX, "%s", c->s[P_NAME] ? c->s[P_NAME] : "?");
-        snprintf(cells[COL_ADAPTER], CELL_MAX, "%s", c->s[P_ADAPTER] ? c->s[P_ADAPTER] : "?");
-        snprintf(cells[COL_STATE], CELL_MAX, "%s", c->u[P_ENABLED] ? "enabled" : "disabled");
-        snprintf(cells[COL_OBJECTS], CELL_MAX, "%" PRIu64, c->u[P_OBJECTS]);
-        snprintf(cells[COL_SINGLE_USE], CELL_MAX, "%" PRIu64, c->u[P_SINGLE_USE_OBJECTS]);
-        snprintf(cells[COL_RECLAIMED], CELL_MAX, "%" PRIu64, c->u[P_RECLAIMED]);
+        snprintf(cells[COL_CACHE], CELL_MAX, "%s", c->name ? c->name : "?");
+        snprintf(cells[COL_ADAPTER], CELL_MAX, "%s", c->adapter ? c->adapter : "?");
+        snprintf(cells[COL_STATE], CELL_MAX, "%s", c->enabled ? "enabled" : "disabled");
+        snprintf(cells[COL_OBJECTS], CELL_MAX, "%" PRIu64, c->stats.objects);
+        snprintf(cells[COL_SINGLE_USE], CELL_MAX, "%" PRIu64, c->stats.single_use_objects);
+        snprintf(cells[COL_RECLAIMED], CELL_MAX, "%" PRIu64, c->stats.reclaimed);
         snprintf(cells[COL_INTERVAL], CELL_MAX, "%s",
-                 ca_format_duration(c->u[P_INTERVAL], d, sizeof(d)));
-        snprintf(cells[COL_AGES], CELL_MAX, "%" PRIu64 "/%" PRIu64, c->u[P_SINGLE_USE_AGE],
-                 c->u[P_MAX_AGE]);
-        format_relative(c->u[P_LAST_ROTATION], now, cells[COL_LAST], CELL_MAX);
+                 ca_format_duration(c->interval_usec, d, sizeof(d)));
+        snprintf(cells[COL_AGES], CELL_MAX, "%" PRIu32 "/%" PRIu32, c->single_use_age, c->max_age);
+        format_relative(c->stats.last_rotation_usec, now, cells[COL_LAST], CELL_MAX);
 }
 
 /* One line of the table; @row NULL prints the titles. */
@@ -739,11 +778,36 @@ static int cmd_status(sd_bus *bus, int argc, char **argv)
 
 /* ---- show ---- */
 
+/* One "Name=value" line of show. */
+static void show_value(const char *name, enum fmt fmt, uint64_t v, uint64_t now)
+{
+        char buf[256], rel[64];
+
+        switch (fmt) {
+        case FMT_BOOL:
+                printf("%s=%s\n", name, v ? "yes" : "no");
+                break;
+        case FMT_DURATION:
+                printf("%s=%s\n", name, ca_format_duration(v, buf, sizeof(buf)));
+                break;
+        case FMT_TIMESTAMP:
+                if (v == 0)
+                        printf("%s=never\n", name);
+                else
+                        printf("%s=%s (%s)\n", name, format_timestamp(v, buf, sizeof(buf)),
+                               format_relative(v, now, rel, sizeof(rel)));
+                break;
+        default:
+                printf("%s=%" PRIu64 "\n", name, v);
+        }
+}
+
 static int cmd_show(sd_bus *bus, int argc, char **argv)
 {
-        struct cache_info c;
+        const struct ca_stat_desc *d;
         uint64_t now = now_realtime_usec();
-        char buf[256], rel[64];
+        struct cache_info c;
+        size_t n_stats;
         int r;
 
         if (argc != 1)
@@ -759,38 +823,26 @@ static int cmd_show(sd_bus *bus, int argc, char **argv)
         }
         pager_open();
         for (size_t i = 0; i < N_CACHE_PROPS; i++) {
-                const struct prop *p = &cache_props[i];
+                const struct cache_prop *p = &cache_props[i];
+                const char *s;
 
-                if (!c.have[i])
+                if (!(c.have_props & (1u << i)))
                         continue;
-                if (p->type == 'a') {
-                        for (size_t j = 0; j < c.n_stats; j++)
-                                printf("%s.%s=%" PRIu64 "\n", p->name, c.stats[j].key,
-                                       c.stats[j].value);
-                        continue;
-                }
-                switch (p->fmt) {
-                case FMT_BOOL:
-                        printf("%s=%s\n", p->name, c.u[i] ? "yes" : "no");
-                        break;
-                case FMT_DURATION:
-                        printf("%s=%s\n", p->name, ca_format_duration(c.u[i], buf, sizeof(buf)));
-                        break;
-                case FMT_TIMESTAMP:
-                        if (c.u[i] == 0)
-                                printf("%s=never\n", p->name);
-                        else
-                                printf("%s=%s (%s)\n", p->name,
-                                       format_timestamp(c.u[i], buf, sizeof(buf)),
-                                       format_relative(c.u[i], now, rel, sizeof(rel)));
-                        break;
-                default:
-                        if (p->type == 's')
-                                printf("%s=%s\n", p->name, c.s[i] ? c.s[i] : "");
-                        else
-                                printf("%s=%" PRIu64 "\n", p->name, c.u[i]);
+                if (p->type == 's') {
+                        s = *(char **)prop_field(&c, p);
+                        printf("%s=%s\n", p->name, s ? s : "");
+                } else {
+                        show_value(p->name, p->fmt, prop_number(&c, p), now);
                 }
         }
+        d = ca_stat_descs(&n_stats);
+        for (size_t i = 0; i < n_stats; i++)
+                if (have_stat(&c, &d[i]))
+                        show_value(d[i].property, stat_fmt(&d[i]),
+                                   ca_stat_value(&c.stats, &d[i]), now);
+        for (size_t j = 0; j < c.n_adapter_stats; j++)
+                printf("AdapterStats.%s=%" PRIu64 "\n", c.adapter_stats[j].key,
+                       c.adapter_stats[j].value);
         cache_info_clear(&c);
         return 0;
 }
@@ -894,10 +946,10 @@ static int order_ages(sd_bus *bus, const char *path, const char *cache, struct s
                 any = any || s[i].type == 'u';
         if (!any)
                 return 0;
-        r = sd_bus_get_property_trivial(bus, BUS_NAME, path, BUS_CACHE_INTERFACE, "SingleUseAge",
+        r = sd_bus_get_property_trivial(bus, CA_BUS_NAME, path, CA_BUS_CACHE_IFACE, "SingleUseAge",
                                         &error, 'u', &su);
         if (r >= 0)
-                r = sd_bus_get_property_trivial(bus, BUS_NAME, path, BUS_CACHE_INTERFACE,
+                r = sd_bus_get_property_trivial(bus, CA_BUS_NAME, path, CA_BUS_CACHE_IFACE,
                                                 "MaxAge", &error, 'u', &mx);
         if (r < 0) {
                 r = call_failed(&error, r, "set", cache);
@@ -949,7 +1001,7 @@ static int cmd_set(sd_bus *bus, int argc, char **argv)
                 if (r != 0)
                         goto out_free;
         }
-        r = sd_bus_path_encode(BUS_CACHE_PREFIX, argv[0], &path);
+        r = sd_bus_path_encode(CA_BUS_CACHE_PREFIX, argv[0], &path);
         if (r < 0) {
                 r = fail(EXIT_FAILED, "Out of memory");
                 goto out_free;
@@ -962,16 +1014,16 @@ static int cmd_set(sd_bus *bus, int argc, char **argv)
 
                 switch (s[i].type) {
                 case 't':
-                        r = sd_bus_set_property(bus, BUS_NAME, path, BUS_CACHE_INTERFACE,
+                        r = sd_bus_set_property(bus, CA_BUS_NAME, path, CA_BUS_CACHE_IFACE,
                                                 s[i].property, &error, "t", s[i].value);
                         break;
                 case 'u':
-                        r = sd_bus_set_property(bus, BUS_NAME, path, BUS_CACHE_INTERFACE,
+                        r = sd_bus_set_property(bus, CA_BUS_NAME, path, CA_BUS_CACHE_IFACE,
                                                 s[i].property, &error, "u",
                                                 (uint32_t)s[i].value);
                         break;
                 default:
-                        r = sd_bus_set_property(bus, BUS_NAME, path, BUS_CACHE_INTERFACE,
+                        r = sd_bus_set_property(bus, CA_BUS_NAME, path, CA_BUS_CACHE_IFACE,
                                                 s[i].property, &error, "b", (int)s[i].value);
                 }
                 if (r < 0) {
@@ -993,15 +1045,15 @@ static int manager_call(sd_bus *bus, const char *command, const char *method, co
         int r;
 
         if (name)
-                r = sd_bus_call_method(bus, BUS_NAME, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE,
+                r = sd_bus_call_method(bus, CA_BUS_NAME, CA_BUS_MANAGER_PATH, CA_BUS_MANAGER_IFACE,
                                        method, &error, NULL, "s", name);
         else
-                r = sd_bus_call_method(bus, BUS_NAME, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE,
+                r = sd_bus_call_method(bus, CA_BUS_NAME, CA_BUS_MANAGER_PATH, CA_BUS_MANAGER_IFACE,
                                        method, &error, NULL, NULL);
         if (r >= 0)
                 return print_done(command, name && name[0] ? name : NULL);
 
-        if (sd_bus_error_has_name(&error, "org.cacheage.CacheAge1.ConfigError")) {
+        if (sd_bus_error_has_name(&error, CA_BUS_ERROR_CONFIG)) {
                 /* One line per configuration error, as cacheaged logs them. */
                 r = fail(EXIT_FAILED, "Reload failed, the configuration in force was kept:\n%s",
                          error.message ? error.message : "(no details)");
@@ -1122,7 +1174,7 @@ static void help(void)
                "  cacheagectl show dentries\n"
                "  sudo cacheagectl set dentries interval=30s max-age=8\n"
                "  cacheagectl --json status | jq '.caches[].reclaimed'\n",
-               BUS_NAME, "10ms", "1w", (unsigned)CA_AGE_MAX, (unsigned)CA_AGE_MAX,
+               CA_BUS_NAME, "10ms", "1w", (unsigned)CA_AGE_MAX, (unsigned)CA_AGE_MAX,
                CTL_WATCH_DEFAULT_SEC);
 }
 
