@@ -415,7 +415,6 @@ static int read_prop(sd_bus_message *m, const struct cache_prop *p, struct cache
 static int read_cache_property(sd_bus_message *m, const char *name, struct cache_info *c)
 {
         const struct ca_stat_desc *d;
-        size_t n_stats;
         uint64_t t;
         int r;
 
@@ -427,16 +426,15 @@ static int read_cache_property(sd_bus_message *m, const char *name, struct cache
                         c->have_props |= 1u << i;
                         return 0;
                 }
-        d = ca_stat_descs(&n_stats);
-        for (size_t i = 0; i < n_stats; i++)
-                if (strcmp(d[i].property, name) == 0) {
-                        r = sd_bus_message_read(m, "v", "t", &t);
-                        if (r < 0)
-                                return r;
-                        memcpy((char *)&c->stats + d[i].offset, &t, sizeof(t));
-                        c->have_stats |= UINT64_C(1) << (d[i].offset / sizeof(uint64_t));
-                        return 0;
-                }
+        d = ca_stat_desc_find(name);
+        if (d && strcmp(d->property, name) == 0) {
+                r = sd_bus_message_read(m, "v", "t", &t);
+                if (r < 0)
+                        return r;
+                memcpy((char *)&c->stats + d->offset, &t, sizeof(t));
+                c->have_stats |= UINT64_C(1) << (d->offset / sizeof(uint64_t));
+                return 0;
+        }
         if (strcmp(name, "AdapterStats") == 0) {
                 r = sd_bus_message_enter_container(m, 'v', "a{st}");
                 if (r < 0)

@@ -425,23 +425,11 @@ static int property_set_enabled(sd_bus *bus, const char *path, const char *inter
 }
 
 /* The statistics: one property per descriptor of struct ca_stats, read by offset. */
-static const struct ca_stat_desc *stat_desc(const char *property)
-{
-        const struct ca_stat_desc *d;
-        size_t n;
-
-        d = ca_stat_descs(&n);
-        for (size_t i = 0; i < n; i++)
-                if (strcmp(d[i].property, property) == 0)
-                        return &d[i];
-        return NULL;
-}
-
 static int property_get_stat(sd_bus *bus, const char *path, const char *interface,
                              const char *property, sd_bus_message *reply, void *userdata,
                              sd_bus_error *error)
 {
-        const struct ca_stat_desc *d = stat_desc(property);
+        const struct ca_stat_desc *d = ca_stat_desc_find(property);
         struct ca_stats st;
 
         if (!d) /* the vtable is built from the same table */

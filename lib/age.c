@@ -593,6 +593,16 @@ const struct ca_stat_desc *ca_stat_descs(size_t *ret_n)
         return stat_descs;
 }
 
+const struct ca_stat_desc *ca_stat_desc_find(const char *name)
+{
+        /* snake_case and CamelCase never meet: one loop serves both spellings. */
+        for (size_t i = 0; i < sizeof(stat_descs) / sizeof(stat_descs[0]); i++)
+                if (strcmp(stat_descs[i].name, name) == 0 ||
+                    strcmp(stat_descs[i].property, name) == 0)
+                        return &stat_descs[i];
+        return NULL;
+}
+
 uint64_t ca_stat_value(const struct ca_stats *stats, const struct ca_stat_desc *desc)
 {
         uint64_t v;

@@ -1065,6 +1065,14 @@ Test(age, stat_descs_names_properties_and_kinds)
                         cr_assert_str_neq(d[i].property, d[j].property);
                 }
         }
+        /* Found by either spelling, and by nothing else. */
+        for (size_t i = 0; i < n; i++) {
+                cr_assert_eq(ca_stat_desc_find(d[i].name), &d[i]);
+                cr_assert_eq(ca_stat_desc_find(d[i].property), &d[i]);
+        }
+        cr_assert_null(ca_stat_desc_find("epoch"));
+        cr_assert_null(ca_stat_desc_find(""));
+        cr_assert_null(ca_stat_desc_find("objects "));
         cr_assert_str_eq(ca_stat_kind_name(CA_STAT_COUNTER), "counter");
         cr_assert_str_eq(ca_stat_kind_name(CA_STAT_GAUGE), "gauge");
         cr_assert_null(ca_stat_kind_name((enum ca_stat_kind)7));
@@ -1072,15 +1080,11 @@ Test(age, stat_descs_names_properties_and_kinds)
 
 static const struct ca_stat_desc *stat_desc(const char *name)
 {
-        const struct ca_stat_desc *d;
-        size_t n;
+        const struct ca_stat_desc *d = ca_stat_desc_find(name);
 
-        d = ca_stat_descs(&n);
-        for (size_t i = 0; i < n; i++)
-                if (strcmp(d[i].name, name) == 0)
-                        return &d[i];
-        cr_assert_fail("no descriptor named %s", name);
-        return NULL;
+        cr_assert_not_null(d, "no descriptor named %s", name);
+        cr_assert_str_eq(d->name, name);
+        return d;
 }
 
 Test(age, stat_value_reads_the_named_field)

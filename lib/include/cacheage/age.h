@@ -146,6 +146,9 @@ struct ca_stat_desc {
  */
 const struct ca_stat_desc *ca_stat_descs(size_t *ret_n);
 
+/* ca_stat_desc_find() - the descriptor whose name or D-Bus property is @name, or NULL. */
+const struct ca_stat_desc *ca_stat_desc_find(const char *name);
+
 /* ca_stat_value() - the field of @stats that @desc describes. */
 uint64_t ca_stat_value(const struct ca_stats *stats, const struct ca_stat_desc *desc);
 
