@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "cacheage-build.h" /* CA_PLUGIN_DIR */
+#include "cacheage/plugin.h" /* the key tables */
 #include "config.h"
 
 #ifndef CA_PLUGIN_DIR
@@ -57,63 +58,128 @@
 #define SLICE_TIME_MAX_USEC 1000000ULL
 #define MAX_DEFER_MAX 1000ULL /* rotations */
 
-#define DEFAULT_INTERVAL_USEC (60ULL * 1000000)
-#define DEFAULT_SLICE_TIME_USEC 2000ULL
-#define DEFAULT_IDLE_CPU_PRESSURE 20.0
-#define DEFAULT_IDLE_MEMORY_PRESSURE 10.0
-#define DEFAULT_MAX_DEFER 3
-
-#define DURATION_EXPECTED "expected e.g. 250ms, 30s, 5min, 1h"
 #define NAME_CHARS "A-Z a-z 0-9 _ . -"
-#define ADAPTER_CHARS "a-z 0-9 _ -"
 
-static int parse_percent(const char *s, double *ret)
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/*
+ * The keys, one table per section kind, in the form adapters use (cacheage/plugin.h): type,
+ * limits, default and target field in one line each, read by the library's ca_key_parse(),
+ * so that a value is written and refused the same way here as in any adapter's section.
+ * config.h says what each field means.
+ */
+
+/* Indexed by syslog level, as systemd's log_level_from_string() names them. */
+static const struct ca_key_choice log_levels[] = {
+        { "emerg", LOG_EMERG },     { "alert", LOG_ALERT }, { "crit", LOG_CRIT },
+        { "err", LOG_ERR },         { "warning", LOG_WARNING }, { "notice", LOG_NOTICE },
+        { "info", LOG_INFO },       { "debug", LOG_DEBUG },   { NULL, 0 },
+};
+
+static const struct ca_key_spec daemon_keys[] = {
+        { .name = "interval", .type = CA_KEY_DURATION, CA_KEY_FIELD(struct ca_conf, interval_usec),
+          .def = "60s", .min = CA_INTERVAL_MIN_USEC, .max = CA_INTERVAL_MAX_USEC,
+          .help = "rotation interval of the caches that set none" },
+        { .name = "plugin_dir", .type = CA_KEY_PATH, CA_KEY_FIELD(struct ca_conf, plugin_dir),
+          .def = CA_PLUGIN_DIR, .help = "where <adapter>.so is looked for" },
+        { .name = "slice_budget", .type = CA_KEY_UINT, CA_KEY_FIELD(struct ca_conf, slice_budget),
+          .def = STR(CA_SLICE_NODES), .min = 1, .max = SLICE_BUDGET_MAX,
+          .help = "objects looked at in one aging slice" },
+        { .name = "slice_time", .type = CA_KEY_DURATION,
+          CA_KEY_FIELD(struct ca_conf, slice_time_usec), .def = "2ms",
+          .min = SLICE_TIME_MIN_USEC, .max = SLICE_TIME_MAX_USEC,
+          .help = "longest aging slice" },
+        { .name = "idle_cpu_pressure", .type = CA_KEY_PERCENT,
+          CA_KEY_FIELD(struct ca_conf, idle_cpu_pressure), .def = "20", .flags = CA_KEY_ZERO_OFF,
+          .help = "rotations wait while CPU pressure (some avg10) is above this" },
+        { .name = "idle_memory_pressure", .type = CA_KEY_PERCENT,
+          CA_KEY_FIELD(struct ca_conf, idle_memory_pressure), .def = "10",
+          .flags = CA_KEY_ZERO_OFF,
+          .help = "rotations wait while memory pressure (some avg10) is above this" },
+        { .name = "max_defer", .type = CA_KEY_UINT, CA_KEY_FIELD(struct ca_conf, max_defer),
+          .def = "3", .min = 0, .max = MAX_DEFER_MAX,
+          .help = "rotations a cache may be put off in a row" },
+        { .name = "log_level", .type = CA_KEY_CHOICE, CA_KEY_FIELD(struct ca_conf, log_level),
+          .def = "info", .choices = log_levels, .flags = CA_KEY_NUMBER, .min = LOG_EMERG,
+          .max = LOG_DEBUG, .what = "log level", .help = "syslog level, by name or number" },
+        CA_KEY_END
+};
+#define N_DAEMON_KEYS (sizeof(daemon_keys) / sizeof(daemon_keys[0]) - 1)
+
+/* The [cache NAME] keys of the daemon; every other key of the section is the adapter's. */
+enum {
+        CACHE_ADAPTER,
+        CACHE_INTERVAL,
+        CACHE_SINGLE_USE_AGE,
+        CACHE_MAX_AGE,
+        CACHE_ENABLED,
+        _CACHE_KEY_MAX,
+};
+
+static const struct ca_key_spec cache_keys[_CACHE_KEY_MAX + 1] = {
+        [CACHE_ADAPTER] = { .name = "adapter", .type = CA_KEY_NAME,
+                            CA_KEY_FIELD(struct ca_conf_cache, adapter), .max = CA_CONF_NAME_MAX,
+                            .flags = CA_KEY_ADAPTER_NAME, .what = "adapter name",
+                            .help = "the plugin, <plugin_dir>/NAME.so (required)" },
+        /* No default: 0 stands for the [daemon] interval, whatever it is at reload. */
+        [CACHE_INTERVAL] = { .name = "interval", .type = CA_KEY_DURATION,
+                             CA_KEY_FIELD(struct ca_conf_cache, interval_usec),
+                             .min = CA_INTERVAL_MIN_USEC, .max = CA_INTERVAL_MAX_USEC,
+                             .help = "rotation interval" },
+        [CACHE_SINGLE_USE_AGE] = { .name = "single_use_age", .type = CA_KEY_UINT,
+                                   CA_KEY_FIELD(struct ca_conf_cache, params.single_use_age),
+                                   .def = STR(CA_SINGLE_USE_AGE_DEFAULT), .min = 1,
+                                   .max = CA_AGE_MAX,
+                                   .help = "rotations an object used in one period may stay" },
+        [CACHE_MAX_AGE] = { .name = "max_age", .type = CA_KEY_UINT,
+                            CA_KEY_FIELD(struct ca_conf_cache, params.max_age),
+                            .def = STR(CA_MAX_AGE_DEFAULT), .min = 1, .max = CA_AGE_MAX,
+                            .help = "rotations a reused object may stay idle" },
+        [CACHE_ENABLED] = { .name = "enabled", .type = CA_KEY_BOOL,
+                            CA_KEY_FIELD(struct ca_conf_cache, enabled), .def = "yes",
+                            .help = "no: loaded but not rotated" },
+        [_CACHE_KEY_MAX] = CA_KEY_END,
+};
+
+/*
+ * One value for @k into @base (the conf or one of its caches), as the adapters' sections are
+ * read; text values are copied, since inih's line is gone by the next one. Returns 0, -ENOMEM,
+ * or -EINVAL/-ERANGE with the reason in @msg.
+ */
+static int key_store(const struct ca_key_spec *k, const char *value, void *base, char *msg,
+                     size_t msg_len)
 {
-        uint64_t whole = 0;
-        double v, scale = 0.1;
-        const char *p = s;
+        bool text = k->type == CA_KEY_STRING || k->type == CA_KEY_PATH || k->type == CA_KEY_NAME;
+        char **field, *copy;
+        int r;
 
-        if (!is_digit(*p))
-                return -EINVAL;
-        for (; is_digit(*p); p++)
-                if (whole < 1000) /* anything above is out of range anyway */
-                        whole = whole * 10 + (uint64_t)(*p - '0');
-        v = (double)whole;
-        if (*p == '.') {
-                p++;
-                if (!is_digit(*p))
-                        return -EINVAL;
-                for (; is_digit(*p); p++, scale /= 10)
-                        v += (*p - '0') * scale;
-        }
-        if (*p == '%')
-                p++;
-        if (*p)
-                return -EINVAL;
-        if (v > 100.0)
-                return -ERANGE;
-        *ret = v;
+        r = ca_key_parse(k, value, text ? NULL : base, msg, msg_len);
+        if (r < 0 || !text)
+                return r;
+        copy = strdup(value);
+        if (!copy)
+                return -ENOMEM;
+        field = (char **)(void *)((char *)base + k->offset);
+        free(*field);
+        *field = copy;
         return 0;
 }
 
-static int parse_log_level(const char *s, int *ret)
+/* Every default of @specs into @base. Returns 0 or -ENOMEM. */
+static int keys_defaults(const struct ca_key_spec *specs, void *base)
 {
-        /* Indexed by syslog level, as systemd's log_level_from_string() names them. */
-        static const char *const names[] = {
-                [LOG_EMERG] = "emerg",     [LOG_ALERT] = "alert",   [LOG_CRIT] = "crit",
-                [LOG_ERR] = "err",         [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
-                [LOG_INFO] = "info",       [LOG_DEBUG] = "debug",
-        };
-        uint64_t n;
+        char msg[CA_KEY_MSG_MAX];
+        int r;
 
-        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-                if (strcmp(s, names[i]) == 0) {
-                        *ret = (int)i;
-                        return 0;
-                }
-        if (ca_parse_uint(s, LOG_EMERG, LOG_DEBUG, &n) < 0)
-                return -EINVAL;
-        *ret = (int)n;
+        for (const struct ca_key_spec *k = specs; k->name; k++) {
+                if (!k->def)
+                        continue;
+                r = key_store(k, k->def, base, msg, sizeof(msg));
+                if (r == -ENOMEM)
+                        return r;
+                assert(r == 0); /* a default its own table refuses */
+        }
         return 0;
 }
 
@@ -132,32 +198,11 @@ struct origin {
         unsigned line;
 };
 
-enum {
-        CACHE_ADAPTER,
-        CACHE_INTERVAL,
-        CACHE_SINGLE_USE_AGE,
-        CACHE_MAX_AGE,
-        CACHE_ENABLED,
-        _CACHE_KEY_MAX,
-};
-
-static const char *const cache_keys[_CACHE_KEY_MAX] = {
-        [CACHE_ADAPTER] = "adapter",
-        [CACHE_INTERVAL] = "interval",
-        [CACHE_SINGLE_USE_AGE] = "single_use_age",
-        [CACHE_MAX_AGE] = "max_age",
-        [CACHE_ENABLED] = "enabled",
-};
-
 /* The loader's own per-cache state, parallel to conf->caches. */
 struct cache_state {
         struct origin set[_CACHE_KEY_MAX];
         bool keys_full_reported;
 };
-
-struct loader;
-typedef void (*daemon_key_parser)(struct loader *l, const char *key, const char *value,
-                                  struct ca_conf *conf);
 
 struct loader {
         struct ca_conf *conf;
@@ -242,18 +287,6 @@ static char *xstrdup(struct loader *l, const char *s)
         return p;
 }
 
-/* Replace *field with a copy of @value; false (and nothing changed) when out of memory. */
-static bool set_string(struct loader *l, char **field, const char *value)
-{
-        char *p = xstrdup(l, value);
-
-        if (!p)
-                return false;
-        free(*field);
-        *field = p;
-        return true;
-}
-
 /* Duplicate within one file: report it and answer true. Otherwise record where it was set. */
 static bool check_duplicate(struct loader *l, struct origin *o, const char *key)
 {
@@ -267,148 +300,32 @@ static bool check_duplicate(struct loader *l, struct origin *o, const char *key)
         return false;
 }
 
-static bool duration_value(struct loader *l, const char *key, const char *value, uint64_t min,
-                           uint64_t max, uint64_t *ret)
+/* One of the section's own keys: parsed into @base, or reported. Returns 0 or < 0. */
+static int conf_key(struct loader *l, const struct ca_key_spec *k, const char *value, void *base)
 {
-        char a[CA_DURATION_MAX_STR], b[CA_DURATION_MAX_STR];
-        uint64_t usec;
+        char msg[CA_KEY_MSG_MAX];
         int r;
 
-        r = ca_parse_duration(value, &usec);
-        if (r == -EINVAL) {
-                conf_error(l, key, "invalid duration \"%s\" (" DURATION_EXPECTED ")", value);
-                return false;
-        }
-        if (r < 0 || usec < min || usec > max) {
-                conf_error(l, key, "%s out of range (expected %s..%s)", value,
-                           ca_format_duration(min, a, sizeof(a)),
-                           ca_format_duration(max, b, sizeof(b)));
-                return false;
-        }
-        *ret = usec;
-        return true;
-}
-
-static bool uint_value(struct loader *l, const char *key, const char *value, uint64_t min,
-                       uint64_t max, uint64_t *ret)
-{
-        int r;
-
-        r = ca_parse_uint(value, min, max, ret);
-        if (r == -EINVAL) {
-                conf_error(l, key, "invalid number \"%s\" (expected an integer %llu..%llu)", value,
-                           (unsigned long long)min, (unsigned long long)max);
-                return false;
-        }
-        if (r < 0) {
-                conf_error(l, key, "%s out of range (expected %llu..%llu)", value,
-                           (unsigned long long)min, (unsigned long long)max);
-                return false;
-        }
-        return true;
-}
-
-static void daemon_interval(struct loader *l, const char *key, const char *value,
-                            struct ca_conf *conf)
-{
-        duration_value(l, key, value, CA_INTERVAL_MIN_USEC, CA_INTERVAL_MAX_USEC,
-                       &conf->interval_usec);
-}
-
-static void daemon_plugin_dir(struct loader *l, const char *key, const char *value,
-                              struct ca_conf *conf)
-{
-        if (value[0] != '/') {
-                conf_error(l, key, "\"%s\" is not an absolute path (expected e.g. %s)", value,
-                           CA_PLUGIN_DIR);
-                conf->plugin_dir_refused = true;
-                return;
-        }
-        set_string(l, &conf->plugin_dir, value);
-}
-
-static void daemon_slice_budget(struct loader *l, const char *key, const char *value,
-                                struct ca_conf *conf)
-{
-        uint64_t n;
-
-        if (uint_value(l, key, value, 1, SLICE_BUDGET_MAX, &n))
-                conf->slice_budget = (uint32_t)n;
-}
-
-static void daemon_slice_time(struct loader *l, const char *key, const char *value,
-                              struct ca_conf *conf)
-{
-        duration_value(l, key, value, SLICE_TIME_MIN_USEC, SLICE_TIME_MAX_USEC,
-                       &conf->slice_time_usec);
-}
-
-static void pressure_value(struct loader *l, const char *key, const char *value, double *field)
-{
-        int r;
-
-        r = parse_percent(value, field);
-        if (r == -EINVAL)
-                conf_error(l, key, "invalid number \"%s\" (expected a percentage 0..100, e.g. 12.5;"
-                           " 0 = off)", value);
+        r = key_store(k, value, base, msg, sizeof(msg));
+        if (r == -ENOMEM)
+                l->oom = true;
         else if (r < 0)
-                conf_error(l, key, "%s out of range (expected 0..100; 0 = off)", value);
+                conf_error(l, k->name, "%s", msg);
+        return r;
 }
-
-static void daemon_idle_cpu_pressure(struct loader *l, const char *key, const char *value,
-                                     struct ca_conf *conf)
-{
-        pressure_value(l, key, value, &conf->idle_cpu_pressure);
-}
-
-static void daemon_idle_memory_pressure(struct loader *l, const char *key, const char *value,
-                                        struct ca_conf *conf)
-{
-        pressure_value(l, key, value, &conf->idle_memory_pressure);
-}
-
-static void daemon_max_defer(struct loader *l, const char *key, const char *value,
-                             struct ca_conf *conf)
-{
-        uint64_t n;
-
-        if (uint_value(l, key, value, 0, MAX_DEFER_MAX, &n))
-                conf->max_defer = (uint32_t)n;
-}
-
-static void daemon_log_level(struct loader *l, const char *key, const char *value,
-                             struct ca_conf *conf)
-{
-        if (parse_log_level(value, &conf->log_level) < 0)
-                conf_error(l, key, "invalid log level \"%s\" (expected emerg, alert, crit, err, "
-                           "warning, notice, info, debug or 0..7)", value);
-}
-
-static const struct {
-        const char *name;
-        daemon_key_parser parse;
-} daemon_keys[] = {
-        { "interval", daemon_interval },
-        { "plugin_dir", daemon_plugin_dir },
-        { "slice_budget", daemon_slice_budget },
-        { "slice_time", daemon_slice_time },
-        { "idle_cpu_pressure", daemon_idle_cpu_pressure },
-        { "idle_memory_pressure", daemon_idle_memory_pressure },
-        { "max_defer", daemon_max_defer },
-        { "log_level", daemon_log_level },
-};
-#define N_DAEMON_KEYS (sizeof(daemon_keys) / sizeof(daemon_keys[0]))
 
 static void daemon_key(struct loader *l, const char *key, const char *value)
 {
-        for (size_t i = 0; i < N_DAEMON_KEYS; i++) {
-                if (strcmp(key, daemon_keys[i].name) != 0)
-                        continue;
-                if (!check_duplicate(l, &l->daemon_set[i], key))
-                        daemon_keys[i].parse(l, key, value, l->conf);
+        const struct ca_key_spec *k = ca_key_find(daemon_keys, key);
+
+        if (!k) {
+                conf_error(l, NULL, "unknown key \"%s\" in [daemon]", key);
                 return;
         }
-        conf_error(l, NULL, "unknown key \"%s\" in [daemon]", key);
+        if (check_duplicate(l, &l->daemon_set[k - daemon_keys], key))
+                return;
+        if (conf_key(l, k, value, l->conf) == -EINVAL && strcmp(k->name, "plugin_dir") == 0)
+                l->conf->plugin_dir_refused = true;
 }
 
 static void adapter_key(struct loader *l, struct ca_conf_cache *c, struct cache_state *st,
@@ -477,48 +394,14 @@ static void cache_key(struct loader *l, const char *key, const char *value)
 {
         struct ca_conf_cache *c = &l->conf->caches[l->cache];
         struct cache_state *st = &l->states[l->cache];
-        uint64_t n;
-        int b, k;
+        const struct ca_key_spec *k = ca_key_find(cache_keys, key);
 
-        for (k = 0; k < _CACHE_KEY_MAX; k++)
-                if (strcmp(key, cache_keys[k]) == 0)
-                        break;
-        if (k == _CACHE_KEY_MAX) {
+        if (!k) {
                 adapter_key(l, c, st, key, value);
                 return;
         }
-        if (check_duplicate(l, &st->set[k], key))
-                return;
-
-        switch (k) {
-        case CACHE_ADAPTER:
-                if (!ca_valid_name(value, true, CA_CONF_NAME_MAX))
-                        conf_error(l, key, "invalid adapter name \"%s\" (expected 1..%d characters"
-                                   " of " ADAPTER_CHARS ")", value, CA_CONF_NAME_MAX);
-                else
-                        set_string(l, &c->adapter, value);
-                break;
-        case CACHE_INTERVAL:
-                duration_value(l, key, value, CA_INTERVAL_MIN_USEC, CA_INTERVAL_MAX_USEC,
-                               &c->interval_usec);
-                break;
-        case CACHE_SINGLE_USE_AGE:
-                if (uint_value(l, key, value, 1, CA_AGE_MAX, &n))
-                        c->params.single_use_age = (uint32_t)n;
-                break;
-        case CACHE_MAX_AGE:
-                if (uint_value(l, key, value, 1, CA_AGE_MAX, &n))
-                        c->params.max_age = (uint32_t)n;
-                break;
-        case CACHE_ENABLED:
-                b = ca_parse_bool(value);
-                if (b < 0)
-                        conf_error(l, key, "invalid boolean \"%s\" (expected yes/no, true/false, "
-                                   "on/off or 1/0)", value);
-                else
-                        c->enabled = b;
-                break;
-        }
+        if (!check_duplicate(l, &st->set[k - cache_keys], key))
+                conf_key(l, k, value, c);
 }
 
 /*
@@ -615,10 +498,9 @@ static struct ca_conf_cache *cache_open(struct loader *l, const char *name)
                 .name = xstrdup(l, name),
                 .file = xstrdup(l, conf->files[l->file]),
                 .line = l->line,
-                .params = CA_PARAMS_DEFAULT,
-                .enabled = true,
         };
-        if (!c->name || !c->file) {
+        if (!c->name || !c->file || keys_defaults(cache_keys, c) < 0) {
+                l->oom = true;
                 free(c->name);
                 free(c->file);
                 return NULL;
@@ -1056,15 +938,7 @@ static struct ca_conf *conf_new(void)
 
         if (!conf)
                 return NULL;
-        conf->interval_usec = DEFAULT_INTERVAL_USEC;
-        conf->slice_budget = CA_SLICE_NODES;
-        conf->slice_time_usec = DEFAULT_SLICE_TIME_USEC;
-        conf->idle_cpu_pressure = DEFAULT_IDLE_CPU_PRESSURE;
-        conf->idle_memory_pressure = DEFAULT_IDLE_MEMORY_PRESSURE;
-        conf->max_defer = DEFAULT_MAX_DEFER;
-        conf->log_level = LOG_INFO;
-        conf->plugin_dir = strdup(CA_PLUGIN_DIR);
-        if (!conf->plugin_dir)
+        if (keys_defaults(daemon_keys, conf) < 0)
                 return ca_conf_free(conf);
         return conf;
 }

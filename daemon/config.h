@@ -28,7 +28,8 @@
 #include <stdint.h>
 
 #include "cacheage/age.h"
-#include "parse.h"
+#include "cacheage/value.h"
+#include "errors.h"
 
 #define CA_CONF_LINE_MAX 4096       /* bytes per line, newline excluded */
 #define CA_CONF_FILES_MAX 256       /* drop-in files */

@@ -91,6 +91,34 @@ int ca_host_check_only(struct ca_host *host)
         return host->ops->check_only ? host->ops->check_only(host->userdata) : 0;
 }
 
+int ca_section_parse(struct ca_host *host, const struct ca_section *s,
+                     const struct ca_key_spec *specs, void *target)
+{
+        char msg[CA_KEY_MSG_MAX];
+        int r = 0;
+
+        /* Defaults first, through the same parser: a default the table refuses is its bug. */
+        for (const struct ca_key_spec *k = specs; k->name; k++)
+                if (k->def && ca_key_parse(k, k->def, target, msg, sizeof(msg)) < 0) {
+                        ca_host_key_error(host, s, k->name, "default \"%s\": %s", k->def, msg);
+                        r = -EINVAL;
+                }
+        for (size_t i = 0; i < s->n_keys; i++) {
+                const char *key = s->keys[i].key;
+                const struct ca_key_spec *k = ca_key_find(specs, key);
+
+                if (!k) {
+                        ca_host_key_error(host, s, key, "unknown key (expected %s)",
+                                          ca_key_names(specs, msg, sizeof(msg)));
+                        r = -EINVAL;
+                } else if (ca_key_parse(k, s->keys[i].value, target, msg, sizeof(msg)) < 0) {
+                        ca_host_key_error(host, s, key, "%s", msg);
+                        r = -EINVAL;
+                }
+        }
+        return r;
+}
+
 int ca_plugin_check(const struct ca_plugin *p, const char *expected_name, char *reason,
                     size_t reason_len)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libFuzzer target for the value parsers of daemon/parse.h, which read the configuration
+ * libFuzzer target for the value parsers of cacheage/value.h, which read the configuration
  * and cacheagectl's "set NAME KEY=VALUE" arguments: ca_parse_duration(), ca_format_duration(),
  * ca_parse_uint(), ca_parse_bool().
  *
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../daemon/parse.h"
+#include "cacheage/value.h"
 #include "cacheage/age.h" /* CA_AGE_MAX */
 
 #define SENTINEL 0xA5A5A5A5A5A5A5A5ULL

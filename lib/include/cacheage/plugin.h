@@ -69,6 +69,100 @@ const char *ca_section_key(const struct ca_section *s, size_t i);
 const char *ca_section_get(const struct ca_section *s, const char *key);
 
 /*
+ * ---- Keys, table-driven ----
+ *
+ * An adapter describes its keys in one table, and ca_section_parse() does the rest: applies
+ * the defaults, parses every key of the section into the adapter's own struct, and reports
+ * every bad or unknown key (not only the first) through ca_host_key_error(). Values are
+ * written as cacheage/value.h reads them, so a duration or a boolean reads the same in
+ * every adapter as in the daemon's own [daemon] and [cache] keys (which use these tables).
+ *
+ *     struct mc_config { const char *server; uint64_t timeout_usec; bool verify; };
+ *
+ *     static const struct ca_key_spec mc_keys[] = {
+ *             { .name = "server", .type = CA_KEY_STRING, CA_KEY_FIELD(struct mc_config, server),
+ *               .def = "127.0.0.1:11211", .help = "HOST:PORT of the memcached server" },
+ *             { .name = "timeout", .type = CA_KEY_DURATION,
+ *               CA_KEY_FIELD(struct mc_config, timeout_usec), .def = "1s",
+ *               .min = 1000, .max = 60000000, .help = "longest wait for a reply" },
+ *             { .name = "verify", .type = CA_KEY_BOOL, CA_KEY_FIELD(struct mc_config, verify),
+ *               .def = "yes", .help = "compare before deleting" },
+ *             CA_KEY_END
+ *     };
+ *
+ *     struct mc_config cfg;
+ *     r = ca_section_parse(host, section, mc_keys, &cfg);
+ *
+ * Adding a key to an adapter is adding one line to its table. Checks between keys
+ * ("max must not be below min") stay explicit code after the table pass.
+ */
+
+enum ca_key_type {
+        CA_KEY_BOOL,     /* bool: yes/no, true/false, on/off, 1/0, any case */
+        CA_KEY_UINT,     /* an unsigned integer field of any width (.size), .min...max */
+        CA_KEY_DURATION, /* uint64_t microseconds, "250ms", "1h 30min"; .min...max */
+        CA_KEY_PERCENT,  /* double, 0..100, "12.5" or "12.5%" */
+        CA_KEY_DECIMAL,  /* double, "1.5" (no sign, no exponent); .dmin...dmax */
+        CA_KEY_CHOICE,   /* int: the value of one of .choices; with CA_KEY_NUMBER also .min...max */
+        CA_KEY_STRING,   /* const char *: the text as written (may be empty) */
+        CA_KEY_PATH,     /* const char *: an absolute path */
+        CA_KEY_NAME,     /* const char *: [A-Za-z0-9_.-] (or an adapter name), 1...max bytes */
+};
+
+/* ca_key_spec.flags */
+#define CA_KEY_ZERO_OFF (1u << 0)     /* 0 turns the feature off; messages say so */
+#define CA_KEY_NUMBER (1u << 1)       /* CHOICE: a number .min...max is taken too, as is */
+#define CA_KEY_ADAPTER_NAME (1u << 2) /* NAME: an adapter name, [a-z0-9_-] */
+
+/* One word a CA_KEY_CHOICE key takes, and the int it stores. */
+struct ca_key_choice {
+        const char *name; /* NULL ends a list */
+        int value;
+};
+
+struct ca_key_spec {
+        const char *name;     /* the key as written; NULL ends a table (CA_KEY_END) */
+        enum ca_key_type type;
+        size_t offset;        /* of the target field in the caller's struct (CA_KEY_FIELD) */
+        size_t size;          /* of the target field, checked against the type */
+        const char *def;      /* default, as it would be written; NULL: the field is left as
+                                 the caller set it */
+        uint64_t min, max;    /* UINT, DURATION (usec), CHOICE with CA_KEY_NUMBER; NAME: max
+                                 bytes */
+        double dmin, dmax;    /* DECIMAL */
+        const struct ca_key_choice *choices; /* CHOICE */
+        const char *what;     /* the noun in messages ("invalid log level ..."); NULL: the
+                                 type's own ("number", "duration", "boolean", "value", "name") */
+        unsigned flags;       /* CA_KEY_* */
+        const char *help;     /* one line for people reading the table */
+};
+
+#define CA_KEY_FIELD(type, field) .offset = offsetof(type, field), .size = sizeof(((type *)0)->field)
+#define CA_KEY_END { .name = NULL }
+
+#define CA_KEY_MSG_MAX 512 /* bytes of one key message, always enough */
+
+/* ca_key_find() - the spec named @name in @specs, or NULL. */
+const struct ca_key_spec *ca_key_find(const struct ca_key_spec *specs, const char *name);
+
+/*
+ * ca_key_parse() - read @value as @spec says and store it in @target's field (@target NULL:
+ * check only). No host needed: the daemon's own keys go through this too.
+ * Returns 0, or a negative errno (-EINVAL: not of the expected form, -ERANGE: outside the
+ * limits; -EINVAL too for a spec that contradicts itself) with the reason in @msg, without
+ * the key name, e.g. "invalid duration \"5 parsecs\" (expected e.g. 250ms, 30s, 5min, 1h)".
+ * Text values (STRING, PATH, NAME) are stored as @value itself, not copied.
+ */
+int ca_key_parse(const struct ca_key_spec *spec, const char *value, void *target, char *msg,
+                 size_t msg_len);
+
+/*
+ * ca_key_names() - "a, b or c": the names of @specs, for "expected ..." messages; truncated
+ * to fit @len. Returns @buf.
+ */
+char *ca_key_names(const struct ca_key_spec *specs, char *buf, size_t len);
+
+/*
  * One statistic of an adapter, as its stats hook reports it: the value on D-Bus in
  * AdapterStats a{st}, what it is in AdapterStatsInfo a(sss) (name, "counter"|"gauge", help).
  * The hook says what each figure is every time it emits it, so that a new statistic is one
@@ -173,6 +267,16 @@ int ca_host_register_cache(struct ca_host *host, const struct ca_section *s,
 void ca_host_unregister_cache(struct ca_host *host, struct ca_cache *cache);
 /* ca_host_check_only() - nonzero when create() must only validate (--check-config). */
 int ca_host_check_only(struct ca_host *host);
+
+/*
+ * ca_section_parse() - the whole of @s by @specs into @target: every default first, then
+ * every key of the section. Each bad value and each key the table does not know is reported
+ * with ca_host_key_error() ("FILE:LINE: key: message"), all of them, in the order written.
+ * Returns 0, or -EINVAL when anything was reported (@target then holds the defaults and the
+ * good keys). Text fields point into @s, which lives as long as the instance.
+ */
+int ca_section_parse(struct ca_host *host, const struct ca_section *s,
+                     const struct ca_key_spec *specs, void *target);
 
 /*
  * ca_plugin_check() - validate a table found in a module: abi, size, name, hooks.

@@ -1,56 +1,33 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Values as a person writes them in cacheaged.conf and on cacheagectl's command line
- * (durations, booleans, bounded integers), and the error lists that name what was wrong.
- * Shared by the configuration parser and the client; no inih, no bus.
+ * Values as a person writes them (see cacheage/value.h): read by the daemon's configuration,
+ * by cacheagectl's arguments and by every adapter's key table, so that a duration or a
+ * boolean is written the same way wherever it goes. No allocation, no locale, no state.
  */
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
-#include "parse.h"
+#include "cacheage/value.h"
 
-/* ---- error lists ---- */
-
-void ca_errors_add(struct ca_errors *e, const char *fmt, ...)
+/* ASCII classes, whatever the locale. */
+static bool is_digit(char c)
 {
-        va_list ap;
-        char **v;
-        char *msg;
-        int r;
-
-        if (!e)
-                return;
-        va_start(ap, fmt);
-        r = vasprintf(&msg, fmt, ap);
-        va_end(ap);
-        if (r < 0)
-                return; /* out of memory: the caller's own count of errors still holds */
-        v = realloc(e->v, (e->n + 1) * sizeof(*v));
-        if (!v) {
-                free(msg);
-                return;
-        }
-        v[e->n++] = msg;
-        e->v = v;
+        return c >= '0' && c <= '9';
 }
 
-void ca_errors_clear(struct ca_errors *e)
+static bool is_lower(char c)
 {
-        if (!e)
-                return;
-        for (size_t i = 0; i < e->n; i++)
-                free(e->v[i]);
-        free(e->v);
-        e->v = NULL;
-        e->n = 0;
+        return c >= 'a' && c <= 'z';
 }
 
-/* ---- values ---- */
+static bool is_space(char c)
+{
+        return c == ' ' || c == '\t';
+}
 
 static const struct {
         const char *name;
@@ -215,9 +192,50 @@ int ca_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
 }
 
 /*
- * A percentage: "12", "12.5", "12.5%". Parsed by hand rather than with strtod(), whose
- * decimal point follows the locale and which would take "nan", "inf" and hex.
+ * Parsed by hand rather than with strtod(), whose decimal point follows the locale and which
+ * would take "nan", "inf", hex and exponents. @suffix: one character allowed at the end.
  */
+static int parse_decimal(const char *s, char suffix, double min, double max, double *ret)
+{
+        uint64_t whole = 0;
+        bool overflow = false;
+        double v, scale = 0.1;
+        const char *p = s;
+
+        if (!p || !is_digit(*p))
+                return -EINVAL;
+        for (; is_digit(*p); p++)
+                if (__builtin_mul_overflow(whole, 10, &whole) ||
+                    __builtin_add_overflow(whole, (uint64_t)(*p - '0'), &whole))
+                        overflow = true;
+        v = (double)whole;
+        if (*p == '.') {
+                p++;
+                if (!is_digit(*p))
+                        return -EINVAL;
+                for (; is_digit(*p); p++, scale /= 10)
+                        v += (*p - '0') * scale;
+        }
+        if (suffix && *p == suffix)
+                p++;
+        if (*p)
+                return -EINVAL;
+        if (overflow || v < min || v > max)
+                return -ERANGE;
+        *ret = v;
+        return 0;
+}
+
+int ca_parse_decimal(const char *s, double min, double max, double *ret)
+{
+        return parse_decimal(s, '\0', min, max, ret);
+}
+
+int ca_parse_percent(const char *s, double *ret_pct)
+{
+        return parse_decimal(s, '%', 0.0, 100.0, ret_pct);
+}
+
 
 bool ca_valid_name(const char *s, bool adapter, size_t max)
 {

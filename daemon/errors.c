@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Error lists: see errors.h. */
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "errors.h"
+
+void ca_errors_add(struct ca_errors *e, const char *fmt, ...)
+{
+        va_list ap;
+        char **v;
+        char *msg;
+        int r;
+
+        if (!e)
+                return;
+        va_start(ap, fmt);
+        r = vasprintf(&msg, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return; /* out of memory: the caller's own count of errors still holds */
+        v = realloc(e->v, (e->n + 1) * sizeof(*v));
+        if (!v) {
+                free(msg);
+                return;
+        }
+        v[e->n++] = msg;
+        e->v = v;
+}
+
+void ca_errors_clear(struct ca_errors *e)
+{
+        if (!e)
+                return;
+        for (size_t i = 0; i < e->n; i++)
+                free(e->v[i]);
+        free(e->v);
+        e->v = NULL;
+        e->n = 0;
+}

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Keys read by table (cacheage/plugin.h): one value by one spec, into a caller's struct.
+ * No host and no section here, so that the daemon's own [daemon] and [cache] keys, read
+ * line by line as inih hands them over, use the very same code and messages as the
+ * adapters' sections (ca_section_parse(), in plugin.c).
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cacheage/plugin.h"
+#include "cacheage/value.h"
+
+/* Append to a message, keeping it terminated when it does not fit. */
+static void msg_append(char *buf, size_t len, size_t *off, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+
+static void msg_append(char *buf, size_t len, size_t *off, const char *fmt, ...)
+{
+        va_list ap;
+        int n;
+
+        if (*off >= len)
+                return;
+        va_start(ap, fmt);
+        n = vsnprintf(buf + *off, len - *off, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+                return;
+        *off = (size_t)n < len - *off ? *off + (size_t)n : len;
+}
+
+/* "a, b or c": the i-th name of a list from @name_at, until it returns NULL. */
+static void append_names(char *buf, size_t len, size_t *off,
+                         const char *(*name_at)(const void *list, size_t i), const void *list,
+                         const char *last)
+{
+        size_t n = 0;
+
+        while (name_at(list, n))
+                n++;
+        for (size_t i = 0; i < n; i++)
+                msg_append(buf, len, off, "%s%s", i == 0 ? "" : i + 1 < n || last ? ", " : " or ",
+                           name_at(list, i));
+        if (last)
+                msg_append(buf, len, off, "%s%s", n > 0 ? " or " : "", last);
+}
+
+static const char *spec_name_at(const void *list, size_t i)
+{
+        return ((const struct ca_key_spec *)list)[i].name;
+}
+
+static const char *choice_name_at(const void *list, size_t i)
+{
+        return ((const struct ca_key_choice *)list)[i].name;
+}
+
+const struct ca_key_spec *ca_key_find(const struct ca_key_spec *specs, const char *name)
+{
+        if (!specs || !name)
+                return NULL;
+        for (; specs->name; specs++)
+                if (strcmp(specs->name, name) == 0)
+                        return specs;
+        return NULL;
+}
+
+char *ca_key_names(const struct ca_key_spec *specs, char *buf, size_t len)
+{
+        size_t off = 0;
+
+        if (!buf || len == 0)
+                return buf;
+        buf[0] = '\0';
+        if (specs)
+                append_names(buf, len, &off, spec_name_at, specs, NULL);
+        return buf;
+}
+
+/* The field size a type stores into; 0 for UINT, which takes any unsigned width. */
+static size_t type_size(enum ca_key_type type)
+{
+        switch (type) {
+        case CA_KEY_BOOL:
+                return sizeof(bool);
+        case CA_KEY_UINT:
+                return 0;
+        case CA_KEY_DURATION:
+                return sizeof(uint64_t);
+        case CA_KEY_PERCENT:
+        case CA_KEY_DECIMAL:
+                return sizeof(double);
+        case CA_KEY_CHOICE:
+                return sizeof(int);
+        case CA_KEY_STRING:
+        case CA_KEY_PATH:
+        case CA_KEY_NAME:
+                return sizeof(const char *);
+        }
+        return SIZE_MAX;
+}
+
+/* A table's mistake, said as plainly as a user's, so that it is caught by the first test. */
+static int spec_check(const struct ca_key_spec *k, char *msg, size_t len)
+{
+        const char *bad = NULL;
+        size_t want = type_size(k->type);
+
+        if (want == SIZE_MAX)
+                bad = "unknown type";
+        else if (want != 0 && k->size != want)
+                bad = "field size does not match the type";
+        else if (k->type == CA_KEY_UINT && k->size != 1 && k->size != 2 && k->size != 4 &&
+                 k->size != 8)
+                bad = "field size is not that of an unsigned integer";
+        else if (k->type == CA_KEY_UINT && k->size < 8 && k->max >> (k->size * 8) != 0)
+                bad = "max does not fit the field";
+        else if ((k->type == CA_KEY_UINT || k->type == CA_KEY_DURATION ||
+                  (k->type == CA_KEY_CHOICE && (k->flags & CA_KEY_NUMBER))) &&
+                 k->min > k->max)
+                bad = "min above max";
+        else if (k->type == CA_KEY_DECIMAL && !(k->dmin <= k->dmax))
+                bad = "dmin above dmax";
+        else if (k->type == CA_KEY_CHOICE && !k->choices)
+                bad = "no choices";
+        else if (k->type == CA_KEY_CHOICE && (k->flags & CA_KEY_NUMBER) && k->max > INT_MAX)
+                bad = "max does not fit an int";
+        else if (k->type == CA_KEY_NAME && k->max == 0)
+                bad = "no max length";
+        if (!bad)
+                return 0;
+        snprintf(msg, len, "key table entry refused: %s", bad);
+        return -EINVAL;
+}
+
+static void store_uint(void *field, size_t size, uint64_t v)
+{
+        switch (size) {
+        case 1:
+                *(uint8_t *)field = (uint8_t)v;
+                break;
+        case 2:
+                *(uint16_t *)field = (uint16_t)v;
+                break;
+        case 4:
+                *(uint32_t *)field = (uint32_t)v;
+                break;
+        default:
+                *(uint64_t *)field = v;
+                break;
+        }
+}
+
+/* What the type is called in "invalid ... \"value\"", unless the spec names it. */
+static const char *noun(const struct ca_key_spec *k, const char *own)
+{
+        return k->what ? k->what : own;
+}
+
+int ca_key_parse(const struct ca_key_spec *k, const char *value, void *target, char *msg,
+                 size_t msg_len)
+{
+        const char *off = k->flags & CA_KEY_ZERO_OFF ? "; 0 = off" : "";
+        char a[CA_DURATION_MAX_STR], b[CA_DURATION_MAX_STR];
+        void *field = target ? (char *)target + k->offset : NULL;
+        size_t len = 0;
+        uint64_t u;
+        double d;
+        int r;
+
+        r = spec_check(k, msg, msg_len);
+        if (r < 0)
+                return r;
+        if (!value) {
+                snprintf(msg, msg_len, "no value");
+                return -EINVAL;
+        }
+
+        switch (k->type) {
+        case CA_KEY_BOOL:
+                r = ca_parse_bool(value);
+                if (r < 0) {
+                        snprintf(msg, msg_len, "invalid %s \"%s\" (expected yes/no, true/false, "
+                                 "on/off or 1/0)", noun(k, "boolean"), value);
+                        return r;
+                }
+                if (field)
+                        *(bool *)field = r;
+                return 0;
+
+        case CA_KEY_UINT:
+                r = ca_parse_uint(value, k->min, k->max, &u);
+                if (r == -EINVAL)
+                        snprintf(msg, msg_len, "invalid %s \"%s\" (expected an integer %" PRIu64
+                                 "..%" PRIu64 "%s)", noun(k, "number"), value, k->min, k->max,
+                                 off);
+                else if (r < 0)
+                        snprintf(msg, msg_len, "%s out of range (expected %" PRIu64 "..%" PRIu64
+                                 "%s)", value, k->min, k->max, off);
+                else if (field)
+                        store_uint(field, k->size, u);
+                return r;
+
+        case CA_KEY_DURATION:
+                r = ca_parse_duration(value, &u);
+                if (r == -EINVAL) {
+                        snprintf(msg, msg_len, "invalid %s \"%s\" (expected e.g. 250ms, 30s, "
+                                 "5min, 1h%s)", noun(k, "duration"), value, off);
+                        return r;
+                }
+                if (r < 0 || u < k->min || u > k->max) {
+                        snprintf(msg, msg_len, "%s out of range (expected %s..%s%s)", value,
+                                 ca_format_duration(k->min, a, sizeof(a)),
+                                 ca_format_duration(k->max, b, sizeof(b)), off);
+                        return -ERANGE;
+                }
+                if (field)
+                        *(uint64_t *)field = u;
+                return 0;
+
+        case CA_KEY_PERCENT:
+                r = ca_parse_percent(value, &d);
+                if (r == -EINVAL)
+                        snprintf(msg, msg_len, "invalid %s \"%s\" (expected a percentage 0..100, "
+                                 "e.g. 12.5%s)", noun(k, "number"), value, off);
+                else if (r < 0)
+                        snprintf(msg, msg_len, "%s out of range (expected 0..100%s)", value, off);
+                else if (field)
+                        *(double *)field = d;
+                return r;
+
+        case CA_KEY_DECIMAL:
+                r = ca_parse_decimal(value, k->dmin, k->dmax, &d);
+                if (r == -EINVAL)
+                        snprintf(msg, msg_len, "invalid %s \"%s\" (expected a decimal number "
+                                 "%g..%g%s)", noun(k, "number"), value, k->dmin, k->dmax, off);
+                else if (r < 0)
+                        snprintf(msg, msg_len, "%s out of range (expected %g..%g%s)", value,
+                                 k->dmin, k->dmax, off);
+                else if (field)
+                        *(double *)field = d;
+                return r;
+
+        case CA_KEY_CHOICE:
+                for (const struct ca_key_choice *c = k->choices; c->name; c++)
+                        if (strcmp(value, c->name) == 0) {
+                                if (field)
+                                        *(int *)field = c->value;
+                                return 0;
+                        }
+                if ((k->flags & CA_KEY_NUMBER) && ca_parse_uint(value, k->min, k->max, &u) == 0) {
+                        if (field)
+                                *(int *)field = (int)u;
+                        return 0;
+                }
+                if (k->flags & CA_KEY_NUMBER)
+                        snprintf(a, sizeof(a), "%" PRIu64 "..%" PRIu64, k->min, k->max);
+                msg_append(msg, msg_len, &len, "invalid %s \"%s\" (expected ",
+                           noun(k, "value"), value);
+                append_names(msg, msg_len, &len, choice_name_at, k->choices,
+                             k->flags & CA_KEY_NUMBER ? a : NULL);
+                msg_append(msg, msg_len, &len, "%s)", off);
+                return -EINVAL;
+
+        case CA_KEY_STRING:
+                break;
+
+        case CA_KEY_PATH:
+                if (value[0] != '/') {
+                        snprintf(msg, msg_len, "\"%s\" is not an absolute path (expected e.g. %s)",
+                                 value, k->def ? k->def : "/path");
+                        return -EINVAL;
+                }
+                break;
+
+        case CA_KEY_NAME:
+                if (!ca_valid_name(value, k->flags & CA_KEY_ADAPTER_NAME, k->max)) {
+                        snprintf(msg, msg_len, "invalid %s \"%s\" (expected 1..%" PRIu64
+                                 " characters of %s)", noun(k, "name"), value, k->max,
+                                 k->flags & CA_KEY_ADAPTER_NAME ? "a-z 0-9 _ -"
+                                                                : "A-Z a-z 0-9 _ . -");
+                        return -EINVAL;
+                }
+                break;
+        }
+        if (field)
+                *(const char **)field = value;
+        return 0;
+}
