@@ -140,20 +140,45 @@ static int spec_check(const struct ca_key_spec *k, char *msg, size_t len)
         return -EINVAL;
 }
 
-static void store_uint(void *field, size_t size, uint64_t v)
+/* One value as read, before it is stored. */
+union key_value {
+        bool b;
+        uint64_t u;
+        double d;
+        int i;
+        const char *s;
+};
+
+static void store(const struct ca_key_spec *k, void *field, const union key_value *v)
 {
-        switch (size) {
-        case 1:
-                *(uint8_t *)field = (uint8_t)v;
+        switch (k->type) {
+        case CA_KEY_BOOL:
+                *(bool *)field = v->b;
                 break;
-        case 2:
-                *(uint16_t *)field = (uint16_t)v;
+        case CA_KEY_UINT:
+                if (k->size == 1)
+                        *(uint8_t *)field = (uint8_t)v->u;
+                else if (k->size == 2)
+                        *(uint16_t *)field = (uint16_t)v->u;
+                else if (k->size == 4)
+                        *(uint32_t *)field = (uint32_t)v->u;
+                else
+                        *(uint64_t *)field = v->u;
                 break;
-        case 4:
-                *(uint32_t *)field = (uint32_t)v;
+        case CA_KEY_DURATION:
+                *(uint64_t *)field = v->u;
                 break;
-        default:
-                *(uint64_t *)field = v;
+        case CA_KEY_PERCENT:
+        case CA_KEY_DECIMAL:
+                *(double *)field = v->d;
+                break;
+        case CA_KEY_CHOICE:
+                *(int *)field = v->i;
+                break;
+        case CA_KEY_STRING:
+        case CA_KEY_PATH:
+        case CA_KEY_NAME:
+                *(const char **)field = v->s;
                 break;
         }
 }
@@ -164,24 +189,14 @@ static const char *noun(const struct ca_key_spec *k, const char *own)
         return k->what ? k->what : own;
 }
 
-int ca_key_parse(const struct ca_key_spec *k, const char *value, void *target, char *msg,
-                 size_t msg_len)
+/* Read @value by its type into @ret; or a negative errno and the reason in @msg. */
+static int key_read(const struct ca_key_spec *k, const char *value, union key_value *ret,
+                    char *msg, size_t msg_len)
 {
         const char *off = k->flags & CA_KEY_ZERO_OFF ? "; 0 = off" : "";
         char a[CA_DURATION_MAX_STR], b[CA_DURATION_MAX_STR];
-        void *field = target ? (char *)target + k->offset : NULL;
         size_t len = 0;
-        uint64_t u;
-        double d;
         int r;
-
-        r = spec_check(k, msg, msg_len);
-        if (r < 0)
-                return r;
-        if (!value) {
-                snprintf(msg, msg_len, "no value");
-                return -EINVAL;
-        }
 
         switch (k->type) {
         case CA_KEY_BOOL:
@@ -191,12 +206,11 @@ int ca_key_parse(const struct ca_key_spec *k, const char *value, void *target, c
                                  "on/off or 1/0)", noun(k, "boolean"), value);
                         return r;
                 }
-                if (field)
-                        *(bool *)field = r;
+                ret->b = r;
                 return 0;
 
         case CA_KEY_UINT:
-                r = ca_parse_uint(value, k->min, k->max, &u);
+                r = ca_parse_uint(value, k->min, k->max, &ret->u);
                 if (r == -EINVAL)
                         snprintf(msg, msg_len, "invalid %s \"%s\" (expected an integer %" PRIu64
                                  "..%" PRIu64 "%s)", noun(k, "number"), value, k->min, k->max,
@@ -204,60 +218,50 @@ int ca_key_parse(const struct ca_key_spec *k, const char *value, void *target, c
                 else if (r < 0)
                         snprintf(msg, msg_len, "%s out of range (expected %" PRIu64 "..%" PRIu64
                                  "%s)", value, k->min, k->max, off);
-                else if (field)
-                        store_uint(field, k->size, u);
                 return r;
 
         case CA_KEY_DURATION:
-                r = ca_parse_duration(value, &u);
+                r = ca_parse_duration(value, &ret->u);
                 if (r == -EINVAL) {
                         snprintf(msg, msg_len, "invalid %s \"%s\" (expected e.g. 250ms, 30s, "
                                  "5min, 1h%s)", noun(k, "duration"), value, off);
                         return r;
                 }
-                if (r < 0 || u < k->min || u > k->max) {
+                if (r < 0 || ret->u < k->min || ret->u > k->max) {
                         snprintf(msg, msg_len, "%s out of range (expected %s..%s%s)", value,
                                  ca_format_duration(k->min, a, sizeof(a)),
                                  ca_format_duration(k->max, b, sizeof(b)), off);
                         return -ERANGE;
                 }
-                if (field)
-                        *(uint64_t *)field = u;
                 return 0;
 
         case CA_KEY_PERCENT:
-                r = ca_parse_percent(value, &d);
+                r = ca_parse_percent(value, &ret->d);
                 if (r == -EINVAL)
                         snprintf(msg, msg_len, "invalid %s \"%s\" (expected a percentage 0..100, "
                                  "e.g. 12.5%s)", noun(k, "number"), value, off);
                 else if (r < 0)
                         snprintf(msg, msg_len, "%s out of range (expected 0..100%s)", value, off);
-                else if (field)
-                        *(double *)field = d;
                 return r;
 
         case CA_KEY_DECIMAL:
-                r = ca_parse_decimal(value, k->dmin, k->dmax, &d);
+                r = ca_parse_decimal(value, k->dmin, k->dmax, &ret->d);
                 if (r == -EINVAL)
                         snprintf(msg, msg_len, "invalid %s \"%s\" (expected a decimal number "
                                  "%g..%g%s)", noun(k, "number"), value, k->dmin, k->dmax, off);
                 else if (r < 0)
                         snprintf(msg, msg_len, "%s out of range (expected %g..%g%s)", value,
                                  k->dmin, k->dmax, off);
-                else if (field)
-                        *(double *)field = d;
                 return r;
 
         case CA_KEY_CHOICE:
                 for (const struct ca_key_choice *c = k->choices; c->name; c++)
                         if (strcmp(value, c->name) == 0) {
-                                if (field)
-                                        *(int *)field = c->value;
+                                ret->i = c->value;
                                 return 0;
                         }
-                if ((k->flags & CA_KEY_NUMBER) && ca_parse_uint(value, k->min, k->max, &u) == 0) {
-                        if (field)
-                                *(int *)field = (int)u;
+                if ((k->flags & CA_KEY_NUMBER) && ca_parse_uint(value, k->min, k->max, &ret->u) == 0) {
+                        ret->i = (int)ret->u;
                         return 0;
                 }
                 if (k->flags & CA_KEY_NUMBER)
@@ -290,7 +294,32 @@ int ca_key_parse(const struct ca_key_spec *k, const char *value, void *target, c
                 }
                 break;
         }
-        if (field)
-                *(const char **)field = value;
+        ret->s = value;
+        return 0;
+}
+
+int ca_key_parse(const struct ca_key_spec *k, const char *value, void *target, char *msg,
+                 size_t msg_len)
+{
+        union key_value v;
+        int r;
+
+        r = spec_check(k, msg, msg_len);
+        if (r < 0)
+                return r;
+        if (!value) {
+                snprintf(msg, msg_len, "no value");
+                return -EINVAL;
+        }
+        r = key_read(k, value, &v, msg, msg_len);
+        if (r < 0)
+                return r;
+        if (k->check) {
+                r = k->check(value, target, msg, msg_len);
+                if (r < 0)
+                        return r;
+        }
+        if (target)
+                store(k, (char *)target + k->offset, &v);
         return 0;
 }

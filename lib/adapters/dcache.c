@@ -25,7 +25,6 @@
 #include <event2/event.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,10 +41,14 @@
 #define DC_TICK_EVENTS_MAX 20000        /* events applied per tick, at most */
 #define DC_RATE_DEFAULT 1000            /* lookups per second */
 #define DC_RATE_MAX 1000000             /* lookups per second */
+#define DC_SPEED_MIN 0.001              /* replay speed factor */
 #define DC_SPEED_MAX 1000.0             /* replay speed factor */
 #define DC_MAX_DENTRIES_DEFAULT 1000000 /* dentries */
 #define DC_MAX_DENTRIES_MAX 100000000   /* dentries */
 #define DC_PATH_MAX 512                 /* bytes of a generated path */
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 enum dc_source {
         DC_STRACE,
@@ -54,12 +57,22 @@ enum dc_source {
         DC_MIXED,
 };
 
+#define DC_RATIO_OFF (-1)
+
+enum {
+        DC_RATIO_COUNTED,
+        DC_RATIO_CURSOR,
+};
+
 struct dc_config {
-        enum dc_source source;
-        const char *trace_path; /* in the section; only during create() */
+        const char *source_key; /* "strace:PATH" or "workload:NAME", as written */
+        enum dc_source source;  /* from source_key, by dc_check_source() */
+        const char *trace_path; /* in source_key; only during create() */
         uint64_t rate;          /* lookups or events per second */
         double speed;
         bool loop;
+        int negative_ratio;     /* DC_RATIO_OFF or 0..CA_DCACHE_RATIO_MAX */
+        int ratio_mode;         /* DC_RATIO_COUNTED or DC_RATIO_CURSOR */
         uint64_t max_dentries;
         struct ca_dcache_params params;
 };
@@ -477,185 +490,92 @@ static const struct ca_cache_hooks dc_hooks = {
 
 /* ---- configuration ---- */
 
-static const char *const dc_keys[] = {
-        "source", "rate", "speed", "loop", "tail_negative", "negative_ratio", "ratio_mode",
-        "max_dentries",
-};
-
-static int parse_bool(const char *s)
+/* source = "strace:PATH" or "workload:NAME": cfg->source and cfg->trace_path from the text. */
+static int dc_check_source(const char *v, void *target, char *msg, size_t msg_len)
 {
-        static const char *const yes[] = { "1", "yes", "true", "on" };
-        static const char *const no[] = { "0", "no", "false", "off" };
+        static const struct {
+                const char *name;
+                enum dc_source source;
+        } workloads[] = {
+                { "workload:pathsearch", DC_PATHSEARCH },
+                { "workload:statstorm", DC_STATSTORM },
+                { "workload:mixed", DC_MIXED },
+        };
+        struct dc_config *cfg = target;
 
-        for (size_t i = 0; i < 4; i++) {
-                if (strcmp(s, yes[i]) == 0)
-                        return 1;
-                if (strcmp(s, no[i]) == 0)
-                        return 0;
+        if (strncmp(v, "strace:", 7) == 0) {
+                if (v[7] != '/') {
+                        snprintf(msg, msg_len, "\"%s\": the log's path must be absolute", v);
+                        return -EINVAL;
+                }
+                if (cfg) {
+                        cfg->source = DC_STRACE;
+                        cfg->trace_path = v + 7;
+                }
+                return 0;
         }
+        for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
+                if (strcmp(v, workloads[i].name) == 0) {
+                        if (cfg)
+                                cfg->source = workloads[i].source;
+                        return 0;
+                }
+        snprintf(msg, msg_len, "invalid source \"%s\" (expected strace:PATH, workload:pathsearch, "
+                 "workload:statstorm or workload:mixed)", v);
         return -EINVAL;
 }
 
-static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
-{
-        unsigned long long v;
-        char *end;
+/* Adding a key is adding a line here (and its use in dc_parse() or the feeding code). */
+static const struct ca_key_spec dc_keys[] = {
+        { .name = "source", .type = CA_KEY_STRING, CA_KEY_FIELD(struct dc_config, source_key),
+          .def = "workload:mixed", .check = dc_check_source,
+          .help = "strace:PATH or workload:pathsearch|statstorm|mixed" },
+        { .name = "rate", .type = CA_KEY_UINT, CA_KEY_FIELD(struct dc_config, rate),
+          .def = STR(DC_RATE_DEFAULT), .min = 1, .max = DC_RATE_MAX,
+          .help = "lookups per second (workloads, strace logs without times)" },
+        { .name = "speed", .type = CA_KEY_DECIMAL, CA_KEY_FIELD(struct dc_config, speed),
+          .def = "1", .dmin = DC_SPEED_MIN, .dmax = DC_SPEED_MAX,
+          .help = "strace: replay speed factor" },
+        { .name = "loop", .type = CA_KEY_BOOL, CA_KEY_FIELD(struct dc_config, loop), .def = "no",
+          .help = "strace: start over at the end of the log" },
+        { .name = "tail_negative", .type = CA_KEY_BOOL,
+          CA_KEY_FIELD(struct dc_config, params.tail_negative), .def = "no",
+          .help = "sweep negative dentries to the tail of their parent's list" },
+        { .name = "negative_ratio", .type = CA_KEY_CHOICE,
+          CA_KEY_FIELD(struct dc_config, negative_ratio), .def = "off",
+          .choices = (const struct ca_key_choice[]){ { "off", DC_RATIO_OFF }, { NULL, 0 } },
+          .flags = CA_KEY_NUMBER, .min = 0, .max = CA_DCACHE_RATIO_MAX,
+          .help = "at most N negatives per positive child" },
+        { .name = "ratio_mode", .type = CA_KEY_CHOICE, CA_KEY_FIELD(struct dc_config, ratio_mode),
+          .def = "counted",
+          .choices = (const struct ca_key_choice[]){ { "counted", DC_RATIO_COUNTED },
+                                                     { "cursor", DC_RATIO_CURSOR },
+                                                     { NULL, 0 } },
+          .help = "counted (oldest negative first) or cursor (Brennan's scan)" },
+        { .name = "max_dentries", .type = CA_KEY_UINT, CA_KEY_FIELD(struct dc_config, max_dentries),
+          .def = STR(DC_MAX_DENTRIES_DEFAULT), .min = 1, .max = DC_MAX_DENTRIES_MAX,
+          .help = "the source pauses above this many dentries" },
+        CA_KEY_END
+};
 
-        if (!*s || *s == '-' || *s == '+')
-                return -EINVAL;
-        errno = 0;
-        v = strtoull(s, &end, 10);
-        if (errno || *end)
-                return -EINVAL;
-        if (v < min || v > max)
-                return -ERANGE;
-        *ret = v;
-        return 0;
-}
-
+/* The table, then what ties keys together. */
 static int dc_parse(struct ca_host *host, const struct ca_section *s, struct dc_config *cfg)
 {
-        const char *v;
-        uint64_t n;
-        int r = 0, b;
+        bool ratio_on;
+        int r;
 
-        *cfg = (struct dc_config){
-                .source = DC_MIXED,
-                .rate = DC_RATE_DEFAULT,
-                .speed = 1.0,
-                .max_dentries = DC_MAX_DENTRIES_DEFAULT,
-                .params = CA_DCACHE_PARAMS_DEFAULT,
-        };
+        *cfg = (struct dc_config){ .params = CA_DCACHE_PARAMS_DEFAULT };
         cfg->params.aging = true;
+        r = ca_section_parse(host, s, dc_keys, cfg);
 
-        for (size_t i = 0; i < ca_section_n_keys(s); i++) {
-                const char *k = ca_section_key(s, i);
-                bool known = false;
-
-                for (size_t j = 0; j < sizeof(dc_keys) / sizeof(dc_keys[0]); j++)
-                        known = known || strcmp(k, dc_keys[j]) == 0;
-                if (!known) {
-                        ca_host_key_error(host, s, k, "unknown key (the dcache adapter takes "
-                                          "source, rate, speed, loop, tail_negative, "
-                                          "negative_ratio, ratio_mode, max_dentries)");
-                        r = -EINVAL;
-                }
-        }
-
-        v = ca_section_get(s, "source");
-        if (v) {
-                if (strncmp(v, "strace:", 7) == 0) {
-                        cfg->source = DC_STRACE;
-                        cfg->trace_path = v + 7;
-                        if (cfg->trace_path[0] != '/') {
-                                ca_host_key_error(host, s, "source",
-                                                  "\"%s\": the log's path must be absolute", v);
-                                r = -EINVAL;
-                        }
-                } else if (strcmp(v, "workload:pathsearch") == 0) {
-                        cfg->source = DC_PATHSEARCH;
-                } else if (strcmp(v, "workload:statstorm") == 0) {
-                        cfg->source = DC_STATSTORM;
-                } else if (strcmp(v, "workload:mixed") == 0) {
-                        cfg->source = DC_MIXED;
-                } else {
-                        ca_host_key_error(host, s, "source",
-                                          "\"%s\" (expected strace:PATH, workload:pathsearch, "
-                                          "workload:statstorm or workload:mixed)", v);
-                        r = -EINVAL;
-                }
-        }
-
-        v = ca_section_get(s, "rate");
-        if (v) {
-                if (parse_u64(v, 1, DC_RATE_MAX, &cfg->rate) < 0) {
-                        ca_host_key_error(host, s, "rate",
-                                          "\"%s\" (expected lookups per second, 1..%d)", v,
-                                          DC_RATE_MAX);
-                        r = -EINVAL;
-                }
-        }
-
-        v = ca_section_get(s, "speed");
-        if (v) {
-                char *end;
-                double d;
-
-                errno = 0;
-                d = strtod(v, &end);
-                if (errno || end == v || *end || !isfinite(d) || d <= 0 || d > DC_SPEED_MAX) {
-                        ca_host_key_error(host, s, "speed",
-                                          "\"%s\" (expected a factor above 0, up to %g)", v,
-                                          DC_SPEED_MAX);
-                        r = -EINVAL;
-                } else {
-                        cfg->speed = d;
-                }
-        }
-
-        v = ca_section_get(s, "loop");
-        if (v) {
-                b = parse_bool(v);
-                if (b < 0) {
-                        ca_host_key_error(host, s, "loop", "\"%s\" (expected yes or no)", v);
-                        r = -EINVAL;
-                } else {
-                        cfg->loop = b;
-                }
-        }
-
-        v = ca_section_get(s, "tail_negative");
-        if (v) {
-                b = parse_bool(v);
-                if (b < 0) {
-                        ca_host_key_error(host, s, "tail_negative",
-                                          "\"%s\" (expected yes or no)", v);
-                        r = -EINVAL;
-                } else {
-                        cfg->params.tail_negative = b;
-                }
-        }
-
-        bool ratio_on = false;
-        v = ca_section_get(s, "negative_ratio");
-        if (v && strcmp(v, "off") != 0) {
-                if (parse_u64(v, 0, CA_DCACHE_RATIO_MAX, &n) < 0) {
-                        ca_host_key_error(host, s, "negative_ratio",
-                                          "\"%s\" (expected off or negatives per positive, "
-                                          "0..%d)", v, CA_DCACHE_RATIO_MAX);
-                        r = -EINVAL;
-                } else {
-                        cfg->params.ratio = (uint32_t)n;
-                        ratio_on = true;
-                }
-        }
-
-        v = ca_section_get(s, "ratio_mode");
-        bool cursor = false;
-        if (v) {
-                if (strcmp(v, "cursor") == 0) {
-                        cursor = true;
-                } else if (strcmp(v, "counted") != 0) {
-                        ca_host_key_error(host, s, "ratio_mode",
-                                          "\"%s\" (expected counted or cursor)", v);
-                        r = -EINVAL;
-                }
-                if (!ratio_on && (!ca_section_get(s, "negative_ratio") ||
-                                  strcmp(ca_section_get(s, "negative_ratio"), "off") == 0))
-                        ca_host_log(host, LOG_NOTICE, "ratio_mode has no effect without "
-                                    "negative_ratio, ignoring");
-        }
-        cfg->params.ratio_cursor = ratio_on && cursor;
-        cfg->params.ratio_counted = ratio_on && !cursor;
-
-        v = ca_section_get(s, "max_dentries");
-        if (v) {
-                if (parse_u64(v, 1, DC_MAX_DENTRIES_MAX, &cfg->max_dentries) < 0) {
-                        ca_host_key_error(host, s, "max_dentries", "\"%s\" (expected 1..%d)",
-                                          v, DC_MAX_DENTRIES_MAX);
-                        r = -EINVAL;
-                }
-        }
+        ratio_on = cfg->negative_ratio != DC_RATIO_OFF;
+        if (ratio_on)
+                cfg->params.ratio = (uint32_t)cfg->negative_ratio;
+        else if (ca_section_get(s, "ratio_mode") && !ca_section_get(s, "negative_ratio"))
+                ca_host_log(host, LOG_NOTICE, "ratio_mode has no effect without negative_ratio, "
+                            "ignoring");
+        cfg->params.ratio_cursor = ratio_on && cfg->ratio_mode == DC_RATIO_CURSOR;
+        cfg->params.ratio_counted = ratio_on && cfg->ratio_mode == DC_RATIO_COUNTED;
 
         if (cfg->source != DC_STRACE) {
                 if (ca_section_get(s, "speed"))

@@ -134,6 +134,12 @@ struct ca_key_spec {
         const char *what;     /* the noun in messages ("invalid log level ..."); NULL: the
                                  type's own ("number", "duration", "boolean", "value", "name") */
         unsigned flags;       /* CA_KEY_* */
+        /*
+         * Optional: a further check of a value its type took ("HOST:PORT", "strace:PATH"), run
+         * before it is stored; it may also fill other fields of @target from the text. @target
+         * is NULL when only checking. Returns 0, or a negative errno and a message in @msg.
+         */
+        int (*check)(const char *value, void *target, char *msg, size_t msg_len);
         const char *help;     /* one line for people reading the table */
 };
 
@@ -146,8 +152,8 @@ struct ca_key_spec {
 const struct ca_key_spec *ca_key_find(const struct ca_key_spec *specs, const char *name);
 
 /*
- * ca_key_parse() - read @value as @spec says and store it in @target's field (@target NULL:
- * check only). No host needed: the daemon's own keys go through this too.
+ * ca_key_parse() - read @value as @spec says, run its check, and store it in @target's field
+ * (@target NULL: check only). No host needed: the daemon's own keys go through this too.
  * Returns 0, or a negative errno (-EINVAL: not of the expected form, -ERANGE: outside the
  * limits; -EINVAL too for a spec that contradicts itself) with the reason in @msg, without
  * the key name, e.g. "invalid duration \"5 parsecs\" (expected e.g. 250ms, 30s, 5min, 1h)".
