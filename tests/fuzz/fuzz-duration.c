@@ -2,7 +2,7 @@
 /*
  * libFuzzer target for the value parsers of cacheage/value.h, which read the configuration
  * and cacheagectl's "set NAME KEY=VALUE" arguments: ca_parse_duration(), ca_format_duration(),
- * ca_parse_uint(), ca_parse_bool().
+ * ca_parse_uint(), ca_parse_bool(), ca_parse_decimal(), ca_parse_percent().
  *
  * The input (up to its first NUL) is the string. Checked, besides what the sanitizers catch:
  *   - every parser returns one of its documented values and writes its output only on
@@ -11,7 +11,10 @@
  *     8 input bytes taken as any uint64 v: the formatter never truncates and its form is
  *     canonical (formatting what it parsed gives the same text);
  *   - ca_parse_uint() agrees with a reference built on strtoull() for a set of ranges;
- *   - ca_parse_bool() ignores case, as documented.
+ *   - ca_parse_bool() ignores case, as documented;
+ *   - ca_parse_decimal() takes digits with at most one inner '.', within its range, and
+ *     agrees with strtod() on what it takes; ca_parse_percent() is the same within 0..100
+ *     with an optional '%'.
  */
 
 #include <errno.h>
@@ -25,6 +28,50 @@
 
 #define SENTINEL 0xA5A5A5A5A5A5A5A5ULL
 #define FUZZ_STRING_MAX 4096 /* bytes; longer inputs are cut, a config line is shorter */
+
+/* Digits, or digits '.' digits: the only form the decimal parsers take. */
+static bool is_decimal_form(const char *s)
+{
+        size_t n = strspn(s, "0123456789");
+
+        if (n == 0)
+                return false;
+        if (s[n] == '\0')
+                return true;
+        return s[n] == '.' && strspn(s + n + 1, "0123456789") > 0 &&
+               s[n + 1 + strspn(s + n + 1, "0123456789")] == '\0';
+}
+
+static void check_decimal(const char *s)
+{
+        char bare[FUZZ_STRING_MAX + 1];
+        double v = -1.0, p = -1.0, want;
+        size_t n = strlen(s);
+        int r, rp, rb;
+
+        r = ca_parse_decimal(s, 0.0, 1000.0, &v);
+        if (r != 0 && r != -EINVAL && r != -ERANGE)
+                fail("ca_parse_decimal() returned an undocumented value", s);
+        if (r < 0 && v != -1.0)
+                fail("ca_parse_decimal() wrote its output on failure", s);
+        if ((r == -EINVAL) == is_decimal_form(s))
+                fail("ca_parse_decimal() and the decimal form disagree", s);
+        if (r == 0) {
+                want = strtod(s, NULL);
+                if (v < 0.0 || v > 1000.0 || v - want > 1e-9 * (1 + want) ||
+                    want - v > 1e-9 * (1 + want))
+                        fail("ca_parse_decimal() disagrees with strtod()", s);
+        }
+
+        /* A percentage is a decimal within 0..100, '%' or not. */
+        rp = ca_parse_percent(s, &p);
+        memcpy(bare, s, n + 1);
+        if (n > 0 && bare[n - 1] == '%')
+                bare[n - 1] = '\0';
+        rb = ca_parse_decimal(bare, 0.0, 100.0, &v);
+        if (rp != rb || (rp == 0 && p != v))
+                fail("ca_parse_percent() is not ca_parse_decimal() within 0..100", s);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -143,6 +190,50 @@ static void check_bool(const char *s)
                 fail("ca_parse_bool() depends on case", s);
 }
 
+/* Digits, or digits '.' digits: the only form the decimal parsers take. */
+static bool is_decimal_form(const char *s)
+{
+        size_t n = strspn(s, "0123456789");
+
+        if (n == 0)
+                return false;
+        if (s[n] == '\0')
+                return true;
+        return s[n] == '.' && strspn(s + n + 1, "0123456789") > 0 &&
+               s[n + 1 + strspn(s + n + 1, "0123456789")] == '\0';
+}
+
+static void check_decimal(const char *s)
+{
+        char bare[FUZZ_STRING_MAX + 1];
+        double v = -1.0, p = -1.0, want;
+        size_t n = strlen(s);
+        int r, rp, rb;
+
+        r = ca_parse_decimal(s, 0.0, 1000.0, &v);
+        if (r != 0 && r != -EINVAL && r != -ERANGE)
+                fail("ca_parse_decimal() returned an undocumented value", s);
+        if (r < 0 && v != -1.0)
+                fail("ca_parse_decimal() wrote its output on failure", s);
+        if ((r == -EINVAL) == is_decimal_form(s))
+                fail("ca_parse_decimal() and the decimal form disagree", s);
+        if (r == 0) {
+                want = strtod(s, NULL);
+                if (v < 0.0 || v > 1000.0 || v - want > 1e-9 * (1 + want) ||
+                    want - v > 1e-9 * (1 + want))
+                        fail("ca_parse_decimal() disagrees with strtod()", s);
+        }
+
+        /* A percentage is a decimal within 0..100, '%' or not. */
+        rp = ca_parse_percent(s, &p);
+        memcpy(bare, s, n + 1);
+        if (n > 0 && bare[n - 1] == '%')
+                bare[n - 1] = '\0';
+        rb = ca_parse_decimal(bare, 0.0, 100.0, &v);
+        if (rp != rb || (rp == 0 && p != v))
+                fail("ca_parse_percent() is not ca_parse_decimal() within 0..100", s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         char s[FUZZ_STRING_MAX + 1];
@@ -155,6 +246,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_duration(s);
         check_uint(s);
         check_bool(s);
+        check_decimal(s);
 
         /* Any 64-bit value formats to text that reads back exactly. */
         if (size >= sizeof(v)) {
