@@ -177,6 +177,23 @@ static int host_check_only(void *userdata)
         return c->check_only;
 }
 
+static bool manager_machine_busy(struct manager *m, char *what, size_t what_len);
+
+static int host_pressure(void *userdata, struct ca_pressure *ret)
+{
+        struct manager_cache *c = userdata;
+
+        return psi_read_pressure(c->manager->psi_dir, ret);
+}
+
+/* The adapters' idle time is the rotations' idle time: one decision, the same limits. */
+static bool host_idle(void *userdata)
+{
+        struct manager_cache *c = userdata;
+
+        return !manager_machine_busy(c->manager, NULL, 0);
+}
+
 static const struct ca_host_ops host_ops = {
         .log = host_log,
         .key_error = host_key_error,
@@ -184,6 +201,8 @@ static const struct ca_host_ops host_ops = {
         .register_cache = host_register_cache,
         .unregister_cache = host_unregister_cache,
         .check_only = host_check_only,
+        .pressure = host_pressure,
+        .idle = host_idle,
 };
 
 /* ---- rotation and aging ---- */
@@ -212,6 +231,7 @@ static void cache_arm(struct manager_cache *c)
 /*
  * Whether the machine is busy enough to put a rotation off: PSI "some avg10" above the
  * configured percentage. Unreadable PSI (an older kernel, CONFIG_PSI off) means no gating.
+ * @what (may be NULL) says which limit was passed.
  */
 static bool manager_machine_busy(struct manager *m, char *what, size_t what_len)
 {
@@ -236,8 +256,9 @@ static bool manager_machine_busy(struct manager *m, char *what, size_t what_len)
                         return false;
                 }
                 if (pct > limits[i]) {
-                        snprintf(what, what_len, "%s pressure %.2f%% > %.2f%%", names[i], pct,
-                                 limits[i]);
+                        if (what)
+                                snprintf(what, what_len, "%s pressure %.2f%% > %.2f%%",
+                                         names[i], pct, limits[i]);
                         return true;
                 }
         }

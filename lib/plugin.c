@@ -91,6 +91,20 @@ int ca_host_check_only(struct ca_host *host)
         return host->ops->check_only ? host->ops->check_only(host->userdata) : 0;
 }
 
+int ca_host_pressure(struct ca_host *host, struct ca_pressure *ret)
+{
+        if (!ret)
+                return -EINVAL;
+        if (!host->ops->pressure)
+                return -EOPNOTSUPP;
+        return host->ops->pressure(host->userdata, ret);
+}
+
+bool ca_host_idle(struct ca_host *host)
+{
+        return host->ops->idle ? host->ops->idle(host->userdata) : true;
+}
+
 int ca_section_parse(struct ca_host *host, const struct ca_section *s,
                      const struct ca_key_spec *specs, void *target)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* A plugin built against another ABI: the daemon must refuse it by number, naming the file. */
+/* A plugin built for the previous ABI: the daemon must refuse it by number, naming the file. */
 
 #include <stddef.h>
 
@@ -17,7 +17,7 @@ static void badabi_destroy(void *instance)
 }
 
 __attribute__((visibility("default"))) const struct ca_plugin cacheage_plugin = {
-        .abi = 7,
+        .abi = CA_PLUGIN_ABI - 1, /* the ABI before this one */
         .size = sizeof(struct ca_plugin),
         .name = "badabi",
         .create = badabi_create,

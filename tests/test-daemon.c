@@ -666,7 +666,7 @@ Test(daemon, plugin_wrong_abi)
 {
         char path[512];
 
-        snprintf(path, sizeof(path), "Failed to load plugin %s/badabi.so: ABI 7, expected 1",
+        snprintf(path, sizeof(path), "Failed to load plugin %s/badabi.so: ABI 1, expected 2",
                  env("CA_TEST_PLUGIN_DIR"));
         assert_start_fails("[daemon]\nplugin_dir = %s\n[cache old]\nadapter = badabi\n",
                            env("CA_TEST_PLUGIN_DIR"),
@@ -850,7 +850,7 @@ Test(daemon, check_config)
         cr_assert(strstr(log, "cacheaged.conf:3: interval"), "%s", log);
         cr_assert(strstr(log, "cacheaged.conf:6: add: not a number"), "%s", log);
         cr_assert(strstr(log, "cacheaged.conf:9: speed: unknown key"), "%s", log);
-        cr_assert(strstr(log, "ABI 7, expected 1"), "%s", log);
+        cr_assert(strstr(log, "ABI 1, expected 2"), "%s", log);
         daemon_cleanup(&d);
 
         /* The daemon's own keys are good: now every plugin section is checked. */
@@ -866,7 +866,7 @@ Test(daemon, check_config)
         log = read_file(d.err);
         cr_assert(strstr(log, "cacheaged.conf:5: add: not a number"), "%s", log);
         cr_assert(strstr(log, "cacheaged.conf:8: speed: unknown key"), "%s", log);
-        cr_assert(strstr(log, "ABI 7, expected 1"), "%s", log);
+        cr_assert(strstr(log, "ABI 1, expected 2"), "%s", log);
         daemon_cleanup(&d);
 }
 
@@ -1129,6 +1129,99 @@ Test(daemon, shipped_configs_check)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* The README's example adapter (tests/plugin-example.c): its key table and the host API.      */
+
+/* Wait until the daemon's stderr holds @needle (after @from bytes); false after @timeout_ms. */
+static bool daemon_wait_log(struct daemon *d, size_t from, const char *needle, int timeout_ms)
+{
+        uint64_t end = now_msec() + (uint64_t)timeout_ms;
+        const char *log;
+
+        for (;;) {
+                log = read_file(d->err);
+                if (strlen(log) > from && strstr(log + from, needle))
+                        return true;
+                if (now_msec() >= end)
+                        return false;
+                usleep(20000);
+        }
+}
+
+/* Every bad key of the section at once, each at its line, through the plugin's key table. */
+Test(daemon, example_plugin_keys)
+{
+        const char *args[] = { "--config", NULL, "--check-config", NULL };
+        struct daemon d;
+        const char *log;
+
+        daemon_setup(&d);
+        args[1] = d.conf;
+        write_file(d.conf,
+                   "[daemon]\nplugin_dir = %s\n[cache ex]\nadapter = example\nobjects = 0\n"
+                   "reused = lots\ncolour = red\ncheck = maybe\n",
+                   env("CA_TEST_PLUGIN_DIR"));
+        cr_assert_eq(daemon_run_to_exit(&d, args), 1);
+        log = read_file(d.err);
+        cr_assert(strstr(log, "cacheaged.conf:5: objects: 0 out of range (expected 1..1000000)"),
+                  "%s", log);
+        cr_assert(strstr(log, "cacheaged.conf:6: reused: invalid number \"lots\" (expected a "
+                              "percentage 0..100, e.g. 12.5)"), "%s", log);
+        cr_assert(strstr(log, "cacheaged.conf:7: colour: unknown key (expected objects, reused "
+                              "or check)"), "%s", log);
+        cr_assert(strstr(log, "cacheaged.conf:8: check: invalid boolean \"maybe\""), "%s", log);
+        daemon_cleanup(&d);
+
+        daemon_setup(&d);
+        args[1] = d.conf;
+        write_file(d.conf, "[daemon]\nplugin_dir = %s\n[cache ex]\nadapter = example\n",
+                   env("CA_TEST_PLUGIN_DIR"));
+        cr_assert_eq(daemon_run_to_exit(&d, args), 0, "%s", read_file(d.err));
+        daemon_cleanup(&d);
+}
+
+/*
+ * ca_host_pressure() gives the adapter the daemon's PSI figures, and ca_host_idle() the
+ * daemon's own idle decision: busy while CPU pressure is above idle_cpu_pressure (rotations
+ * still run, max_defer = 0), idle once it falls.
+ */
+Test(daemon, example_plugin_host_api)
+{
+        char psi[128], path[160];
+        struct daemon d;
+        size_t mark;
+
+        daemon_setup(&d);
+        snprintf(psi, sizeof(psi), "%s/psi", d.dir);
+        cr_assert(mkdir(psi, 0755) == 0);
+        write_psi(psi, 50.0, 0.0);
+        snprintf(path, sizeof(path), "%s/io", psi);
+        write_file(path, "some avg10=7.25 avg60=0.00 avg300=0.00 total=1\n"
+                         "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+        write_file(d.conf,
+                   "[daemon]\nplugin_dir = %s\ninterval = 100ms\nmax_defer = 0\n"
+                   "idle_cpu_pressure = 20\n[cache ex]\nadapter = example\nobjects = 100\n"
+                   "reused = 50\n",
+                   env("CA_TEST_PLUGIN_DIR"));
+        daemon_start(&d, 0, psi);
+        cr_assert(daemon_wait_msg(&d, 0, "READY=1", 5000) >= 0, "%s", read_file(d.err));
+        cr_assert(daemon_wait_log(&d, 0, "ex: cpu pressure 50.00%, io pressure 7.25%", 10000),
+                  "%s", read_file(d.err));
+        cr_assert(daemon_wait_log(&d, 0, "ex: machine busy: check put off", 10000), "%s",
+                  read_file(d.err));
+        cr_assert(!strstr(read_file(d.err), "ex: check:"), "checked while busy\n%s",
+                  read_file(d.err));
+
+        /* Idle now: the check runs, and finds the reused half still there. */
+        mark = strlen(read_file(d.err));
+        write_psi(psi, 1.0, 0.0);
+        cr_assert(daemon_wait_log(&d, mark, "ex: check: 50 live objects", 10000), "%s",
+                  read_file(d.err));
+        daemon_stop(&d);
+        unlink(path);
+        daemon_cleanup(&d);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* PSI parsing on fake files.                                                                  */
 
 static double psi_parse(const char *text, int *ret_r)
@@ -1186,4 +1279,79 @@ Test(psi, missing)
 
         cr_assert_eq(psi_read_some_avg10("/nonexistent/pressure/cpu", &pct), -ENOENT);
         cr_assert_float_eq(pct, 7, 1e-9, "output written on failure");
+}
+
+Test(psi, every_figure)
+{
+        char path[] = "/tmp/cacheaged-psi-XXXXXX";
+        struct ca_psi some = { 0 }, full = { 0 };
+        int fd = mkstemp(path);
+        static const char text[] = "some avg10=1.50 avg60=2.25 avg300=3.00 total=123456\n"
+                                   "full avg10=0.50 avg60=0.75 avg300=1.00 total=789\n";
+
+        cr_assert(fd >= 0);
+        cr_assert(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+        close(fd);
+        cr_assert_eq(psi_read(path, &some, &full), 0);
+        unlink(path);
+        cr_expect_float_eq(some.avg10_pct, 1.5, 1e-9);
+        cr_expect_float_eq(some.avg60_pct, 2.25, 1e-9);
+        cr_expect_float_eq(some.avg300_pct, 3.0, 1e-9);
+        cr_expect_eq(some.total_usec, 123456);
+        cr_expect_float_eq(full.avg10_pct, 0.5, 1e-9);
+        cr_expect_float_eq(full.avg300_pct, 1.0, 1e-9);
+        cr_expect_eq(full.total_usec, 789);
+}
+
+Test(psi, malformed_figures)
+{
+        static const char *const bad[] = {
+                "some avg10=1.00 avg60=x avg300=0.00 total=1\n",
+                "some avg10=1.00 avg60=0 avg300=0 total=-1\n",
+                "some avg10=nan avg60=0 avg300=0 total=1\n",
+                "some avg10=1.00 avg60=0 avg300=0 total=1\nfull avg60=0\n",
+        };
+
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                char path[] = "/tmp/cacheaged-psi-XXXXXX";
+                struct ca_psi some = { .avg10_pct = 42 };
+                int fd = mkstemp(path);
+
+                cr_assert(fd >= 0);
+                cr_assert(write(fd, bad[i], strlen(bad[i])) == (ssize_t)strlen(bad[i]));
+                close(fd);
+                cr_expect_eq(psi_read(path, &some, NULL), -EBADMSG, "%s", bad[i]);
+                cr_expect_float_eq(some.avg10_pct, 42, 1e-9, "written on failure: %s", bad[i]);
+                unlink(path);
+        }
+}
+
+/* A directory of the three files, as /proc/pressure; none (no PSI) is -EOPNOTSUPP. */
+Test(psi, pressure_directory)
+{
+        char dir[] = "/tmp/cacheaged-psi-XXXXXX", path[128];
+        static const char *const names[] = { "cpu", "memory", "io" };
+        struct ca_pressure p;
+
+        cr_assert(mkdtemp(dir));
+        for (size_t i = 0; i < 3; i++) {
+                snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+                write_file(path, "some avg10=%zu.00 avg60=0 avg300=0 total=%zu\n", i + 1, i);
+        }
+        cr_assert_eq(psi_read_pressure(dir, &p), 0);
+        cr_expect_float_eq(p.cpu_some.avg10_pct, 1.0, 1e-9);
+        cr_expect_float_eq(p.memory_some.avg10_pct, 2.0, 1e-9);
+        cr_expect_float_eq(p.io_some.avg10_pct, 3.0, 1e-9);
+        cr_expect_eq(p.io_some.total_usec, 2);
+        cr_expect_float_eq(p.cpu_full.avg10_pct, 0.0, 1e-9, "no full line: zero");
+
+        snprintf(path, sizeof(path), "%s/io", dir);
+        unlink(path);
+        cr_expect_eq(psi_read_pressure(dir, &p), -EOPNOTSUPP);
+        for (size_t i = 0; i < 2; i++) {
+                snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+                unlink(path);
+        }
+        rmdir(dir);
+        cr_expect_eq(psi_read_pressure(dir, &p), -EOPNOTSUPP);
 }

@@ -29,6 +29,7 @@
  */
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,7 +39,7 @@
 extern "C" {
 #endif
 
-#define CA_PLUGIN_ABI 1
+#define CA_PLUGIN_ABI 2 /* 2: key tables, pressure and idle in the host API */
 #define CA_PLUGIN_SYMBOL "cacheage_plugin"
 
 struct event_base;
@@ -236,6 +237,24 @@ struct ca_plugin {
         void (*destroy)(void *instance);
 };
 
+/*
+ * Pressure stall information, as the kernel gives it in /proc/pressure/{cpu,memory,io}
+ * (Documentation/accounting/psi.rst): "some" is the share of time in which at least one task
+ * was stalled on the resource, "full" the share in which all non-idle tasks were.
+ */
+struct ca_psi {
+        double avg10_pct;    /* over the last 10 seconds, 0..100 */
+        double avg60_pct;
+        double avg300_pct;
+        uint64_t total_usec; /* stalled time since boot */
+};
+
+struct ca_pressure {
+        struct ca_psi cpu_some, cpu_full; /* cpu full: zero where the kernel has no such line */
+        struct ca_psi memory_some, memory_full;
+        struct ca_psi io_some, io_full;
+};
+
 /* Filled in by the host (the daemon, or a test). */
 struct ca_host_ops {
         void (*log)(void *userdata, int level, const char *msg);
@@ -246,6 +265,9 @@ struct ca_host_ops {
                               const struct ca_cache_hooks *hooks, void *hooks_userdata);
         void (*unregister_cache)(void *userdata, struct ca_cache *cache);
         int (*check_only)(void *userdata);
+        /* Optional (ABI 2): the machine's pressure, and the host's idle decision. */
+        int (*pressure)(void *userdata, struct ca_pressure *ret);
+        bool (*idle)(void *userdata);
 };
 
 struct ca_host {
@@ -273,6 +295,21 @@ int ca_host_register_cache(struct ca_host *host, const struct ca_section *s,
 void ca_host_unregister_cache(struct ca_host *host, struct ca_cache *cache);
 /* ca_host_check_only() - nonzero when create() must only validate (--check-config). */
 int ca_host_check_only(struct ca_host *host);
+
+/*
+ * ca_host_pressure() - the machine's pressure stall figures now, as the host reads them (the
+ * daemon: /proc/pressure). Returns 0, -EOPNOTSUPP when there are none (no PSI in the kernel,
+ * or a host without the notion), or another negative errno (-EBADMSG: unreadable figures).
+ */
+int ca_host_pressure(struct ca_host *host, struct ca_pressure *ret);
+
+/*
+ * ca_host_idle() - whether the machine is idle enough for optional work now: the very test
+ * the daemon puts rotations off by (CPU and memory "some avg10" under idle_cpu_pressure and
+ * idle_memory_pressure). An adapter asks before work that can wait (a full rescan, a
+ * compaction). True when the host does not gate on idleness or cannot tell (no PSI).
+ */
+bool ca_host_idle(struct ca_host *host);
 
 /*
  * ca_section_parse() - the whole of @s by @specs into @target: every default first, then
