@@ -18,14 +18,15 @@
  * name does not match the file name, or that lacks create/destroy, naming the path.
  *
  * One [cache NAME] section of the daemon's configuration is one plugin instance: create()
- * checks the section's adapter keys (reporting each bad one with ca_host_key_error(),
- * which adds FILE:LINE), builds its objects, and registers one ca_cache with the host;
- * the host then drives it: before_rotate, ca_cache_rotate(), budgeted ca_cache_age()
- * slices (which call the cache's reclaim op), after_age. Everything runs on the host's
+ * reads the section's adapter keys with a key table (ca_section_parse() reports each bad
+ * one with ca_host_key_error(), which adds FILE:LINE), builds its objects, and registers one
+ * ca_cache with the host; the host then drives it: before_rotate, ca_cache_rotate(),
+ * budgeted ca_cache_age() slices (which call the cache's reclaim op), after_age. Everything runs on the host's
  * single event-loop thread; a plugin doing I/O uses the host's libevent base.
  *
  * The host API below lives in libcacheage, which plugins link; the daemon fills in a
- * struct ca_host_ops. Plugins are built with hidden visibility but for the table.
+ * struct ca_host_ops. Plugins are built with hidden visibility but for the table. The
+ * README's "Writing an adapter" walks through a whole plugin (tests/plugin-example.c).
  */
 
 #include <stdarg.h>

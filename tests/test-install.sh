@@ -1,0 +1,97 @@
+#!/bin/sh
+# libcacheage as installed, seen from outside the tree: the build is installed into a
+# temporary DESTDIR, then
+#   1. the library exports exactly the functions its installed headers declare, each at
+#      version CACHEAGE_0 (lib/libcacheage.sym), and nothing else;
+#   2. the README's "Writing an adapter" guide shows tests/plugin-example.c: its C blocks,
+#      in order, are that file from its first #include on (blank lines aside);
+#   3. that file builds into a plugin with the installed headers only, as the guide says
+#      (pkg-config --cflags --libs libcacheage, -fvisibility=hidden), and the plugin exports
+#      cacheage_plugin and nothing else.
+# Usage: test-install.sh BUILD_DIR SOURCE_DIR PREFIX LIBDIR INCLUDEDIR CC...
+set -eu
+build=$1 src=$2 prefix=$3 libdir=$4 includedir=$5
+shift 5
+case $libdir in /*) ;; *) libdir=$prefix/$libdir ;; esac
+case $includedir in /*) ;; *) includedir=$prefix/$includedir ;; esac
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+dest=$tmp/dest
+
+echo "1..3"
+if ! meson install -C "$build" --destdir "$dest" --no-rebuild --quiet >"$tmp/install.log" 2>&1; then
+    sed 's/^/# /' "$tmp/install.log"
+    echo "Bail out! meson install failed"
+    exit 1
+fi
+lib=$dest$libdir/libcacheage.so
+headers=$dest$includedir/cacheage
+
+# 1. Exported = declared. GCC's -aux-info lists every function a translation unit declares,
+# with the header it comes from; static inline ones are not exported and say "static".
+if "$@" -aux-info "$tmp/aux" -fsyntax-only -x c /dev/null 2>/dev/null; then
+    for h in "$headers"/*.h; do
+        echo "#include <cacheage/$(basename "$h")>"
+    done >"$tmp/all.c"
+    "$@" -I"$dest$includedir" -aux-info "$tmp/aux" -fsyntax-only "$tmp/all.c"
+    grep -F "$headers/" "$tmp/aux" | grep ' extern ' |
+        sed -E 's|^/\*[^*]*\*/ extern [^(]*[ *]([A-Za-z_][A-Za-z0-9_]*) \(.*|\1|' | sort -u >"$tmp/declared"
+    nm -D --defined-only "$lib" | awk '$2 != "A" { print $3 }' | sed 's/@.*//' | sort -u >"$tmp/exported"
+    unversioned=$(objdump -T "$lib" | awk '/ g +(DF|DO) \.(text|data|rodata|bss)/ && $0 !~ /CACHEAGE_0/' | wc -l)
+    if [ -s "$tmp/declared" ] && cmp -s "$tmp/declared" "$tmp/exported" && [ "$unversioned" = 0 ]; then
+        echo "ok 1 - libcacheage exports the $(wc -l <"$tmp/exported") functions its headers declare, at CACHEAGE_0"
+    else
+        echo "not ok 1 - exported symbols differ from the installed headers' functions"
+        diff "$tmp/declared" "$tmp/exported" | sed 's/^/# /' || true
+        echo "# symbols without version CACHEAGE_0: $unversioned"
+    fi
+else
+    echo "ok 1 # SKIP the compiler has no -aux-info (GCC only)"
+fi
+
+# 2. The guide's C blocks are pieces of the example, in order.
+if python3 - "$src/README.md" "$src/tests/plugin-example.c" >"$tmp/guide.log" 2>&1 <<'PY'
+import re, sys
+readme = open(sys.argv[1]).read()
+example = open(sys.argv[2]).read()
+m = re.search(r"^### Writing an adapter\n(.*?)(?=^#{1,6} )", readme, re.M | re.S)
+if not m:
+    sys.exit("no '### Writing an adapter' section in README.md")
+blocks = re.findall(r"^```c\n(.*?)^```", m.group(1), re.M | re.S)
+if len(blocks) < 3:
+    sys.exit("the guide has %d C blocks" % len(blocks))
+# Together, in order, the blocks are the file from its first #include on: nothing is left
+# out that a reader would need.
+body = example[example.index("#include"):]
+shown = "\n".join(b.strip("\n") + "\n" for b in blocks)
+if [l for l in shown.splitlines() if l] != [l for l in body.splitlines() if l]:
+    import difflib
+    sys.exit("the guide's C blocks are not tests/plugin-example.c from its first #include:\n" +
+             "".join(difflib.unified_diff(body.splitlines(True), shown.splitlines(True),
+                                          "plugin-example.c", "README.md guide")))
+print("%d blocks" % len(blocks))
+PY
+then
+    echo "ok 2 - the README's guide shows tests/plugin-example.c ($(cat "$tmp/guide.log"))"
+else
+    echo "not ok 2 - the README's guide and tests/plugin-example.c differ"
+    sed 's/^/# /' "$tmp/guide.log"
+fi
+
+# 3. The example from the installed headers alone, built as the guide says.
+pc=$(PKG_CONFIG_SYSROOT_DIR=$dest PKG_CONFIG_LIBDIR=$dest$libdir/pkgconfig \
+    pkg-config --cflags --libs libcacheage)
+# shellcheck disable=SC2086 # pc: pkg-config's flags, split on purpose
+if "$@" -shared -fPIC -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter -Werror \
+        -o "$tmp/example.so" "$src/tests/plugin-example.c" $pc >"$tmp/cc.log" 2>&1; then
+    exported=$(nm -D --defined-only "$tmp/example.so" | awk '$2 != "A" && $3 !~ /^_(init|fini)$/ { print $3 }')
+    if [ "$exported" = cacheage_plugin ]; then
+        echo "ok 3 - the example builds from the installed headers and exports only cacheage_plugin"
+    else
+        echo "not ok 3 - the example exports: $exported"
+    fi
+else
+    echo "not ok 3 - the example does not build with: $pc"
+    sed 's/^/# /' "$tmp/cc.log"
+fi
