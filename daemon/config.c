@@ -681,7 +681,10 @@ static char *conf_reader(char *str, int num, void *userdata)
         return str;
 }
 
-/* inih's settings are process globals (Debian's patch): ours for one parse, then theirs. */
+/*
+ * inih's settings are process globals (Debian's patch; meson.build refuses an inih without
+ * them, and lists them as SWAP() does here): ours for one parse, then theirs.
+ */
 struct ini_settings {
         int max_line;
         bool use_stack, allow_realloc, allow_multiline, allow_bom, allow_inline_comments,
