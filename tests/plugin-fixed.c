@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cacheage/age.h"
 #include "cacheage/plugin.h"
@@ -115,25 +114,6 @@ static const struct ca_cache_hooks fixed_hooks = {
         .stats = fixed_stats,
 };
 
-static int parse_size(struct ca_host *host, const struct ca_section *s, const char *key,
-                      unsigned long long max, size_t *ret)
-{
-        const char *v = ca_section_get(s, key);
-        unsigned long long n;
-        char *end;
-
-        if (!v)
-                return 0;
-        errno = 0;
-        n = strtoull(v, &end, 10);
-        if (errno || end == v || *end || v[0] == '-' || n > max) {
-                ca_host_key_error(host, s, key, "must be a number from 0 to %llu", max);
-                return -EINVAL;
-        }
-        *ret = (size_t)n;
-        return 0;
-}
-
 static void fixed_destroy(void *instance)
 {
         struct fixed *f = instance;
@@ -148,50 +128,39 @@ static void fixed_destroy(void *instance)
         free(f);
 }
 
+struct fixed_config {
+        size_t n_objects, n_reused, object_size;
+        int verdict;
+        bool bad_stats;
+};
+
+static const struct ca_key_spec fixed_keys[] = {
+        { .name = "objects", .type = CA_KEY_UINT, CA_KEY_FIELD(struct fixed_config, n_objects),
+          .def = "1000", .max = FIXED_OBJECTS_MAX, .help = "nodes created at start" },
+        { .name = "reused", .type = CA_KEY_UINT, CA_KEY_FIELD(struct fixed_config, n_reused),
+          .def = "0", .max = FIXED_OBJECTS_MAX, .help = "first nodes touched before rotations" },
+        { .name = "object_size", .type = CA_KEY_UINT,
+          CA_KEY_FIELD(struct fixed_config, object_size), .def = "64", .max = 1 << 20,
+          .help = "bytes reported per node" },
+        { .name = "verdict", .type = CA_KEY_CHOICE, CA_KEY_FIELD(struct fixed_config, verdict),
+          .def = "reclaim",
+          .choices = (const struct ca_key_choice[]){ { "reclaim", CA_RECLAIMED },
+                                                     { "keep", CA_KEEP },
+                                                     { "busy", CA_BUSY },
+                                                     { NULL, 0 } },
+          .help = "what reclaim answers, always" },
+        { .name = "bad_stats", .type = CA_KEY_BOOL, CA_KEY_FIELD(struct fixed_config, bad_stats),
+          .def = "no", .help = "also emit malformed statistics (the host must leave them out)" },
+        CA_KEY_END
+};
+
 static int fixed_create(struct ca_host *host, const struct ca_section *s, void **ret_instance)
 {
-        static const char *const known[] = { "objects", "reused", "verdict", "object_size",
-                                             "bad_stats" };
-        struct fixed cfg = { .host = host, .n_objects = 1000, .object_size = 64,
-                             .verdict = CA_RECLAIMED };
-        const char *verdict, *bad_stats;
+        struct fixed_config cfg;
         struct fixed *f;
-        int r = 0;
+        int r;
 
-        for (size_t i = 0; i < ca_section_n_keys(s); i++) {
-                const char *k = ca_section_key(s, i);
-                bool ok = false;
-
-                for (size_t j = 0; j < sizeof(known) / sizeof(known[0]); j++)
-                        ok = ok || strcmp(k, known[j]) == 0;
-                if (!ok) {
-                        ca_host_key_error(host, s, k, "unknown key");
-                        r = -EINVAL;
-                }
-        }
-        if (parse_size(host, s, "objects", FIXED_OBJECTS_MAX, &cfg.n_objects) < 0 ||
-            parse_size(host, s, "reused", FIXED_OBJECTS_MAX, &cfg.n_reused) < 0 ||
-            parse_size(host, s, "object_size", 1 << 20, &cfg.object_size) < 0)
-                r = -EINVAL;
-        verdict = ca_section_get(s, "verdict");
-        if (verdict) {
-                if (strcmp(verdict, "reclaim") == 0)
-                        cfg.verdict = CA_RECLAIMED;
-                else if (strcmp(verdict, "keep") == 0)
-                        cfg.verdict = CA_KEEP;
-                else if (strcmp(verdict, "busy") == 0)
-                        cfg.verdict = CA_BUSY;
-                else {
-                        ca_host_key_error(host, s, "verdict", "must be reclaim, keep or busy");
-                        r = -EINVAL;
-                }
-        }
-        bad_stats = ca_section_get(s, "bad_stats");
-        if (bad_stats && strcmp(bad_stats, "yes") != 0 && strcmp(bad_stats, "no") != 0) {
-                ca_host_key_error(host, s, "bad_stats", "must be yes or no");
-                r = -EINVAL;
-        }
-        cfg.bad_stats = bad_stats && strcmp(bad_stats, "yes") == 0;
+        r = ca_section_parse(host, s, fixed_keys, &cfg);
         if (cfg.n_reused > cfg.n_objects) {
                 ca_host_key_error(host, s, "reused", "must not exceed objects (%zu)",
                                   cfg.n_objects);
@@ -204,10 +173,15 @@ static int fixed_create(struct ca_host *host, const struct ca_section *s, void *
                 return 0;
         }
 
-        f = malloc(sizeof(*f));
+        f = calloc(1, sizeof(*f));
         if (!f)
                 return -ENOMEM;
-        *f = cfg;
+        f->host = host;
+        f->n_objects = cfg.n_objects;
+        f->n_reused = cfg.n_reused;
+        f->object_size = cfg.object_size;
+        f->verdict = (enum ca_status)cfg.verdict;
+        f->bad_stats = cfg.bad_stats;
         f->objects = calloc(f->n_objects ? f->n_objects : 1, sizeof(*f->objects));
         if (!f->objects) {
                 free(f);

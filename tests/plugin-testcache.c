@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 #include <syslog.h>
 
 #include "cacheage/plugin.h"
@@ -77,46 +76,27 @@ static const struct ca_cache_hooks tc_hooks = {
         .stats = tc_stats,
 };
 
-static int parse_u64(struct ca_host *host, const struct ca_section *s, const char *key,
-                     uint64_t def, uint64_t *ret)
-{
-        const char *v = ca_section_get(s, key);
-        char *end;
+struct tc_config {
+        uint64_t add, reuse, limit;
+};
 
-        *ret = def;
-        if (!v)
-                return 0;
-        errno = 0;
-        *ret = strtoull(v, &end, 10);
-        if (errno || !*v || *end || *ret > TESTCACHE_MAX) {
-                ca_host_key_error(host, s, key, "not a number of objects up to %d: '%s'",
-                                  TESTCACHE_MAX, v);
-                return -EINVAL;
-        }
-        return 0;
-}
+static const struct ca_key_spec tc_keys[] = {
+        { .name = "add", .type = CA_KEY_UINT, CA_KEY_FIELD(struct tc_config, add), .def = "100",
+          .max = TESTCACHE_MAX, .help = "objects added per rotation" },
+        { .name = "reuse", .type = CA_KEY_UINT, CA_KEY_FIELD(struct tc_config, reuse),
+          .def = "0", .max = TESTCACHE_MAX, .help = "oldest live objects touched per rotation" },
+        { .name = "limit", .type = CA_KEY_UINT, CA_KEY_FIELD(struct tc_config, limit),
+          .def = "100000", .max = TESTCACHE_MAX, .help = "objects ever added" },
+        CA_KEY_END
+};
 
 static int tc_create(struct ca_host *host, const struct ca_section *s, void **ret_instance)
 {
-        uint64_t add, reuse, limit;
+        struct tc_config cfg;
         struct tc *tc;
-        int r = 0;
+        int r;
 
-        for (size_t i = 0; i < ca_section_n_keys(s); i++) {
-                const char *k = ca_section_key(s, i);
-
-                if (strcmp(k, "add") != 0 && strcmp(k, "reuse") != 0 &&
-                    strcmp(k, "limit") != 0) {
-                        ca_host_key_error(host, s, k, "unknown key");
-                        r = -EINVAL;
-                }
-        }
-        if (parse_u64(host, s, "add", 100, &add) < 0)
-                r = -EINVAL;
-        if (parse_u64(host, s, "reuse", 0, &reuse) < 0)
-                r = -EINVAL;
-        if (parse_u64(host, s, "limit", 100000, &limit) < 0)
-                r = -EINVAL;
+        r = ca_section_parse(host, s, tc_keys, &cfg);
         if (r < 0)
                 return r;
         if (ca_host_check_only(host)) {
@@ -128,9 +108,9 @@ static int tc_create(struct ca_host *host, const struct ca_section *s, void **re
         if (!tc)
                 return -ENOMEM;
         tc->host = host;
-        tc->add = add;
-        tc->reuse = reuse;
-        tc->n_objs = limit ? limit : 1;
+        tc->add = cfg.add;
+        tc->reuse = cfg.reuse;
+        tc->n_objs = cfg.limit ? cfg.limit : 1;
         tc->objs = calloc(tc->n_objs, sizeof(*tc->objs));
         if (!tc->objs)
                 goto out_free;
@@ -141,7 +121,7 @@ static int tc_create(struct ca_host *host, const struct ca_section *s, void **re
         if (r < 0)
                 goto out_free_cache;
         ca_host_log(host, LOG_DEBUG, "testcache: %llu added per rotation",
-                    (unsigned long long)add);
+                    (unsigned long long)cfg.add);
         *ret_instance = tc;
         return 0;
 

@@ -29,50 +29,6 @@
 #define SENTINEL 0xA5A5A5A5A5A5A5A5ULL
 #define FUZZ_STRING_MAX 4096 /* bytes; longer inputs are cut, a config line is shorter */
 
-/* Digits, or digits '.' digits: the only form the decimal parsers take. */
-static bool is_decimal_form(const char *s)
-{
-        size_t n = strspn(s, "0123456789");
-
-        if (n == 0)
-                return false;
-        if (s[n] == '\0')
-                return true;
-        return s[n] == '.' && strspn(s + n + 1, "0123456789") > 0 &&
-               s[n + 1 + strspn(s + n + 1, "0123456789")] == '\0';
-}
-
-static void check_decimal(const char *s)
-{
-        char bare[FUZZ_STRING_MAX + 1];
-        double v = -1.0, p = -1.0, want;
-        size_t n = strlen(s);
-        int r, rp, rb;
-
-        r = ca_parse_decimal(s, 0.0, 1000.0, &v);
-        if (r != 0 && r != -EINVAL && r != -ERANGE)
-                fail("ca_parse_decimal() returned an undocumented value", s);
-        if (r < 0 && v != -1.0)
-                fail("ca_parse_decimal() wrote its output on failure", s);
-        if ((r == -EINVAL) == is_decimal_form(s))
-                fail("ca_parse_decimal() and the decimal form disagree", s);
-        if (r == 0) {
-                want = strtod(s, NULL);
-                if (v < 0.0 || v > 1000.0 || v - want > 1e-9 * (1 + want) ||
-                    want - v > 1e-9 * (1 + want))
-                        fail("ca_parse_decimal() disagrees with strtod()", s);
-        }
-
-        /* A percentage is a decimal within 0..100, '%' or not. */
-        rp = ca_parse_percent(s, &p);
-        memcpy(bare, s, n + 1);
-        if (n > 0 && bare[n - 1] == '%')
-                bare[n - 1] = '\0';
-        rb = ca_parse_decimal(bare, 0.0, 100.0, &v);
-        if (rp != rb || (rp == 0 && p != v))
-                fail("ca_parse_percent() is not ca_parse_decimal() within 0..100", s);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void fail(const char *what, const char *s)
