@@ -133,7 +133,7 @@ Test(keys, uint_widths_and_bounds)
 
         cr_assert_eq(parse("u8", "255", &t, msg, sizeof(msg)), 0);
         cr_expect_eq(t.u8, 255);
-        cr_expect_eq(t.flag, (bool)0xAB);
+        cr_expect_eq(*(const unsigned char *)&t.flag, 0xAB);
         cr_expect_eq(t.u16, 0xABAB);
         cr_assert_eq(parse("u8", "1", &t, msg, sizeof(msg)), 0);
         cr_expect_eq(t.u8, 1);
