@@ -45,17 +45,15 @@ struct ex {
         struct ex_config cfg;
         struct ca_cache *cache;
         struct ex_object *objects;
-        uint64_t reclaimed, checks, checks_put_off, live;
+        uint64_t checks, checks_put_off, live;
 };
 
-/* The framework found an object idle for too long: free it (here, mark it dead). */
+/* An object idle for too long: free it (here, mark it dead; the framework counts it). */
 static enum ca_status ex_reclaim(struct ca_cache *cache, struct ca_node *node, void *userdata)
 {
-        struct ex *ex = userdata;
         struct ex_object *o = (struct ex_object *)node; /* node is the first member */
 
         o->live = false;
-        ex->reclaimed++;
         return CA_RECLAIMED;
 }
 
@@ -93,13 +91,22 @@ static int ex_before_rotate(struct ca_cache *cache, void *userdata)
         return 0;
 }
 
+/* Each figure says what it is: a counter (only grows) or a gauge (a level). */
 static void ex_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit, void *eu)
 {
         struct ex *ex = userdata;
 
-        emit(eu, "reclaimed", ex->reclaimed);
-        emit(eu, "checks", ex->checks);
-        emit(eu, "checks_put_off", ex->checks_put_off);
+        emit(eu, &(const struct ca_adapter_stat){ .name = "live", .kind = CA_STAT_GAUGE,
+                                                  .unit = "objects",
+                                                  .help = "live objects at the last check" },
+             ex->live);
+        emit(eu, &(const struct ca_adapter_stat){ .name = "checks", .kind = CA_STAT_COUNTER,
+                                                  .help = "checks run" },
+             ex->checks);
+        emit(eu, &(const struct ca_adapter_stat){ .name = "checks_put_off",
+                                                  .kind = CA_STAT_COUNTER,
+                                                  .help = "checks put off: machine busy" },
+             ex->checks_put_off);
 }
 
 static const struct ca_cache_hooks ex_hooks = {

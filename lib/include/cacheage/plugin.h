@@ -40,7 +40,7 @@
 extern "C" {
 #endif
 
-#define CA_PLUGIN_ABI 2 /* 2: key tables, pressure and idle in the host API */
+#define CA_PLUGIN_ABI 2 /* 2: key tables, statistics that say their kind, pressure and idle */
 #define CA_PLUGIN_SYMBOL "cacheage_plugin"
 
 struct event_base;
