@@ -31,8 +31,7 @@
 #include <time.h>
 
 #include "cacheage/age.h"
-
-#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#include "list.h"
 
 #define RUNS_DEFAULT 5
 #define RUNS_MAX 1000
@@ -42,15 +41,11 @@
 #define TARGET_ROTATE_VS_CLOCK 0.2
 #define TARGET_LONGEST_SLICE_USEC 1000.0
 
-struct link {
-        struct link *next, *prev;
-};
-
 /* A cached object: one cache line, everything a cache would embed in it. */
 struct obj {
         struct ca_node node; /* aging */
         uint64_t key;        /* what every access reads */
-        struct link lru;     /* the LRU baseline's list, or the CLOCK baseline's */
+        struct ca_list_head lru; /* the LRU baseline's list, or the CLOCK baseline's */
         uint8_t referenced;  /* the CLOCK baseline's DCACHE_REFERENCED */
         uint32_t mark;       /* run that aging reclaimed it in (cross-check with CLOCK) */
 } __attribute__((aligned(64)));
@@ -143,33 +138,6 @@ static double median(double *v, size_t n)
         return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static void link_init(struct link *head)
-{
-        head->next = head->prev = head;
-}
-
-static void link_add(struct link *n, struct link *head)
-{
-        n->next = head->next;
-        n->prev = head;
-        head->next->prev = n;
-        head->next = n;
-}
-
-static void link_add_tail(struct link *n, struct link *head)
-{
-        n->prev = head->prev;
-        n->next = head;
-        head->prev->next = n;
-        head->prev = n;
-}
-
-static void link_del(struct link *n)
-{
-        n->prev->next = n->next;
-        n->next->prev = n->prev;
-}
-
 /* @n objects, zeroed (page faults taken here, not in a timed loop), key = index. */
 static struct obj *objs_new(size_t n)
 {
@@ -260,7 +228,7 @@ static const struct ca_cache_ops collect_ops = { .reclaim = reclaim_collect };
 
 struct lru {
         pthread_mutex_t lock;
-        struct link head; /* front = most recently used */
+        struct ca_list_head head; /* front = most recently used */
 };
 
 static __attribute__((noinline)) uint64_t loop_access(struct obj *objs, const uint32_t *seq,
@@ -308,10 +276,8 @@ static __attribute__((noinline)) uint64_t loop_lru(struct lru *lru, struct obj *
 
                 sum += o->key;
                 pthread_mutex_lock(&lru->lock);
-                if (lru->head.next != &o->lru) {
-                        link_del(&o->lru);
-                        link_add(&o->lru, &lru->head);
-                }
+                if (lru->head.next != &o->lru)
+                        list_move(&o->lru, &lru->head);
                 pthread_mutex_unlock(&lru->lock);
         }
         return sum;
@@ -447,10 +413,10 @@ static int bench_hot_path(const struct config *cfg, struct results *res)
         if (r < 0)
                 goto out_free;
         /* Inserted and linked in a random order, so that list neighbours are random lines. */
-        link_init(&lru.head);
+        list_init(&lru.head);
         for (size_t i = 0; i < n; i++) {
                 ca_cache_insert(cache, &objs[order[i]].node);
-                link_add_tail(&objs[order[i]].lru, &lru.head);
+                list_add_tail(&objs[order[i]].lru, &lru.head);
         }
         r = slow_touch_pct(seq, len, n, cfg->rotate_every, &res->touch_slow_pct);
         if (r < 0)
@@ -612,7 +578,7 @@ out_free:
  * in both), and H is used again, in a random order, untimed.
  */
 struct clock_list {
-        struct link head; /* walked from the front; rotated objects go to the tail */
+        struct ca_list_head head; /* walked from the front; rotated objects go to the tail */
         size_t count;
 };
 
@@ -621,14 +587,14 @@ static size_t clock_pass(struct clock_list *cl, struct obj **victims)
         size_t walk = cl->count, nv = 0; /* one full pass: what was there when it started */
 
         while (walk-- > 0) {
-                struct link *it = cl->head.next;
-                struct obj *o = container_of(it, struct obj, lru);
+                struct ca_list_head *it = cl->head.next;
+                struct obj *o = list_entry(it, struct obj, lru);
 
-                link_del(it);
                 if (o->referenced) {
                         o->referenced = 0;
-                        link_add_tail(it, &cl->head); /* LRU_ROTATE */
+                        list_move_tail(it, &cl->head); /* LRU_ROTATE */
                 } else {
+                        list_del(it);
                         cl->count--; /* LRU_REMOVED, onto the dispose list */
                         victims[nv++] = o;
                 }
@@ -649,7 +615,7 @@ static void obj_insert(struct ca_cache *cache, struct clock_list *cl, struct obj
 {
         ca_cache_insert(cache, &o->node);
         o->referenced = referenced;
-        link_add_tail(&o->lru, &cl->head);
+        list_add_tail(&o->lru, &cl->head);
         cl->count++;
 }
 
@@ -686,7 +652,7 @@ static int bench_rotate_vs_clock(const struct config *cfg, struct results *res)
         r = ca_cache_new(&collect_ops, &vs, &params, &cache);
         if (r < 0)
                 goto out_free;
-        link_init(&cl.head);
+        list_init(&cl.head);
         for (size_t g = 0; g <= groups; g++) /* group g is order[group_start[g], [g + 1]) */
                 group_start[g] = g * (hot / groups) + (g < hot % groups ? g : hot % groups);
 

@@ -12,6 +12,7 @@
 
 /* CA_PLUGIN_DIR, from the build. */
 #include "cacheage-build.h"
+#include "list.h" /* container_of */
 #include "plugins.h"
 #include "trust.h"
 

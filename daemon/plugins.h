@@ -12,10 +12,6 @@
 #include "cacheage/plugin.h"
 #include "config.h"
 
-#ifndef container_of
-#define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
-#endif
-
 #define PLUGINS_MAX 64 /* distinct modules loaded at once */
 
 /*

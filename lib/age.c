@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "cacheage/age.h"
+#include "list.h"
 
 struct ca_cache {
         struct ca_cache_head head; /* first: ca_touch() reads the epoch through it */
@@ -37,11 +38,11 @@ struct ca_cache {
          * The sweep list holds the nodes of one slot being re-swept after an age was lowered;
          * they still count in slot_count[sweep_slot] and go pending with that slot.
          */
-        struct ca_node slots[CA_SLOTS]; /* list heads */
+        struct ca_list_head slots[CA_SLOTS];
         size_t slot_count[CA_SLOTS];
-        struct ca_node pending; /* list head: fell due, waiting for a slice; FIFO */
+        struct ca_list_head pending; /* fell due, waiting for a slice; FIFO */
         size_t pending_count;
-        struct ca_node sweep;   /* list head */
+        struct ca_list_head sweep;
         unsigned sweep_slot;    /* slot whose nodes are in `sweep` */
         unsigned sweep_left;    /* slots still to re-sweep, 0 = none */
 
@@ -66,41 +67,9 @@ _Static_assert(sizeof(struct ca_node) <= 24 || sizeof(void *) != 8, "ca_node gre
 _Static_assert(CA_HITS_MAX < CA_HITS_RACED, "the race mark must be outside the counts");
 _Static_assert(65536 % CA_SLOTS == 0, "due % CA_SLOTS must survive 16-bit wrap");
 
-static void list_init(struct ca_node *head)
+static struct ca_node *node_of(struct ca_list_head *l)
 {
-        head->next = head->prev = head;
-}
-
-static bool list_empty(const struct ca_node *head)
-{
-        return head->next == head;
-}
-
-static void list_add_tail(struct ca_node *node, struct ca_node *head)
-{
-        node->prev = head->prev;
-        node->next = head;
-        head->prev->next = node;
-        head->prev = node;
-}
-
-static void list_del_init(struct ca_node *node)
-{
-        node->prev->next = node->next;
-        node->next->prev = node->prev;
-        list_init(node);
-}
-
-/* Append every node of @from to @to, leaving @from empty. */
-static void list_splice_tail_init(struct ca_node *from, struct ca_node *to)
-{
-        if (list_empty(from))
-                return;
-        from->next->prev = to->prev;
-        to->prev->next = from->next;
-        from->prev->next = to;
-        to->prev = from->prev;
-        list_init(from);
+        return list_entry(l, struct ca_node, link);
 }
 
 uint64_t ca_now_usec(void)
@@ -203,7 +172,7 @@ static void node_unlist(struct ca_cache *c, struct ca_node *n)
                 assert(c->slot_count[n->due % CA_SLOTS] > 0);
                 c->slot_count[n->due % CA_SLOTS]--;
         }
-        list_del_init(n);
+        list_del_init(&n->link);
 }
 
 /*
@@ -218,14 +187,14 @@ static void node_schedule(struct ca_cache *c, struct ca_node *n, uint32_t due)
         if (ahead == 0 || ahead > (uint32_t)CA_AGE_MAX * 2) {
                 /* due now (or a stamp from the future, which only a racing touch can give) */
                 n->due = (uint16_t)epoch;
-                list_add_tail(n, &c->pending);
+                list_add_tail(&n->link, &c->pending);
                 c->pending_count++;
                 return;
         }
         if (ahead > CA_SLOTS - 1)
                 ahead = CA_SLOTS - 1;
         n->due = (uint16_t)(epoch + ahead);
-        list_add_tail(n, &c->slots[n->due % CA_SLOTS]);
+        list_add_tail(&n->link, &c->slots[n->due % CA_SLOTS]);
         c->slot_count[n->due % CA_SLOTS]++;
 }
 
@@ -362,9 +331,12 @@ size_t ca_cache_rotate(struct ca_cache *cache)
          * A walk of the backlog, at most once every PENDING_REFRESH rotations.
          */
         if (!list_empty(&cache->pending) &&
-            (uint16_t)((uint16_t)epoch - cache->pending.next->due) >= PENDING_REFRESH)
-                for (struct ca_node *n = cache->pending.next; n != &cache->pending; n = n->next)
-                        n->due = (uint16_t)epoch;
+            (uint16_t)((uint16_t)epoch - node_of(cache->pending.next)->due) >= PENDING_REFRESH) {
+                struct ca_list_head *l;
+
+                list_for_each(l, &cache->pending)
+                        node_of(l)->due = (uint16_t)epoch;
+        }
         return due;
 }
 
@@ -444,7 +416,7 @@ static struct ca_node *sweep_next(struct ca_cache *c)
 {
         while (c->sweep_left) {
                 if (!list_empty(&c->sweep))
-                        return c->sweep.next;
+                        return node_of(c->sweep.next);
                 if (--c->sweep_left == 0)
                         break;
                 c->sweep_slot = (c->sweep_slot + 1) % CA_SLOTS;
@@ -475,7 +447,7 @@ size_t ca_cache_age(struct ca_cache *cache, size_t budget, uint64_t deadline_use
 
         while (budget > 0) {
                 bool from_sweep = list_empty(&cache->pending);
-                struct ca_node *n = from_sweep ? sweep_next(cache) : cache->pending.next;
+                struct ca_node *n = from_sweep ? sweep_next(cache) : node_of(cache->pending.next);
 
                 if (!n)
                         break;

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "cacheage/dcache.h"
+#include "list.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define CA_HAVE_ASAN 1
@@ -49,8 +50,6 @@
 #define UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 
-#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
-
 #define CA_SLAB_BYTES (1u << 20)      /* bytes per slab of dentries */
 #define CA_HASH_BITS_MIN 10           /* 1024 buckets to start with */
 #define CA_HASH_BITS_MAX 31
@@ -58,14 +57,10 @@
 #define CA_QUEUE_MIN 8                /* slots of a directory's negative queue */
 #define CA_SHRINK_BATCH 256           /* dentries collected per shrink pass */
 
-struct dlink {
-        struct dlink *next, *prev;
-};
-
 /* Per-directory state, allocated with the first child. */
 struct ca_ddir {
-        struct dlink children;     /* d_subdirs: new children at the head */
-        struct dlink *cursor;      /* ratio_cursor: Brennan's d_scan_cursor (NULL: the first) */
+        struct ca_list_head children; /* d_subdirs: new children at the head */
+        struct ca_list_head *cursor;  /* ratio_cursor: Brennan's d_scan_cursor (NULL: the first) */
         uint32_t nr_children;
         uint32_t nr_positive;
         uint32_t nr_negative;      /* hashed negative children */
@@ -99,7 +94,7 @@ struct ca_dentry {
         struct ca_node node;          /* aging */
         struct ca_dentry *hash_next;  /* hash chain; dispose and doomed lists once unhashed */
         struct ca_dentry *parent;     /* the root's is itself */
-        struct dlink child;           /* d_child, in parent->dir->children */
+        struct ca_list_head child;    /* d_child, in parent->dir->children */
         struct ca_ddir *dir;          /* NULL until a first child */
         uint32_t refcount;            /* children + references held outside */
         uint32_t hash;                /* of (parent, name) */
@@ -149,37 +144,9 @@ struct ca_dcache {
 /* ---------------------------------------------------------------------------------------- */
 /* lists */
 
-static void dlink_init(struct dlink *h)
+static struct ca_dentry *child_entry(const struct ca_list_head *l)
 {
-        h->next = h->prev = h;
-}
-
-static void dlink_add(struct dlink *n, struct dlink *h)
-{
-        n->next = h->next;
-        n->prev = h;
-        h->next->prev = n;
-        h->next = n;
-}
-
-static void dlink_add_tail(struct dlink *n, struct dlink *h)
-{
-        n->prev = h->prev;
-        n->next = h;
-        h->prev->next = n;
-        h->prev = n;
-}
-
-static void dlink_del(struct dlink *n)
-{
-        n->prev->next = n->next;
-        n->next->prev = n->prev;
-        n->next = n->prev = n;
-}
-
-static struct ca_dentry *child_entry(struct dlink *l)
-{
-        return container_of(l, struct ca_dentry, child);
+        return list_entry(l, struct ca_dentry, child);
 }
 
 static bool has_children(const struct ca_dentry *de)
@@ -413,7 +380,7 @@ static struct ca_ddir *ddir_get(struct ca_dentry *de)
                 de->dir = calloc(1, sizeof(*de->dir));
                 if (!de->dir)
                         return NULL;
-                dlink_init(&de->dir->children);
+                list_init(&de->dir->children);
         }
         return de->dir;
 }
@@ -525,8 +492,7 @@ static void dentry_get(struct ca_dcache *d, struct ca_dentry *de)
 static void sweep_negative(struct ca_dcache *d, struct ca_dentry *de)
 {
         de->flags |= D_TAIL;
-        dlink_del(&de->child);
-        dlink_add_tail(&de->child, &de->parent->dir->children);
+        list_move_tail(&de->child, &de->parent->dir->children);
         d->swept++;
 }
 
@@ -534,8 +500,7 @@ static void sweep_negative(struct ca_dcache *d, struct ca_dentry *de)
 static void recycle_negative(struct ca_dcache *d, struct ca_dentry *de)
 {
         de->flags &= ~D_TAIL;
-        dlink_del(&de->child);
-        dlink_add(&de->child, &de->parent->dir->children);
+        list_move(&de->child, &de->parent->dir->children);
         d->recycled++;
 }
 
@@ -586,7 +551,7 @@ static void child_unlist(struct ca_dentry *parent, struct ca_dentry *de)
 
         if (dir->cursor == &de->child)
                 dir->cursor = de->child.next;
-        dlink_del(&de->child);
+        list_del_init(&de->child);
         dir->nr_children--;
 }
 
@@ -650,7 +615,7 @@ static void settle(struct ca_dcache *d)
 static bool cursor_scan(struct ca_dcache *d, struct ca_dentry *parent)
 {
         struct ca_ddir *dir = parent->dir;
-        struct dlink *head, *cursor, *start;
+        struct ca_list_head *head, *cursor, *start;
         struct ca_dentry *candidate = NULL;
         uint32_t nr_to_scan = d->params.ratio + 1;
         uint32_t nr_positive = 0;
@@ -786,12 +751,12 @@ static int alloc_locked(struct ca_dcache *d, struct ca_dentry *parent, const cha
                 slab_free(d, de);
                 goto out_dir;
         }
-        de->node.next = de->node.prev = &de->node;
+        list_init(&de->node.link);
         de->hash = hash;
         de->refcount = 1;
         de->parent = parent;
         dentry_get(d, parent);
-        dlink_add(&de->child, &dir->children);
+        list_add(&de->child, &dir->children);
         dir->nr_children++;
         d->nr_dentry++;
         account(d, de, +1);
@@ -931,12 +896,11 @@ static int move_locked(struct ca_dcache *d, struct ca_dentry *de, struct ca_dent
                 child_unlist(old_parent, de);
                 de->parent = new_parent;
                 dentry_get(d, new_parent); /* target is its child: its dir exists */
-                dlink_add(&de->child, &new_parent->dir->children);
+                list_add(&de->child, &new_parent->dir->children);
                 new_parent->dir->nr_children++;
         } else {
                 /* list_move() within the list: Brennan's cursor, if here, moves along */
-                dlink_del(&de->child);
-                dlink_add(&de->child, &old_parent->dir->children);
+                list_move(&de->child, &old_parent->dir->children);
         }
         de->hash = name_hash(new_parent, dname(de), len);
         hash_insert(d, de);
@@ -1143,11 +1107,12 @@ static void queues_off(struct ca_dcache *d)
 static int queues_on(struct ca_dcache *d)
 {
         for (struct ca_dentry *de = d->root; de; de = next_preorder(de, d->root)) {
+                struct ca_list_head *l;
+
                 if (!has_children(de))
                         continue;
                 /* the head is the newest: queue from the tail, the oldest first */
-                for (struct dlink *l = de->dir->children.prev; l != &de->dir->children;
-                     l = l->prev) {
+                list_for_each_prev(l, &de->dir->children) {
                         struct ca_dentry *c = child_entry(l);
 
                         if (c->refcount || (c->flags & (D_POSITIVE | D_DOOMED)) ||
@@ -1185,13 +1150,13 @@ int ca_dcache_new(const struct ca_dcache_params *params, struct ca_dcache **ret)
                 r = -ENOMEM;
                 goto out_free;
         }
-        root->node.next = root->node.prev = &root->node;
+        list_init(&root->node.link);
         root->parent = root;
         root->flags = D_ROOT | D_POSITIVE | D_DIR;
         root->refcount = 1; /* pinned, as a mount pins its root */
         memcpy(root->name.inline_name, "/", 1);
         root->name_len = 1;
-        dlink_init(&root->child);
+        list_init(&root->child);
         d->root = root;
         d->nr_dentry = 1;
         account(d, root, +1);
@@ -1262,7 +1227,7 @@ struct ca_dcache *ca_dcache_free(struct ca_dcache *d)
                 }
                 for (;;) {
                         struct ca_dentry *p = de->parent;
-                        struct dlink *next = de->child.next;
+                        struct ca_list_head *next = de->child.next;
                         bool root = de->flags & D_ROOT;
 
                         ddir_free(de);
@@ -1545,6 +1510,7 @@ size_t ca_dcache_walk(struct ca_dcache *d, struct ca_dentry *start, ca_dcache_wa
 
 size_t ca_dcache_watch_dir(struct ca_dcache *d, struct ca_dentry *dir, bool watched)
 {
+        struct ca_list_head *l;
         size_t visited = 0;
 
         settle(d);
@@ -1554,7 +1520,7 @@ size_t ca_dcache_watch_dir(struct ca_dcache *d, struct ca_dentry *dir, bool watc
                 dir->flags &= ~D_WATCH_CHILDREN;
         if (!has_children(dir))
                 return 0;
-        for (struct dlink *l = dir->dir->children.next; l != &dir->dir->children; l = l->next) {
+        list_for_each(l, &dir->dir->children) {
                 struct ca_dentry *c = child_entry(l);
 
                 visited++;
@@ -1690,10 +1656,11 @@ static int check_dir(const struct ca_dcache *d, const struct ca_dentry *de,
         const struct ca_ddir *dir = de->dir;
         uint32_t n = 0, pos = 0, neg = 0, unused_neg = 0, tail = 0, queued = 0;
         bool seen_tail = false, cursor_found = !dir->cursor || dir->cursor == &dir->children;
+        const struct ca_list_head *l;
 
         CHECK(dir->nr_children > 0 || dir->cursor, "empty directory state kept without cursor");
-        for (const struct dlink *l = dir->children.next; l != &dir->children; l = l->next) {
-                const struct ca_dentry *c = child_entry((struct dlink *)l);
+        list_for_each(l, &dir->children) {
+                const struct ca_dentry *c = child_entry(l);
 
                 CHECK(l->next->prev == l && l->prev->next == l, "broken d_child links");
                 CHECK(c->parent == de, "child's parent is not the directory holding it");

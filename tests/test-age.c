@@ -23,8 +23,8 @@
 #include <criterion/criterion.h>
 
 #include "cacheage/age.h"
+#include "list.h" /* container_of */
 
-#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ------------------------------------------------------------------------------------------ */

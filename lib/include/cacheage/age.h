@@ -49,11 +49,19 @@ extern "C" {
 #define CA_MAX_AGE_DEFAULT 8        /* rotations */
 
 /*
+ * A link of a circular doubly linked list (the kernel's struct list_head). The library's own
+ * lists are made of these; the operations on them are private to the library.
+ */
+struct ca_list_head {
+        struct ca_list_head *next, *prev;
+};
+
+/*
  * Intrusive aging node, embedded in the cached object (24 bytes on x86-64). Only `stamp` and
  * `hits` are touched outside the owner's lock; the rest is the framework's.
  */
 struct ca_node {
-        struct ca_node *next, *prev; /* a due slot or the pending list; self when unlinked */
+        struct ca_list_head link;    /* in a due slot or the pending list; self when unlinked */
         _Atomic uint32_t stamp;      /* epoch of the last touch */
         _Atomic uint8_t hits;        /* distinct rotation periods touched in, saturating */
         uint8_t flags;               /* CA_NODE_*: the framework's, under the owner's lock */
