@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "cacheage/dcache.h"
+#include "cacheage/replay.h"
 #include "cacheage/trace.h"
 
 #define DENTRIES_DEFAULT 10000000u   /* dentries for the memory figure */

@@ -74,6 +74,7 @@
 #include <unistd.h>
 
 #include "cacheage/dcache.h"
+#include "cacheage/replay.h"
 #include "cacheage/trace.h"
 
 #define ROTATE_MS_DEFAULT "10,100"       /* ms of trace time per rotation, one aging row each */

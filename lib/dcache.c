@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The dentry-cache model: fs/dcache.c in userspace, with the 2022 negative-dentry proposals as
- * switches (see cacheage/dcache.h for the contract).
+ * switches (see cacheage/dcache.h for the contract). Its structures are in dcache-internal.h,
+ * shared with lib/replay.c, which applies trace events to a model.
  *
  * Locking: none. One thread at a time (the owner's lock); the aging framework's reclaim
  * callback runs inside ca_dcache_age(), under that same lock.
@@ -31,8 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cacheage/dcache.h"
-#include "list.h"
+#include "dcache-internal.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define CA_HAVE_ASAN 1
@@ -56,108 +56,6 @@
 #define CA_HASH_LOAD 2                /* hashed dentries per bucket before the table doubles */
 #define CA_QUEUE_MIN 8                /* slots of a directory's negative queue */
 #define CA_SHRINK_BATCH 256           /* dentries collected per shrink pass */
-
-/* Per-directory state, allocated with the first child. */
-struct ca_ddir {
-        struct ca_list_head children; /* d_subdirs: new children at the head */
-        struct ca_list_head *cursor;  /* ratio_cursor: Brennan's d_scan_cursor (NULL: the first) */
-        uint32_t nr_children;
-        uint32_t nr_positive;
-        uint32_t nr_negative;      /* hashed negative children */
-        uint32_t nr_unused_negative;
-        uint32_t nr_tail;
-        /*
-         * ratio_counted: the unused negative children, least recently put first, in a ring of
-         * tickets. A child that leaves the queue before its turn leaves a hole (NULL); the
-         * ring is rebuilt when it fills, so each push costs O(1) amortised.
-         */
-        uint32_t q_head, q_tail;   /* tickets; slot = ticket & (q_cap - 1) */
-        uint32_t q_cap;            /* 0 or a power of two */
-        uint32_t q_live;
-        struct ca_dentry **q;
-};
-
-enum {
-        D_POSITIVE = 1 << 0,
-        D_DIR = 1 << 1,            /* known to be a directory */
-        D_HASHED = 1 << 2,
-        D_LRU = 1 << 3,            /* DCACHE_LRU_LIST: counted in nr_unused */
-        D_TAIL = 1 << 4,           /* DCACHE_TAIL_NEGATIVE */
-        D_WATCHED = 1 << 5,        /* DCACHE_FSNOTIFY_PARENT_WATCHED */
-        D_WATCH_CHILDREN = 1 << 6, /* its children are watched (the inode's mark, here) */
-        D_QUEUED = 1 << 7,         /* in its parent's ratio_counted queue */
-        D_ROOT = 1 << 8,
-        D_DOOMED = 1 << 9,         /* unhashed and unused inside the reclaim op: dies at settle */
-};
-
-struct ca_dentry {
-        struct ca_node node;          /* aging */
-        struct ca_dentry *hash_next;  /* hash chain; dispose and doomed lists once unhashed */
-        struct ca_dentry *parent;     /* the root's is itself */
-        struct ca_list_head child;    /* d_child, in parent->dir->children */
-        struct ca_ddir *dir;          /* NULL until a first child */
-        uint32_t refcount;            /* children + references held outside */
-        uint32_t hash;                /* of (parent, name) */
-        uint16_t flags;
-        uint8_t name_len;
-        uint8_t reserved;
-        uint32_t qpos;                /* ratio_counted: ticket in the parent's queue */
-        union {
-                char inline_name[CA_DCACHE_INLINE_NAME];
-                char *ext;            /* name_len > CA_DCACHE_INLINE_NAME */
-        } name;
-};
-
-_Static_assert(sizeof(struct ca_dentry) <= 112 || sizeof(void *) != 8,
-               "struct ca_dentry must stay at 112 bytes on 64-bit");
-_Static_assert(CA_DCACHE_NAME_MAX <= UINT8_MAX, "name_len is 8 bits");
-
-struct ca_dcache {
-        struct ca_dcache_params params;
-        struct ca_cache *cache;       /* aging on */
-        struct ca_dentry *root;
-
-        struct ca_dentry **buckets;
-        unsigned hash_bits;
-
-        /* slabs */
-        void **slabs;
-        size_t nr_slabs, slabs_cap;
-        size_t slab_used;             /* dentries carved from the last slab */
-        struct ca_dentry *free_list;  /* through hash_next */
-
-        struct ca_dentry *dispose;    /* killed inside the reclaim op; memory still the cache's */
-        struct ca_dentry *doomed;     /* to kill at settle() */
-        bool in_reclaim;
-
-        /* counts (account()) */
-        uint64_t nr_dentry, nr_lru, nr_lru_negative, nr_positive, nr_negative_all;
-        uint64_t nr_unreferenced, nr_tail, nr_hashed;
-        uint64_t external_name_bytes, holds;
-        uint64_t queue_enomem;        /* queue pushes that failed: ratio_counted degraded */
-
-        uint64_t swept, recycled, cursor_scans, cursor_scanned, cursor_killed, counted_killed;
-        uint64_t aging_reclaimed, aging_busy, aging_kept;
-        uint64_t replayed, replay_ignored, replay_fixups;
-};
-
-/* ---------------------------------------------------------------------------------------- */
-/* lists */
-
-static struct ca_dentry *child_entry(const struct ca_list_head *l)
-{
-        return list_entry(l, struct ca_dentry, child);
-}
-
-static bool has_children(const struct ca_dentry *de)
-{
-        return de->dir && de->dir->nr_children > 0;
-}
-
-static uint32_t nr_children(const struct ca_dentry *de)
-{
-        return de->dir ? de->dir->nr_children : 0;
-}
 
 /* ---------------------------------------------------------------------------------------- */
 /* names and hashing */
@@ -474,7 +372,7 @@ static struct ca_dentry *queue_pop(struct ca_ddir *dir)
 
 static void dentry_kill(struct ca_dcache *d, struct ca_dentry *de);
 
-static void dentry_get(struct ca_dcache *d, struct ca_dentry *de)
+void __ca_dentry_get(struct ca_dcache *d, struct ca_dentry *de)
 {
         if (de->refcount > 0) {
                 de->refcount++;
@@ -505,7 +403,7 @@ static void recycle_negative(struct ca_dcache *d, struct ca_dentry *de)
 }
 
 /* dput(). */
-static void dentry_put(struct ca_dcache *d, struct ca_dentry *de)
+void __ca_dentry_put(struct ca_dcache *d, struct ca_dentry *de)
 {
         assert(de->refcount > 0);
         if (de->refcount > 1) {
@@ -578,7 +476,7 @@ static void dentry_kill(struct ca_dcache *d, struct ca_dentry *de)
         name_free(d, de);
         d->nr_dentry--;
         dentry_free(d, de);
-        dentry_put(d, parent);
+        __ca_dentry_put(d, parent);
 }
 
 /* Free what the reclaim op left behind and kill the doomed; at every entry into the model. */
@@ -703,21 +601,21 @@ static void make_positive(struct ca_dcache *d, struct ca_dentry *de, bool dir)
                 de->flags &= ~D_WATCHED;
 }
 
-static struct ca_dentry *lookup_locked(struct ca_dcache *d, struct ca_dentry *parent,
-                                       const char *name, size_t len, bool do_touch)
+struct ca_dentry *__ca_dcache_lookup(struct ca_dcache *d, struct ca_dentry *parent,
+                                     const char *name, size_t len, bool do_touch)
 {
         struct ca_dentry *de = hash_find(d, parent, name, len, name_hash(parent, name, len));
 
         if (!de)
                 return NULL;
-        dentry_get(d, de);
+        __ca_dentry_get(d, de);
         if (do_touch)
                 touch(d, de);
         return de;
 }
 
-static int alloc_locked(struct ca_dcache *d, struct ca_dentry *parent, const char *name,
-                        size_t len, struct ca_dentry **ret)
+int __ca_dcache_alloc(struct ca_dcache *d, struct ca_dentry *parent, const char *name,
+                      size_t len, struct ca_dentry **ret)
 {
         struct ca_ddir *dir;
         struct ca_dentry *de;
@@ -755,7 +653,7 @@ static int alloc_locked(struct ca_dcache *d, struct ca_dentry *parent, const cha
         de->hash = hash;
         de->refcount = 1;
         de->parent = parent;
-        dentry_get(d, parent);
+        __ca_dentry_get(d, parent);
         list_add(&de->child, &dir->children);
         dir->nr_children++;
         d->nr_dentry++;
@@ -773,7 +671,7 @@ out_dir:
         return r;
 }
 
-static int add_locked(struct ca_dcache *d, struct ca_dentry *de, bool positive, bool dir)
+int __ca_dcache_add(struct ca_dcache *d, struct ca_dentry *de, bool positive, bool dir)
 {
         if (de->flags & (D_HASHED | D_ROOT) || de->refcount == 0)
                 return -EINVAL;
@@ -793,7 +691,7 @@ static int add_locked(struct ca_dcache *d, struct ca_dentry *de, bool positive, 
         return 0;
 }
 
-static int instantiate_locked(struct ca_dcache *d, struct ca_dentry *de, bool dir)
+int __ca_dcache_instantiate(struct ca_dcache *d, struct ca_dentry *de, bool dir)
 {
         if ((de->flags & (D_POSITIVE | D_ROOT)) || de->refcount == 0)
                 return -EINVAL;
@@ -803,7 +701,7 @@ static int instantiate_locked(struct ca_dcache *d, struct ca_dentry *de, bool di
         return 0;
 }
 
-static void drop_locked(struct ca_dcache *d, struct ca_dentry *de)
+void __ca_dcache_drop(struct ca_dcache *d, struct ca_dentry *de)
 {
         if (!(de->flags & D_HASHED) || (de->flags & D_ROOT))
                 return;
@@ -818,14 +716,14 @@ static void drop_locked(struct ca_dcache *d, struct ca_dentry *de)
                 dentry_kill(d, de);
 }
 
-static int delete_locked(struct ca_dcache *d, struct ca_dentry *de)
+int __ca_dcache_delete(struct ca_dcache *d, struct ca_dentry *de)
 {
         struct ca_dentry *parent = de->parent;
 
         if (!(de->flags & D_POSITIVE) || (de->flags & D_ROOT) || de->refcount == 0)
                 return -EINVAL;
         if (de->refcount != 1) {
-                drop_locked(d, de);
+                __ca_dcache_drop(d, de);
                 return 0;
         }
         /* dentry_unlink_inode(): negative in place; nr_negative follows D_LRU in account() */
@@ -841,18 +739,7 @@ static int delete_locked(struct ca_dcache *d, struct ca_dentry *de)
         return 0;
 }
 
-static bool is_ancestor(const struct ca_dentry *a, const struct ca_dentry *de)
-{
-        for (;;) {
-                if (de == a)
-                        return true;
-                if (de->flags & D_ROOT)
-                        return false;
-                de = de->parent;
-        }
-}
-
-static int move_locked(struct ca_dcache *d, struct ca_dentry *de, struct ca_dentry *target)
+int __ca_dcache_move(struct ca_dcache *d, struct ca_dentry *de, struct ca_dentry *target)
 {
         struct ca_dentry *old_parent = de->parent, *new_parent = target->parent;
         const char *name = dname(target);
@@ -880,7 +767,7 @@ static int move_locked(struct ca_dcache *d, struct ca_dentry *de, struct ca_dent
                 memcpy(ext, name, len);
         }
 
-        drop_locked(d, target); /* held by the caller: unhashed, not killed */
+        __ca_dcache_drop(d, target); /* held by the caller: unhashed, not killed */
         account(d, de, -1);
         if (de->flags & D_HASHED)
                 hash_remove(d, de);
@@ -895,7 +782,7 @@ static int move_locked(struct ca_dcache *d, struct ca_dentry *de, struct ca_dent
         if (new_parent != old_parent) {
                 child_unlist(old_parent, de);
                 de->parent = new_parent;
-                dentry_get(d, new_parent); /* target is its child: its dir exists */
+                __ca_dentry_get(d, new_parent); /* target is its child: its dir exists */
                 list_add(&de->child, &new_parent->dir->children);
                 new_parent->dir->nr_children++;
         } else {
@@ -913,7 +800,7 @@ static int move_locked(struct ca_dcache *d, struct ca_dentry *de, struct ca_dent
         touch(d, de);
         if (new_parent != old_parent) {
                 ddir_maybe_free(old_parent);
-                dentry_put(d, old_parent);
+                __ca_dentry_put(d, old_parent);
         }
         return 0;
 }
@@ -951,7 +838,7 @@ static struct ca_dentry *next_preorder(struct ca_dentry *de, const struct ca_den
 /* ---------------------------------------------------------------------------------------- */
 /* shrink_dcache_parent() */
 
-static size_t shrink_locked(struct ca_dcache *d, struct ca_dentry *top)
+size_t __ca_dcache_shrink_parent(struct ca_dcache *d, struct ca_dentry *top)
 {
         size_t killed = 0;
 
@@ -1269,7 +1156,7 @@ struct ca_dentry *ca_dcache_lookup(struct ca_dcache *d, struct ca_dentry *parent
         settle(d);
         if (!name || len == 0 || len > CA_DCACHE_NAME_MAX)
                 return NULL;
-        de = lookup_locked(d, parent, name, len, true);
+        de = __ca_dcache_lookup(d, parent, name, len, true);
         if (de)
                 d->holds++;
         return de;
@@ -1284,7 +1171,7 @@ int ca_dcache_alloc(struct ca_dcache *d, struct ca_dentry *parent, const char *n
         settle(d);
         if (!ret)
                 return -EINVAL;
-        r = alloc_locked(d, parent, name, len, &de);
+        r = __ca_dcache_alloc(d, parent, name, len, &de);
         if (r < 0)
                 return r;
         d->holds++;
@@ -1295,31 +1182,31 @@ int ca_dcache_alloc(struct ca_dcache *d, struct ca_dentry *parent, const char *n
 int ca_dcache_add(struct ca_dcache *d, struct ca_dentry *dentry, bool positive, bool dir)
 {
         settle(d);
-        return add_locked(d, dentry, positive, dir);
+        return __ca_dcache_add(d, dentry, positive, dir);
 }
 
 int ca_dcache_instantiate(struct ca_dcache *d, struct ca_dentry *dentry, bool dir)
 {
         settle(d);
-        return instantiate_locked(d, dentry, dir);
+        return __ca_dcache_instantiate(d, dentry, dir);
 }
 
 int ca_dcache_delete(struct ca_dcache *d, struct ca_dentry *dentry)
 {
         settle(d);
-        return delete_locked(d, dentry);
+        return __ca_dcache_delete(d, dentry);
 }
 
 void ca_dcache_drop(struct ca_dcache *d, struct ca_dentry *dentry)
 {
         settle(d);
-        drop_locked(d, dentry);
+        __ca_dcache_drop(d, dentry);
 }
 
 struct ca_dentry *ca_dcache_get(struct ca_dcache *d, struct ca_dentry *dentry)
 {
         settle(d);
-        dentry_get(d, dentry);
+        __ca_dentry_get(d, dentry);
         d->holds++;
         return dentry;
 }
@@ -1331,13 +1218,13 @@ void ca_dcache_put(struct ca_dcache *d, struct ca_dentry *dentry)
                 return;
         assert(d->holds > 0);
         d->holds--;
-        dentry_put(d, dentry);
+        __ca_dentry_put(d, dentry);
 }
 
 int ca_dcache_move(struct ca_dcache *d, struct ca_dentry *dentry, struct ca_dentry *target)
 {
         settle(d);
-        return move_locked(d, dentry, target);
+        return __ca_dcache_move(d, dentry, target);
 }
 
 int ca_dcache_ratio_scan(struct ca_dcache *d, struct ca_dentry *dir)
@@ -1352,57 +1239,11 @@ size_t ca_dcache_shrink_parent(struct ca_dcache *d, struct ca_dentry *dentry)
         /* without the caller's reference, its last child's death could take it along */
         if (dentry->refcount == 0)
                 return 0;
-        return shrink_locked(d, dentry);
+        return __ca_dcache_shrink_parent(d, dentry);
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* path walk */
-
-/* The next component of [*p, end): skips slashes; false at the end. */
-static bool next_component(const char **p, const char *end, const char **ret_name,
-                           size_t *ret_len)
-{
-        const char *s = *p, *e;
-
-        while (s < end && *s == '/')
-                s++;
-        if (s == end)
-                return false;
-        e = s;
-        while (e < end && *e != '/')
-                e++;
-        *ret_name = s;
-        *ret_len = (size_t)(e - s);
-        *p = e;
-        return true;
-}
-
-static bool only_slashes(const char *p, const char *end)
-{
-        while (p < end && *p == '/')
-                p++;
-        return p == end;
-}
-
-static bool is_dot(const char *name, size_t len)
-{
-        return len == 1 && name[0] == '.';
-}
-
-static bool is_dotdot(const char *name, size_t len)
-{
-        return len == 2 && name[0] == '.' && name[1] == '.';
-}
-
-/* Move the walk's reference from *cur to its parent. */
-static void walk_up(struct ca_dcache *d, struct ca_dentry **cur)
-{
-        struct ca_dentry *p = (*cur)->parent;
-
-        dentry_get(d, p);
-        dentry_put(d, *cur);
-        *cur = p;
-}
 
 int ca_dcache_path_lookup(struct ca_dcache *d, const char *path, unsigned flags,
                           struct ca_dentry **ret)
@@ -1418,7 +1259,7 @@ int ca_dcache_path_lookup(struct ca_dcache *d, const char *path, unsigned flags,
         p = path;
         end = path + strlen(path);
         cur = d->root;
-        dentry_get(d, cur);
+        __ca_dentry_get(d, cur);
         while (next_component(&p, end, &name, &len)) {
                 struct ca_dentry *child;
 
@@ -1430,26 +1271,22 @@ int ca_dcache_path_lookup(struct ca_dcache *d, const char *path, unsigned flags,
                         r = -ENOTDIR;
                         goto out_put;
                 }
-                if (is_dot(name, len))
+                if (walk_dots(d, &cur, name, len))
                         continue;
-                if (is_dotdot(name, len)) {
-                        walk_up(d, &cur);
-                        continue;
-                }
-                child = lookup_locked(d, cur, name, len, !(flags & CA_DCACHE_LOOKUP_NOTOUCH));
+                child = __ca_dcache_lookup(d, cur, name, len, !(flags & CA_DCACHE_LOOKUP_NOTOUCH));
                 if (!child) {
                         if (flags & CA_DCACHE_LOOKUP_NOCREATE) {
                                 r = -ENOENT;
                                 goto out_put;
                         }
                         /* lookup_slow(): d_alloc, the filesystem says "no", d_add(NULL) */
-                        r = alloc_locked(d, cur, name, len, &child);
+                        r = __ca_dcache_alloc(d, cur, name, len, &child);
                         if (r < 0)
                                 goto out_put;
-                        r = add_locked(d, child, false, false);
+                        r = __ca_dcache_add(d, child, false, false);
                         assert(r == 0);
                 }
-                dentry_put(d, cur);
+                __ca_dentry_put(d, cur);
                 cur = child;
                 if (!(cur->flags & D_POSITIVE)) {
                         if ((flags & CA_DCACHE_LOOKUP_NEGATIVE) && only_slashes(p, end)) {
@@ -1466,7 +1303,7 @@ int ca_dcache_path_lookup(struct ca_dcache *d, const char *path, unsigned flags,
         return 0;
 
 out_put:
-        dentry_put(d, cur);
+        __ca_dentry_put(d, cur);
         return r;
 }
 
@@ -1783,390 +1620,5 @@ int ca_dcache_check(const struct ca_dcache *d, const char **ret_reason)
                 ca_cache_stats(d->cache, &st);
                 CHECK(st.objects == d->nr_dentry - 1, "aging cache objects differ from dentries");
         }
-        return 0;
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* replay */
-
-/*
- * Walk [path, end) to the parent of its last component, every component on the way being a
- * directory that exists (the trace says so), as lookup_slow() would find it. With
- * @stop_at_negative a cached negative component ends the walk: -ENOENT after the lookup that
- * hit it. Otherwise a cached negative one is instantiated (the trace proves the cache stale).
- * Returns 0, the parent (referenced) and the last component (len 0: the path names the
- * parent itself, "/" for instance).
- */
-static int replay_walk_parent(struct ca_dcache *d, const char *path, const char *end,
-                              bool stop_at_negative, struct ca_dentry **ret_parent,
-                              const char **ret_name, size_t *ret_len)
-{
-        const char *p = path, *name;
-        struct ca_dentry *cur = d->root;
-        size_t len;
-        int r;
-
-        dentry_get(d, cur);
-        while (next_component(&p, end, &name, &len)) {
-                struct ca_dentry *child;
-
-                if (len > CA_DCACHE_NAME_MAX) {
-                        r = -ENAMETOOLONG;
-                        goto out_put;
-                }
-                if (is_dot(name, len))
-                        continue;
-                if (is_dotdot(name, len)) {
-                        walk_up(d, &cur);
-                        continue;
-                }
-                if (only_slashes(p, end)) {
-                        *ret_parent = cur;
-                        *ret_name = name;
-                        *ret_len = len;
-                        return 0;
-                }
-                if (!(cur->flags & D_DIR))
-                        cur->flags |= D_DIR; /* walked through: a directory after all */
-                child = lookup_locked(d, cur, name, len, true);
-                if (!child) {
-                        r = alloc_locked(d, cur, name, len, &child);
-                        if (r < 0)
-                                goto out_put;
-                        r = add_locked(d, child, true, true);
-                        assert(r == 0);
-                } else if (!(child->flags & D_POSITIVE)) {
-                        if (stop_at_negative) {
-                                dentry_put(d, child);
-                                r = -ENOENT;
-                                goto out_put;
-                        }
-                        r = instantiate_locked(d, child, true);
-                        assert(r == 0);
-                        d->replay_fixups++;
-                } else if (!(child->flags & D_DIR))
-                        child->flags |= D_DIR;
-                dentry_put(d, cur);
-                cur = child;
-        }
-        *ret_parent = cur;
-        *ret_name = NULL;
-        *ret_len = 0;
-        return 0;
-
-out_put:
-        dentry_put(d, cur);
-        return r;
-}
-
-/*
- * The child @name of @parent as the trace says it is: positive (@exists) or negative.
- * A cached dentry that says otherwise is corrected; counted as a fix-up when @fixup.
- * Returns it referenced.
- */
-static int replay_child(struct ca_dcache *d, struct ca_dentry *parent, const char *name,
-                        size_t len, bool exists, bool dir, bool fixup,
-                        struct ca_dentry **ret)
-{
-        struct ca_dentry *c;
-        int r;
-
-        parent->flags |= D_DIR; /* it has a child */
-        c = lookup_locked(d, parent, name, len, true);
-        if (c && exists && !(c->flags & D_POSITIVE)) {
-                r = instantiate_locked(d, c, dir);
-                assert(r == 0);
-                if (fixup)
-                        d->replay_fixups++;
-        } else if (c && !exists && (c->flags & D_POSITIVE)) {
-                /*
-                 * Gone behind the cache's back, or a directory an earlier ENOENT walked
-                 * through on the assumption that it existed (ld.so tries .../glibc-hwcaps/
-                 * x86-64-v4/libfoo.so, then stats .../x86-64-v4 itself). Leave what a fresh
-                 * lookup would: a negative dentry with nothing cached below it.
-                 */
-                d->replay_fixups++;
-                if (has_children(c))
-                        shrink_locked(d, c);
-                if (c->refcount == 1 && !has_children(c)) {
-                        r = delete_locked(d, c);
-                        assert(r == 0);
-                } else {
-                        drop_locked(d, c);
-                        dentry_put(d, c);
-                        c = NULL;
-                }
-        } else if (c && exists && dir && !(c->flags & D_DIR))
-                c->flags |= D_DIR;
-        if (!c) {
-                r = alloc_locked(d, parent, name, len, &c);
-                if (r < 0)
-                        return r;
-                r = add_locked(d, c, exists, dir);
-                assert(r == 0);
-        }
-        *ret = c;
-        return 0;
-}
-
-/* Every component exists; the last is a directory when @dir. */
-static int replay_exists(struct ca_dcache *d, const char *path, const char *end, bool dir,
-                         bool fixup)
-{
-        struct ca_dentry *parent, *c;
-        const char *name;
-        size_t len;
-        int r;
-
-        r = replay_walk_parent(d, path, end, false, &parent, &name, &len);
-        if (r < 0)
-                return r;
-        if (len > 0) {
-                r = replay_child(d, parent, name, len, true, dir, fixup, &c);
-                if (r == 0)
-                        dentry_put(d, c);
-        }
-        dentry_put(d, parent);
-        return r;
-}
-
-/* The first missing component (a cached negative one, or else the last) is negative. */
-static int replay_missing(struct ca_dcache *d, const char *path, const char *end)
-{
-        struct ca_dentry *parent, *c;
-        const char *name;
-        size_t len;
-        int r;
-
-        r = replay_walk_parent(d, path, end, true, &parent, &name, &len);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0)
-                return r;
-        if (len > 0) {
-                r = replay_child(d, parent, name, len, false, false, true, &c);
-                if (r == 0)
-                        dentry_put(d, c);
-        }
-        dentry_put(d, parent);
-        return r;
-}
-
-/* Only the components before the last exist (ENOTDIR, or a failed create). */
-static int replay_prefix(struct ca_dcache *d, const char *path, const char *end)
-{
-        struct ca_dentry *parent;
-        const char *name;
-        size_t len;
-        int r;
-
-        r = replay_walk_parent(d, path, end, false, &parent, &name, &len);
-        if (r < 0)
-                return r;
-        dentry_put(d, parent);
-        return 0;
-}
-
-/* [path, return) is the parent directory's path: up to the last component. */
-static const char *parent_end(const char *path, const char *end)
-{
-        while (end > path && end[-1] == '/')
-                end--;
-        while (end > path && end[-1] != '/')
-                end--;
-        return end;
-}
-
-static int replay_remove(struct ca_dcache *d, const char *path, const char *end, bool rmdir)
-{
-        struct ca_dentry *parent, *c;
-        const char *name;
-        size_t len;
-        int r;
-
-        r = replay_walk_parent(d, path, end, false, &parent, &name, &len);
-        if (r < 0)
-                return r;
-        if (len == 0) {
-                d->replay_ignored++;
-                goto out_put;
-        }
-        r = replay_child(d, parent, name, len, true, rmdir, true, &c);
-        if (r < 0)
-                goto out_put;
-        if (rmdir)
-                shrink_locked(d, c);
-        r = delete_locked(d, c);
-        assert(r == 0);
-        dentry_put(d, c);
-out_put:
-        dentry_put(d, parent);
-        return r;
-}
-
-static int replay_rename(struct ca_dcache *d, const char *path, const char *path2)
-{
-        const char *end = path + strlen(path), *end2 = path2 + strlen(path2);
-        struct ca_dentry *sp, *src, *tp, *tgt;
-        const char *name, *name2;
-        size_t len, len2;
-        int r;
-
-        r = replay_walk_parent(d, path, end, false, &sp, &name, &len);
-        if (r < 0)
-                return r;
-        if (len == 0) {
-                d->replay_ignored++;
-                dentry_put(d, sp);
-                return 0;
-        }
-        r = replay_child(d, sp, name, len, true, false, true, &src);
-        dentry_put(d, sp);
-        if (r < 0)
-                return r;
-        r = replay_walk_parent(d, path2, end2, false, &tp, &name2, &len2);
-        if (r < 0)
-                goto out_src;
-        if (len2 == 0) {
-                d->replay_ignored++;
-                goto out_tp;
-        }
-        /* the target's lookup: cached, or a new negative dentry (lookup_one_qstr_excl) */
-        tgt = lookup_locked(d, tp, name2, len2, true);
-        if (!tgt) {
-                r = alloc_locked(d, tp, name2, len2, &tgt);
-                if (r < 0)
-                        goto out_tp;
-                r = add_locked(d, tgt, false, false);
-                assert(r == 0);
-        }
-        if (tgt == src || is_ancestor(src, tgt) || is_ancestor(tgt, src)) {
-                /* the same name, or impossible for a rename that succeeded */
-                d->replay_ignored++;
-                r = 0;
-        } else {
-                if ((tgt->flags & D_POSITIVE) && has_children(tgt))
-                        shrink_locked(d, tgt);
-                r = move_locked(d, src, tgt);
-        }
-        dentry_put(d, tgt);
-out_tp:
-        dentry_put(d, tp);
-out_src:
-        dentry_put(d, src);
-        return r;
-}
-
-static bool absolute(const char *p)
-{
-        return p && p[0] == '/';
-}
-
-int ca_dcache_replay(struct ca_dcache *d, const struct ca_trace_event *ev)
-{
-        const char *path, *end;
-        uint64_t ignored;
-        int res, r;
-
-        settle(d);
-        /* A symlink's path is its target text, never looked up: it may be relative. */
-        if (!ev || !ev->path || (unsigned)ev->op >= _CA_TRACE_OP_MAX ||
-            (ev->op != CA_TRACE_SYMLINK && !absolute(ev->path)))
-                return -EINVAL;
-        if ((ev->op == CA_TRACE_RENAME || ev->op == CA_TRACE_LINK ||
-             ev->op == CA_TRACE_SYMLINK) && !absolute(ev->path2))
-                return -EINVAL;
-        path = ev->path;
-        end = path + strlen(path);
-        res = ev->result;
-        ignored = d->replay_ignored;
-        switch (res) {
-        case -EFAULT:
-        case -EBADF:
-        case -EINVAL:
-        case -ENAMETOOLONG:
-        case -ELOOP:
-        case -EIO: /* an errno the reader did not know: nothing to learn */
-                d->replay_ignored++;
-                return 0;
-        }
-
-        switch (ev->op) {
-        case CA_TRACE_LOOKUP:
-        case CA_TRACE_EXEC:
-        case CA_TRACE_CHDIR:
-                if (res == -ENOENT)
-                        r = replay_missing(d, path, end);
-                else if (res == -ENOTDIR)
-                        r = replay_prefix(d, path, end);
-                else
-                        r = replay_exists(d, path, end, res == 0 && ev->op == CA_TRACE_CHDIR,
-                                          true);
-                break;
-        case CA_TRACE_CREATE:
-        case CA_TRACE_MKDIR:
-                if (res == 0 || res == -EEXIST)
-                        /* a cached negative turning positive is the point of a create */
-                        r = replay_exists(d, path, end, ev->op == CA_TRACE_MKDIR, res != 0);
-                else if (res == -ENOENT) {
-                        const char *pe = parent_end(path, end);
-
-                        r = pe - path > 1 ? replay_missing(d, path, pe) : 0;
-                } else
-                        r = replay_prefix(d, path, end);
-                break;
-        case CA_TRACE_UNLINK:
-        case CA_TRACE_RMDIR:
-                if (res == 0)
-                        r = replay_remove(d, path, end, ev->op == CA_TRACE_RMDIR);
-                else if (res == -ENOENT)
-                        r = replay_missing(d, path, end);
-                else if (res == -ENOTDIR && ev->op == CA_TRACE_UNLINK)
-                        r = replay_prefix(d, path, end);
-                else
-                        r = replay_exists(d, path, end, false, true);
-                break;
-        case CA_TRACE_RENAME:
-                if (res == 0)
-                        r = replay_rename(d, path, ev->path2);
-                else if (res == -ENOENT)
-                        r = replay_missing(d, path, end);
-                else if (res == -ENOTDIR)
-                        r = replay_prefix(d, path, end);
-                else
-                        r = replay_exists(d, path, end, false, true);
-                break;
-        case CA_TRACE_LINK:
-                if (res == -ENOENT)
-                        r = replay_missing(d, path, end);
-                else if (res == -ENOTDIR)
-                        r = replay_prefix(d, path, end);
-                else {
-                        r = replay_exists(d, path, end, false, true);
-                        if (r == 0 && (res == 0 || res == -EEXIST))
-                                r = replay_exists(d, ev->path2, ev->path2 + strlen(ev->path2),
-                                                  false, res != 0);
-                }
-                break;
-        case CA_TRACE_SYMLINK: {
-                const char *p2 = ev->path2, *e2 = p2 + strlen(p2);
-
-                if (res == 0 || res == -EEXIST)
-                        r = replay_exists(d, p2, e2, false, res != 0);
-                else if (res == -ENOENT) {
-                        const char *pe = parent_end(p2, e2);
-
-                        r = pe - p2 > 1 ? replay_missing(d, p2, pe) : 0;
-                } else
-                        r = replay_prefix(d, p2, e2);
-                break;
-        }
-        default:
-                return -EINVAL;
-        }
-        if (r < 0)
-                return r;
-        if (d->replay_ignored == ignored)
-                d->replayed++;
         return 0;
 }

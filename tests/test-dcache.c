@@ -17,6 +17,7 @@
 #include <criterion/criterion.h>
 
 #include "cacheage/dcache.h"
+#include "cacheage/replay.h"
 
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 

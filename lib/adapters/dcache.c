@@ -35,6 +35,7 @@
 
 #include "cacheage/dcache.h"
 #include "cacheage/plugin.h"
+#include "cacheage/replay.h"
 #include "cacheage/trace.h"
 
 #define DC_TICK_USEC 10000              /* feeding timer period: 10ms */

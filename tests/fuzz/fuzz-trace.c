@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libFuzzer target for the strace log reader (lib/trace.c) and the dentry model's replay of
- * its events (ca_dcache_replay in lib/dcache.c): a trace is the outside input that reaches
+ * its events (ca_dcache_replay in lib/replay.c): a trace is the outside input that reaches
  * the most code, through the dcache adapter's "source = strace:PATH".
  *
  * Input: one byte that picks the model's policies, then the log.
@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "cacheage/dcache.h"
+#include "cacheage/replay.h"
 #include "cacheage/trace.h"
 
 #define CHECK_EVERY 16  /* events between two ca_dcache_check() runs */

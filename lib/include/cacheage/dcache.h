@@ -4,7 +4,8 @@
 
 /*
  * A userspace model of the Linux dentry cache (fs/dcache.c), precise enough to replay real
- * workloads and to put the 2022 negative-dentry proposals side by side on one trace.
+ * workloads (cacheage/replay.h applies strace events to it) and to put the 2022 negative-dentry
+ * proposals side by side on one trace.
  *
  * Model
  *   A dentry has a name, a parent, a reference count and a state: positive (names an
@@ -54,7 +55,6 @@
 #include <stdint.h>
 
 #include "cacheage/age.h"
-#include "cacheage/trace.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -112,9 +112,9 @@ struct ca_dcache_stats {
         uint64_t aging_reclaimed;    /* aging: dentries killed by the reclaim op */
         uint64_t aging_busy;         /* aging: CA_BUSY answers (in use) */
         uint64_t aging_kept;         /* aging: CA_KEEP answers (has children) */
-        /* replay */
+        /* trace replay (cacheage/replay.h) */
         uint64_t replayed;           /* events applied */
-        uint64_t replay_ignored;     /* events with nothing to apply (see ca_dcache_replay) */
+        uint64_t replay_ignored;     /* events with nothing to apply */
         uint64_t replay_fixups;      /* cached state the trace contradicted, corrected */
 };
 
@@ -353,35 +353,6 @@ struct ca_cache *ca_dcache_cache(const struct ca_dcache *d);
  * matters for memory between slices and for ca_dcache_check().
  */
 void ca_dcache_dispose(struct ca_dcache *d);
-
-/* --- replay ----------------------------------------------------------------------------------- */
-
-/*
- * ca_dcache_replay() - apply one trace event; the trace's results say what exists:
- *   success of LOOKUP, EXEC, CHDIR: every component positive (the ones before the last as
- *     directories; CHDIR's last too); CREATE, MKDIR: the parent path positive, the last
- *     component looked up and instantiated; UNLINK: looked up positive, then d_delete;
- *     RMDIR: the same after shrink_dcache_parent; RENAME: path positive, path2 looked up
- *     (negative when new), d_move, the old target dies; LINK: path positive, path2 created;
- *     SYMLINK: path2 created (path is the link's text, not looked up).
- *   -ENOENT: components before the last are positive unless a cached negative one is met
- *     (the walk stops there); the last is a negative dentry (for CREATE, MKDIR and SYMLINK
- *     it is the parent's last component that is missing; for RENAME and LINK, path's).
- *   -ENOTDIR: the components before the last are positive, the last is not looked up.
- *   -EFAULT, -EBADF, -EINVAL, -ENAMETOOLONG, -ELOOP, -EIO (an errno the reader did not
- *     know): nothing (ignored).
- *   any other error (-EACCES, -EEXIST, -EISDIR, ...): the object exists: path (path2 for a
- *     LINK or SYMLINK with -EEXIST) is positive; for CREATE, MKDIR, SYMLINK only the parent.
- * Where the cache contradicts the trace (a cached negative the trace found, or a positive it
- * did not, such as a directory an earlier -ENOENT was assumed to have walked through), the
- * model is corrected to what a fresh lookup would leave, a positive, or a negative dentry
- * with its unused subtree killed (counted in replay_fixups).
- * Components are taken as written: symbolic links are not followed. References are taken
- * and dropped as the kernel's walk does, so nothing stays held.
- * Returns 0 (applied or ignored), -EINVAL (no path, a relative path, an unknown op),
- * -ENAMETOOLONG, -ENOMEM.
- */
-int ca_dcache_replay(struct ca_dcache *d, const struct ca_trace_event *ev);
 
 #ifdef __cplusplus
 }
