@@ -15,7 +15,6 @@
  */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -23,101 +22,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
 #include <systemd/sd-bus.h>
 
 #include "bus-def.h"
+#include "test-util.h"
 
 #define PROPS_IFACE "org.freedesktop.DBus.Properties"
 
 struct bus_env {
-        char dir[64];
-        char socket[128];
-        char address[160];
-        char conf[128];
-        char daemon_err[128];
+        char *dir;
+        char socket[256];
+        char address[300];
+        char conf[256];
+        char daemon_err[256];
         pid_t dbus_pid;
         pid_t daemon_pid;
         sd_bus *bus; /* the test's own connection, as root */
 };
-
-static inline uint64_t mono_usec(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
-static inline uint64_t real_usec(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
-static inline const char *harness_env(const char *name)
-{
-        const char *v = getenv(name);
-
-        cr_assert(v && *v, "%s is not set: run this test through meson", name);
-        return v;
-}
-
-static inline void harness_write(const char *path, const char *fmt, ...)
-        __attribute__((format(printf, 2, 3)));
-static inline void harness_write(const char *path, const char *fmt, ...)
-{
-        FILE *f = fopen(path, "we");
-        va_list ap;
-
-        cr_assert(f, "cannot write %s: %s", path, strerror(errno));
-        va_start(ap, fmt);
-        vfprintf(f, fmt, ap);
-        va_end(ap);
-        cr_assert(fclose(f) == 0);
-}
-
-/* The whole file, malloc()ed ("" when missing). */
-static inline char *harness_read(const char *path)
-{
-        FILE *f = fopen(path, "re");
-        char *buf = NULL;
-        size_t len = 0;
-
-        if (!f)
-                return strdup("");
-        if (getdelim(&buf, &len, '\0', f) < 0) {
-                free(buf);
-                buf = strdup("");
-        }
-        fclose(f);
-        return buf;
-}
-
-static inline pid_t harness_spawn(const char *const argv[], const char *out_path)
-{
-        pid_t pid = fork();
-
-        cr_assert(pid >= 0);
-        if (pid == 0) {
-                int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-                if (fd >= 0) {
-                        dup2(fd, STDOUT_FILENO);
-                        dup2(fd, STDERR_FILENO);
-                }
-                execvp(argv[0], (char *const *)argv);
-                _exit(127);
-        }
-        return pid;
-}
 
 static inline int harness_connect(const char *address, sd_bus **ret)
 {
@@ -140,28 +65,25 @@ static inline int harness_connect(const char *address, sd_bus **ret)
         return 0;
 }
 
+static inline bool bus_env_connected(void *userdata)
+{
+        struct bus_env *e = userdata;
+
+        return access(e->socket, F_OK) == 0 && harness_connect(e->address, &e->bus) >= 0;
+}
+
 /* Start dbus-daemon on the configuration written in e->dir and connect to it. */
 static inline void bus_env_spawn_bus(struct bus_env *e)
 {
-        char conf[160], log[160], arg[200];
+        char *log = test_path_join(e->dir, "dbus.log"), arg[300];
         const char *argv[] = { "dbus-daemon", "--nofork", arg, NULL };
-        uint64_t until;
-        int r;
 
-        snprintf(conf, sizeof(conf), "%s/bus.conf", e->dir);
-        snprintf(log, sizeof(log), "%s/dbus.log", e->dir);
-        snprintf(arg, sizeof(arg), "--config-file=%s", conf);
+        snprintf(arg, sizeof(arg), "--config-file=%s/bus.conf", e->dir);
         unlink(e->socket);
-        e->dbus_pid = harness_spawn(argv, log);
-        until = mono_usec() + 10000000;
-        for (;;) {
-                r = access(e->socket, F_OK) == 0 ? harness_connect(e->address, &e->bus) : -ENOENT;
-                if (r >= 0)
-                        break;
-                cr_assert(mono_usec() < until, "dbus-daemon did not start: %s",
-                          harness_read(log));
-                usleep(10000);
-        }
+        e->dbus_pid = test_spawn(argv, log, log, NULL, NULL);
+        cr_assert(test_wait_until(bus_env_connected, e, 10000000),
+                  "dbus-daemon did not start: %s", test_read_file(log));
+        free(log);
 }
 
 /* Stop the bus under the daemon's feet (our connection goes with it). */
@@ -176,16 +98,15 @@ static inline void bus_env_kill_bus(struct bus_env *e)
 /* Start the private bus; @policy is the file it includes (NULL: ours). */
 static inline void bus_env_start(struct bus_env *e, const char *policy)
 {
-        char conf[160], line[512], ours[512];
-        const char *src = harness_env("CA_TEST_SRCDIR");
+        char conf[300], line[512], ours[512];
+        const char *src = test_env("CA_TEST_SRCDIR");
         FILE *in, *out;
 
         memset(e, 0, sizeof(*e));
         e->dbus_pid = e->daemon_pid = -1;
-        strcpy(e->dir, "/tmp/cacheage-bus-XXXXXX");
-        cr_assert(mkdtemp(e->dir));
-        cr_assert(chmod(e->dir, 0755) == 0); /* "nobody" connects too */
-        snprintf(e->socket, sizeof(e->socket), "%s/bus", e->dir);
+        e->dir = test_mkdtemp("cacheage-bus"); /* 0755: "nobody" connects too */
+        cr_assert((size_t)snprintf(e->socket, sizeof(e->socket), "%s/bus", e->dir) < 108,
+                  "%s/bus: too long for a socket", e->dir);
         snprintf(e->address, sizeof(e->address), "unix:path=%s", e->socket);
         snprintf(e->conf, sizeof(e->conf), "%s/cacheaged.conf", e->dir);
         snprintf(e->daemon_err, sizeof(e->daemon_err), "%s/cacheaged.log", e->dir);
@@ -234,8 +155,8 @@ static inline void bus_env_daemon(struct bus_env *e, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 static inline void bus_env_daemon(struct bus_env *e, const char *fmt, ...)
 {
-        char bus_arg[200];
-        const char *argv[] = { harness_env("CACHEAGED"), "--config", e->conf, "--bus", bus_arg,
+        char bus_arg[300];
+        const char *argv[] = { test_env("CACHEAGED"), "--config", e->conf, "--bus", bus_arg,
                                NULL };
         uint64_t until;
         FILE *f;
@@ -250,57 +171,36 @@ static inline void bus_env_daemon(struct bus_env *e, const char *fmt, ...)
         cr_assert(fclose(f) == 0);
 
         snprintf(bus_arg, sizeof(bus_arg), "%s", e->address);
-        e->daemon_pid = harness_spawn(argv, e->daemon_err);
-        until = mono_usec() + 60000000; /* a 2M-object cache under ASan takes a while */
+        e->daemon_pid = test_spawn(argv, e->daemon_err, e->daemon_err, NULL, NULL);
+        until = test_now_usec() + 60000000; /* a 2M-object cache under ASan takes a while */
         while (!bus_has_owner(e->bus, CA_BUS_NAME)) {
                 if (waitpid(e->daemon_pid, &status, WNOHANG) == e->daemon_pid) {
                         e->daemon_pid = -1;
                         cr_assert_fail("cacheaged exited at start (status %d): %s", status,
-                                       harness_read(e->daemon_err));
+                                       test_read_file(e->daemon_err));
                 }
-                cr_assert(mono_usec() < until, "cacheaged did not take its name: %s",
-                          harness_read(e->daemon_err));
+                cr_assert(test_now_usec() < until, "cacheaged did not take its name: %s",
+                          test_read_file(e->daemon_err));
                 usleep(10000);
         }
-}
-
-static inline void harness_no_sanitizer_report(const char *path)
-{
-        char *log = harness_read(path);
-
-        cr_expect(!strstr(log, "Sanitizer") && !strstr(log, "runtime error:"),
-                  "sanitizer report in %s:\n%s", path, log);
-        free(log);
 }
 
 /* SIGTERM and wait: the daemon must exit 0, with no sanitizer report. */
 static inline void bus_env_stop_daemon(struct bus_env *e)
 {
-        uint64_t until = mono_usec() + 30000000;
-        int status = 0;
+        int status;
 
         if (e->daemon_pid <= 0)
                 return;
-        kill(e->daemon_pid, SIGTERM);
-        while (waitpid(e->daemon_pid, &status, WNOHANG) != e->daemon_pid) {
-                if (mono_usec() > until) {
-                        kill(e->daemon_pid, SIGKILL);
-                        waitpid(e->daemon_pid, &status, 0);
-                        cr_expect_fail("cacheaged did not stop on SIGTERM");
-                        break;
-                }
-                usleep(10000);
-        }
+        status = test_stop(e->daemon_pid, 30000000);
         e->daemon_pid = -1;
         cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                  "cacheaged exited with status %d: %s", status, harness_read(e->daemon_err));
-        harness_no_sanitizer_report(e->daemon_err);
+                  "cacheaged exited with status %d: %s", status, test_read_file(e->daemon_err));
+        test_expect_no_sanitizer_report(e->daemon_err);
 }
 
 static inline void bus_env_stop(struct bus_env *e)
 {
-        char cmd[128];
-
         bus_env_stop_daemon(e);
         e->bus = sd_bus_flush_close_unref(e->bus);
         if (e->dbus_pid > 0) {
@@ -308,11 +208,9 @@ static inline void bus_env_stop(struct bus_env *e)
                 waitpid(e->dbus_pid, NULL, 0);
                 e->dbus_pid = -1;
         }
-        if (e->dir[0] && !getenv("CA_TEST_KEEP")) {
-                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", e->dir);
-                if (system(cmd) != 0)
-                        fprintf(stderr, "could not remove %s\n", e->dir);
-        }
+        test_rm_rf(e->dir);
+        free(e->dir);
+        e->dir = NULL;
 }
 
 /* "/org/cacheage/CacheAge1/cache/<escaped>", static buffer. */

@@ -8,6 +8,7 @@
  */
 
 #include <inttypes.h>
+#include <sys/stat.h>
 
 #include "cacheage/age.h"
 #include "test-bus-harness.h"
@@ -138,7 +139,7 @@ static void watch_changes(sd_bus *bus, struct changes *ch, const char *path)
 /* Dispatch the bus until @done() or @timeout_usec; returns whether it got there. */
 static bool pump_until(sd_bus *bus, bool (*done)(void *), void *userdata, uint64_t timeout_usec)
 {
-        uint64_t until = mono_usec() + timeout_usec;
+        uint64_t until = test_now_usec() + timeout_usec;
 
         while (!done(userdata)) {
                 int r = sd_bus_process(bus, NULL);
@@ -146,7 +147,7 @@ static bool pump_until(sd_bus *bus, bool (*done)(void *), void *userdata, uint64
                 cr_assert(r >= 0, "sd_bus_process: %s", strerror(-r));
                 if (r > 0)
                         continue;
-                if (mono_usec() >= until)
+                if (test_now_usec() >= until)
                         return false;
                 sd_bus_wait(bus, 50000);
         }
@@ -237,7 +238,7 @@ static void config_header(char *buf, size_t len)
                  "plugin_dir = %s\n"
                  "idle_cpu_pressure = 0\n"
                  "idle_memory_pressure = 0\n",
-                 harness_env("CA_TEST_PLUGIN_DIR"));
+                 test_env("CA_TEST_PLUGIN_DIR"));
 }
 
 static struct bus_env env;
@@ -306,7 +307,8 @@ static void expect_cache_equals(sd_bus *bus, const char *name, const struct ca_s
 
                 /* Times: when and how long cannot match an in-process run, but must be sane. */
                 if (strcmp(d[i].unit, "timestamp_usec") == 0)
-                        cr_expect(lib == 0 ? got == 0 : got >= since_usec && got <= real_usec(),
+                        cr_expect(lib == 0 ? got == 0
+                                           : got >= since_usec && got <= test_realtime_usec(),
                                   "%s: %s is %" PRIu64 ", the library's %" PRIu64
                                   " (rotated since %" PRIu64 ")",
                                   name, d[i].property, got, lib, since_usec);
@@ -335,7 +337,7 @@ Test(bus, properties_equal_library_figures, .fini = teardown, .timeout = 120)
 
         bus_env_start(&env, NULL);
         config_header(hdr, sizeof(hdr));
-        t0 = real_usec();
+        t0 = test_realtime_usec();
         bus_env_daemon(&env,
                        "%s\n"
                        "[cache fixed-1.a]\nadapter = fixed\nobjects = 1000\nreused = 100\n\n"
@@ -344,7 +346,7 @@ Test(bus, properties_equal_library_figures, .fini = teardown, .timeout = 120)
                        "[cache busy]\nadapter = fixed\nobjects = 200\nverdict = busy\n"
                        "interval = 30s\nenabled = no\n",
                        hdr);
-        t1 = real_usec();
+        t1 = test_realtime_usec();
 
         /* The manager. */
         s = get_s(env.bus, CA_BUS_MANAGER_PATH, CA_BUS_MANAGER_IFACE, "Version");
@@ -398,7 +400,7 @@ Test(bus, properties_equal_library_figures, .fini = teardown, .timeout = 120)
         mirror_free(&mi[0]);
 
         /* k rotations of each, one at a time: each ends with one PropertiesChanged. */
-        t_rot = real_usec();
+        t_rot = test_realtime_usec();
         for (unsigned r = 1; r <= k; r++) {
                 struct wait_n w = { .ch = chp, .n_ch = 3, .want = r };
 
@@ -544,7 +546,7 @@ Test(bus, adapter_stats_info_as_declared, .fini = teardown, .timeout = 60)
                 }
         call_ok(env.bus, CA_BUS_MANAGER_PATH, CA_BUS_MANAGER_IFACE, "Rotate", "s", "");
 
-        log = harness_read(env.daemon_err);
+        log = test_read_file(env.daemon_err);
         cr_expect_eq(count(log, "malformed statistic"), 2, "%s", log);
         cr_expect_eq(count(log, "bad: adapter fixed reports a malformed statistic: statistic "
                                 "\"Bad Name\": the name must be snake_case"),
@@ -705,16 +707,16 @@ Test(bus, unknown_cache_and_reload, .fini = teardown, .timeout = 120)
         sd_bus_error_free(&error);
 
         /* A good reload adds a cache, replies when it is in force, and signals Caches. */
-        harness_write(env.conf, "%s\n[cache one]\nadapter = fixed\nobjects = 10\n\n"
-                                "[cache two]\nadapter = fixed\nobjects = 20\n", hdr);
+        test_write_file(env.conf, "%s\n[cache one]\nadapter = fixed\nobjects = 10\n\n"
+                        "[cache two]\nadapter = fixed\nobjects = 20\n", hdr);
         call_ok(env.bus, CA_BUS_MANAGER_PATH, CA_BUS_MANAGER_IFACE, "Reload", NULL);
         cr_expect_eq(get_t(env.bus, cache_path("two"), CA_BUS_CACHE_IFACE, "Objects"), 20);
         cr_assert(pump_until(env.bus, got_one, &mch, 5000000), "no PropertiesChanged");
         cr_expect(strstr(mch.names, "|Caches|"));
 
         /* A bad one: ConfigError carrying file:line and the key; nothing changes. */
-        harness_write(env.conf, "%s\n[cache one]\nadapter = fixed\nobjects = 10\nbogus_key = 1\n",
-                      hdr);
+        test_write_file(env.conf, "%s\n[cache one]\nadapter = fixed\nobjects = 10\nbogus_key = 1\n",
+                        hdr);
         r = sd_bus_call_method(env.bus, CA_BUS_NAME, CA_BUS_MANAGER_PATH, CA_BUS_MANAGER_IFACE,
                                "Reload", &error, NULL, NULL);
         cr_expect(r < 0 && sd_bus_error_has_name(&error, CA_BUS_ERROR_CONFIG), "%s", error.name);
@@ -734,10 +736,9 @@ Test(bus, unknown_cache_and_reload, .fini = teardown, .timeout = 120)
 
 Test(bus, name_taken_fails, .fini = teardown, .timeout = 60)
 {
-        char hdr[512], log[160], bus_arg[200], *text;
-        const char *argv[] = { harness_env("CACHEAGED"), "--config", env.conf, "--bus", bus_arg,
+        char hdr[512], log[300], bus_arg[300], *text;
+        const char *argv[] = { test_env("CACHEAGED"), "--config", env.conf, "--bus", bus_arg,
                                NULL };
-        uint64_t until;
         pid_t pid;
         int status = 0;
 
@@ -747,23 +748,18 @@ Test(bus, name_taken_fails, .fini = teardown, .timeout = 60)
 
         snprintf(log, sizeof(log), "%s/second.log", env.dir);
         snprintf(bus_arg, sizeof(bus_arg), "%s", env.address);
-        pid = harness_spawn(argv, log);
-        until = mono_usec() + 30000000;
-        while (waitpid(pid, &status, WNOHANG) != pid) {
-                if (mono_usec() > until) {
-                        kill(pid, SIGKILL);
-                        waitpid(pid, &status, 0);
-                        cr_assert_fail("a second cacheaged kept running");
-                }
-                usleep(10000);
+        pid = test_spawn(argv, log, log, NULL, NULL);
+        if (!test_wait_exit(pid, 30000000, &status)) {
+                test_kill(pid);
+                cr_assert_fail("a second cacheaged kept running");
         }
-        text = harness_read(log);
+        text = test_read_file(log);
         cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status %d: %s", status, text);
         cr_expect(strstr(text, "org.cacheage.CacheAge1 is already taken"), "%s", text);
         /* Said once: not again by whoever called the bus code. */
         cr_expect_eq(count(text, "\n"), 1, "more than one line for one failure:\n%s", text);
         free(text);
-        harness_no_sanitizer_report(log);
+        test_expect_no_sanitizer_report(log);
         /* The first one is unharmed. */
         cr_expect(bus_has_owner(env.bus, CA_BUS_NAME));
 }
@@ -776,7 +772,7 @@ static bool name_back(void *userdata)
 Test(bus, reconnects_and_ages_meanwhile, .fini = teardown, .timeout = 120)
 {
         const char *path = cache_path("r");
-        uint64_t before, until;
+        uint64_t before;
         char hdr[512], *log;
 
         bus_env_start(&env, NULL);
@@ -788,17 +784,13 @@ Test(bus, reconnects_and_ages_meanwhile, .fini = teardown, .timeout = 120)
         bus_env_kill_bus(&env);
         usleep(700000); /* the first retry (0.5 s) finds no bus */
         bus_env_spawn_bus(&env);
-        until = mono_usec() + 30000000;
-        while (!name_back(env.bus)) {
-                cr_assert(mono_usec() < until, "cacheaged never came back: %s",
-                          harness_read(env.daemon_err));
-                usleep(20000);
-        }
+        cr_assert(test_wait_until(name_back, env.bus, 30000000), "cacheaged never came back: %s",
+                  test_read_file(env.daemon_err));
         /* 50 ms rotations went on while the bus was away (≥ 0.7 s). */
         cr_expect(get_t(env.bus, path, CA_BUS_CACHE_IFACE, "Rotations") >= before + 5,
                   "%" PRIu64 " rotations before, %" PRIu64 " after", before,
                   get_t(env.bus, path, CA_BUS_CACHE_IFACE, "Rotations"));
-        log = harness_read(env.daemon_err);
+        log = test_read_file(env.daemon_err);
         cr_expect(strstr(log, "Lost the bus connection") && strstr(log, "Reconnected"), "%s", log);
         /* One line per failure, saying what comes next. */
         cr_expect_eq(count(log, "Lost the bus connection"), 1, "%s", log);
@@ -931,15 +923,15 @@ Test(bus, privileges_sd_bus_check, .fini = teardown, .timeout = 120)
         fd = mkstemps(open_policy, 5);
         cr_assert(fd >= 0);
         close(fd);
-        harness_write(open_policy,
-                      "<busconfig>\n"
-                      "  <policy user=\"root\"><allow own=\"%s\"/></policy>\n"
-                      "  <policy context=\"default\">\n"
-                      "    <allow send_destination=\"%s\"/>\n"
-                      "    <allow receive_sender=\"%s\"/>\n"
-                      "  </policy>\n"
-                      "</busconfig>\n",
-                      CA_BUS_NAME, CA_BUS_NAME, CA_BUS_NAME);
+        test_write_file(open_policy,
+                        "<busconfig>\n"
+                        "  <policy user=\"root\"><allow own=\"%s\"/></policy>\n"
+                        "  <policy context=\"default\">\n"
+                        "    <allow send_destination=\"%s\"/>\n"
+                        "    <allow receive_sender=\"%s\"/>\n"
+                        "  </policy>\n"
+                        "</busconfig>\n",
+                        CA_BUS_NAME, CA_BUS_NAME, CA_BUS_NAME);
         cr_assert(chmod(open_policy, 0644) == 0);
         bus_env_start(&env, open_policy);
         privileges_check(false);
@@ -1040,8 +1032,8 @@ static void introspection_matches(const char *path, const char *iface, const cha
                                      "org.freedesktop.DBus.Introspectable", "Introspect", NULL,
                                      &reply, NULL) >= 0);
         cr_assert(sd_bus_message_read(reply, "s", &live) >= 0);
-        snprintf(file, sizeof(file), "%s/../systemd/%s", harness_env("CA_TEST_SRCDIR"), xml_file);
-        installed = harness_read(file);
+        snprintf(file, sizeof(file), "%s/../systemd/%s", test_env("CA_TEST_SRCDIR"), xml_file);
+        installed = test_read_file(file);
         cr_assert(installed[0], "cannot read %s", file);
         a = members(live, iface);
         b = members(installed, iface);
@@ -1105,7 +1097,7 @@ Test(bus, responsive_while_aging_2M_objects, .fini = teardown, .timeout = 300)
                        "single_use_age = 1\nmax_age = 1\n",
                        hdr, objects);
 
-        until = mono_usec() + 240000000;
+        until = test_now_usec() + 240000000;
         while (during < gets) {
                 sd_bus_error error = SD_BUS_ERROR_NULL;
                 uint64_t backlog = 0, t, dt;
@@ -1115,10 +1107,10 @@ Test(bus, responsive_while_aging_2M_objects, .fini = teardown, .timeout = 300)
                         call_ok(env.bus, path, CA_BUS_CACHE_IFACE, "Rotate", NULL);
                         rotations++;
                 }
-                t = mono_usec();
+                t = test_now_usec();
                 r = sd_bus_get_property_trivial(env.bus, CA_BUS_NAME, path, CA_BUS_CACHE_IFACE,
                                                 "Backlog", &error, 't', &backlog);
-                dt = mono_usec() - t;
+                dt = test_now_usec() - t;
                 cr_assert(r >= 0, "Get %" PRIu64 " was not answered: %s", calls, error.message);
                 if (calls < cap)
                         lat[calls] = dt;
@@ -1126,11 +1118,12 @@ Test(bus, responsive_while_aging_2M_objects, .fini = teardown, .timeout = 300)
                 total += dt;
                 if (backlog > 0)
                         during++;
-                cr_assert(mono_usec() < until, "only %" PRIu64 " Gets during rotations", during);
+                cr_assert(test_now_usec() < until, "only %" PRIu64 " Gets during rotations",
+                          during);
         }
         /* Let the rotation finish: the Gets above were answered during a full one. */
         while (get_t(env.bus, path, CA_BUS_CACHE_IFACE, "Backlog") > 0) {
-                cr_assert(mono_usec() < until, "the rotation never ended");
+                cr_assert(test_now_usec() < until, "the rotation never ended");
                 usleep(10000);
         }
         if (calls > cap)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../daemon/config.h"
+#include "test-util.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/lsan_interface.h>
@@ -39,19 +40,10 @@ TestSuite(config, .fini = check_leaks);
 
 static char *fixtures(const char *rel)
 {
-        const char *src = getenv("CA_TEST_SRCDIR");
+        const char *src = test_env("CA_TEST_SRCDIR");
         char *p;
 
-        cr_assert(src, "CA_TEST_SRCDIR is not set");
         cr_assert(asprintf(&p, "%s/fixtures/config%s%s", src, rel ? "/" : "", rel ? rel : "") > 0);
-        return p;
-}
-
-static char *path_join(const char *dir, const char *name)
-{
-        char *p;
-
-        cr_assert(asprintf(&p, "%s/%s", dir, name) > 0);
         return p;
 }
 
@@ -76,41 +68,6 @@ static char *subst(const char *s, const char *key, const char *value)
         }
         *o = '\0';
         return out;
-}
-
-static void write_file(const char *path, const char *content, size_t len)
-{
-        FILE *f = fopen(path, "we");
-
-        cr_assert(f, "cannot create %s: %m", path);
-        cr_assert_eq(fwrite(content, 1, len, f), len);
-        cr_assert_eq(fclose(f), 0);
-}
-
-static void write_str(const char *path, const char *content)
-{
-        write_file(path, content, strlen(content));
-}
-
-static char *make_tmpdir(void)
-{
-        const char *t = getenv("TMPDIR");
-        char *p;
-
-        cr_assert(asprintf(&p, "%s/test-config.XXXXXX", t && *t ? t : "/tmp") > 0);
-        cr_assert(mkdtemp(p), "mkdtemp: %m");
-        return p;
-}
-
-static int rm_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-        return remove(path);
-}
-
-static void rm_tmpdir(char *dir)
-{
-        cr_assert_eq(nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
-        free(dir);
 }
 
 /* The built-in plugin_dir, as an empty file loads it. */
@@ -615,10 +572,10 @@ Test(config, good_syntax)
 /* CRLF line ends and a UTF-8 byte order mark, as editors elsewhere write them. */
 Test(config, good_crlf_bom)
 {
-        char *dir = make_tmpdir(), *path = path_join(dir, "c.conf");
+        char *dir = test_mkdtemp("test-config"), *path = test_path_join(dir, "c.conf");
         struct ca_conf *conf;
 
-        write_str(path, "\xEF\xBB\xBF[daemon]\r\ninterval = 7s\r\n\r\n[cache x]\r\n"
+        test_write_file(path, "%s", "\xEF\xBB\xBF[daemon]\r\ninterval = 7s\r\n\r\n[cache x]\r\n"
                         "adapter = files\r\npath = /a b\r\n");
         conf = load_ok(path);
         cr_expect_eq(conf->interval_usec, 7 * SEC);
@@ -629,39 +586,41 @@ Test(config, good_crlf_bom)
         cr_expect_eq(conf->caches[0].keys[0].line, 6);
         ca_conf_free(conf);
         free(path);
-        rm_tmpdir(dir);
+        test_rm_rf(dir);
+        free(dir);
 }
 
 Test(config, log_levels)
 {
         static const char *const names[] = { "emerg", "alert",  "crit", "err",
                                              "warning", "notice", "info", "debug" };
-        char *dir = make_tmpdir(), *path = path_join(dir, "c.conf"), text[64];
+        char *dir = test_mkdtemp("test-config"), *path = test_path_join(dir, "c.conf"), text[64];
         struct ca_conf *conf;
 
         for (int i = 0; i < 8; i++) {
                 snprintf(text, sizeof(text), "[daemon]\nlog_level = %s\n", names[i]);
-                write_str(path, text);
+                test_write_file(path, "%s", text);
                 conf = load_ok(path);
                 cr_expect_eq(conf->log_level, i, "%s", names[i]);
                 ca_conf_free(conf);
                 snprintf(text, sizeof(text), "[daemon]\nlog_level = %d\n", i);
-                write_str(path, text);
+                test_write_file(path, "%s", text);
                 conf = load_ok(path);
                 cr_expect_eq(conf->log_level, i);
                 ca_conf_free(conf);
         }
         free(path);
-        rm_tmpdir(dir);
+        test_rm_rf(dir);
+        free(dir);
 }
 
 /* Limits of the [daemon] and [cache] values, both edges. */
 Test(config, value_limits)
 {
-        char *dir = make_tmpdir(), *path = path_join(dir, "c.conf");
+        char *dir = test_mkdtemp("test-config"), *path = test_path_join(dir, "c.conf");
         struct ca_conf *conf;
 
-        write_str(path, "[daemon]\ninterval = 10ms\nslice_budget = 1\nslice_time = 100us\n"
+        test_write_file(path, "%s", "[daemon]\ninterval = 10ms\nslice_budget = 1\nslice_time = 100us\n"
                         "idle_cpu_pressure = 0\nidle_memory_pressure = 100\nmax_defer = 0\n"
                         "[cache a]\nadapter = a\ninterval = 1w\nsingle_use_age = 1\n"
                         "max_age = 65535\nenabled = off\n");
@@ -678,7 +637,7 @@ Test(config, value_limits)
         cr_expect_eq(conf->caches[0].enabled, false);
         ca_conf_free(conf);
 
-        write_str(path, "[daemon]\ninterval = 1w\nslice_budget = 1000000\nslice_time = 1s\n"
+        test_write_file(path, "%s", "[daemon]\ninterval = 1w\nslice_budget = 1000000\nslice_time = 1s\n"
                         "idle_cpu_pressure = 100.0%\nmax_defer = 1000\n");
         conf = load_ok(path);
         cr_expect_eq(conf->interval_usec, CA_INTERVAL_MAX_USEC);
@@ -707,7 +666,7 @@ Test(config, value_limits)
                 };
                 char *w[sizeof(want) / sizeof(want[0])];
 
-                write_str(path, "[daemon]\ninterval = 9999us\nslice_budget = 1000001\n"
+                test_write_file(path, "%s", "[daemon]\ninterval = 9999us\nslice_budget = 1000001\n"
                                 "slice_time = 99us\nidle_cpu_pressure = 100.01\n"
                                 "idle_memory_pressure = -1\nmax_defer = 1001\n"
                                 "idle_cpu_pressure = .5\n[cache a]\ninterval = 1w 1us\n"
@@ -719,7 +678,8 @@ Test(config, value_limits)
                         free(w[i]);
         }
         free(path);
-        rm_tmpdir(dir);
+        test_rm_rf(dir);
+        free(dir);
 }
 
 /* ---- bad files ---- */
@@ -833,7 +793,7 @@ Test(config, errors_appended)
 
 Test(config, line_length)
 {
-        char *dir = make_tmpdir(), *path = path_join(dir, "c.conf"), *text, *p;
+        char *dir = test_mkdtemp("test-config"), *path = test_path_join(dir, "c.conf"), *text, *p;
         struct ca_conf *conf;
         const char *head = "[cache x]\nadapter = files\n";
         size_t max = CA_CONF_LINE_MAX, huge = 100000;
@@ -850,7 +810,7 @@ Test(config, line_length)
         memset(p, 'b', max - 5);
         p += max - 5;
         p = stpcpy(p, "\r\n");
-        write_str(path, text);
+        test_write_file(path, "%s", text);
         conf = load_ok(path);
         cr_assert_eq(conf->caches[0].n_keys, 2);
         cr_expect_eq(strlen(conf->caches[0].keys[0].value), max - 5);
@@ -873,7 +833,7 @@ Test(config, line_length)
         memset(p, '[', huge);
         p += huge;
         p = stpcpy(p, "\nk4 = 2\nk4 = 3\n");
-        write_str(path, text);
+        test_write_file(path, "%s", text);
         cr_assert(asprintf(&want[0], "%s:3: line too long (over %d bytes)", path,
                            CA_CONF_LINE_MAX) > 0);
         cr_assert(asprintf(&want[1], "%s:5: line too long (over %d bytes)", path,
@@ -896,7 +856,7 @@ Test(config, line_length)
         p = stpcpy(text, "[daemon]\nplugin_dir = /");
         memset(p, 'x', max);
         p[max] = '\0';
-        write_str(path, text);
+        test_write_file(path, "%s", text);
         cr_assert(asprintf(&want[0], "%s:2: line too long (over %d bytes)", path,
                            CA_CONF_LINE_MAX) > 0);
         load_bad(path, (const char *const[]){ want[0] }, 1);
@@ -904,25 +864,27 @@ Test(config, line_length)
         free(text);
 
         free(path);
-        rm_tmpdir(dir);
+        test_rm_rf(dir);
+        free(dir);
 }
 
 Test(config, nul_byte)
 {
-        char *dir = make_tmpdir(), *path = path_join(dir, "c.conf"), *want;
+        char *dir = test_mkdtemp("test-config"), *path = test_path_join(dir, "c.conf"), *want;
         static const char text[] = "[daemon]\ninterval = 1s\0 junk\nmax_defer = 1\n";
 
-        write_file(path, text, sizeof(text) - 1);
+        test_write_data(path, text, sizeof(text) - 1);
         cr_assert(asprintf(&want, "%s:2: NUL byte in line", path) > 0);
         load_bad(path, (const char *const[]){ want }, 1);
         free(want);
         free(path);
-        rm_tmpdir(dir);
+        test_rm_rf(dir);
+        free(dir);
 }
 
 Test(config, too_many_caches)
 {
-        char *dir = make_tmpdir(), *path = path_join(dir, "c.conf"), *want;
+        char *dir = test_mkdtemp("test-config"), *path = test_path_join(dir, "c.conf"), *want;
         size_t size = (CA_CONF_CACHES_MAX + 2) * 40, off = 0;
         char *text = malloc(size);
         struct ca_conf *conf;
@@ -930,7 +892,7 @@ Test(config, too_many_caches)
         cr_assert(text);
         for (int i = 0; i < CA_CONF_CACHES_MAX; i++)
                 off += (size_t)snprintf(text + off, size - off, "[cache c%d]\nadapter = a\n", i);
-        write_str(path, text);
+        test_write_file(path, "%s", text);
         conf = load_ok(path);
         cr_expect_eq(conf->n_caches, CA_CONF_CACHES_MAX);
         cr_expect_str_eq(conf->caches[CA_CONF_CACHES_MAX - 1].name, "c255");
@@ -939,19 +901,20 @@ Test(config, too_many_caches)
         /* One more: reported once, at its header; a section seen before still opens. */
         off += (size_t)snprintf(text + off, size - off, "[cache extra]\nadapter = a\n"
                                 "[cache c0]\nx = 1\n[cache extra2]\n");
-        write_str(path, text);
+        test_write_file(path, "%s", text);
         cr_assert(asprintf(&want, "%s:%d: too many [cache NAME] sections (at most %d)", path,
                            2 * CA_CONF_CACHES_MAX + 1, CA_CONF_CACHES_MAX) > 0);
         load_bad(path, (const char *const[]){ want }, 1);
         free(want);
         free(text);
         free(path);
-        rm_tmpdir(dir);
+        test_rm_rf(dir);
+        free(dir);
 }
 
 Test(config, too_many_keys)
 {
-        char *dir = make_tmpdir(), *path = path_join(dir, "c.conf"), *want;
+        char *dir = test_mkdtemp("test-config"), *path = test_path_join(dir, "c.conf"), *want;
         size_t size = (CA_CONF_KEYS_MAX + 4) * 32, off = 0;
         char *text = malloc(size);
         struct ca_conf *conf;
@@ -960,35 +923,36 @@ Test(config, too_many_keys)
         off += (size_t)snprintf(text + off, size - off, "[cache a]\nadapter = a\n");
         for (int i = 0; i < CA_CONF_KEYS_MAX; i++)
                 off += (size_t)snprintf(text + off, size - off, "k%d = %d\n", i, i);
-        write_str(path, text);
+        test_write_file(path, "%s", text);
         conf = load_ok(path);
         cr_expect_eq(conf->caches[0].n_keys, CA_CONF_KEYS_MAX);
         ca_conf_free(conf);
 
         /* One more, twice: one message. An existing key may still be overridden... */
         off += (size_t)snprintf(text + off, size - off, "extra = 1\nextra2 = 2\n");
-        write_str(path, text);
+        test_write_file(path, "%s", text);
         cr_assert(asprintf(&want, "%s:%d: extra: too many adapter keys in [cache a] (at most %d)",
                            path, CA_CONF_KEYS_MAX + 3, CA_CONF_KEYS_MAX) > 0);
         load_bad(path, (const char *const[]){ want }, 1);
         free(want);
         free(text);
         free(path);
-        rm_tmpdir(dir);
+        test_rm_rf(dir);
+        free(dir);
 }
 
 static char *make_dropins(const char *dir, int n)
 {
-        char *path = path_join(dir, "c.conf"), *d, *f, name[32];
+        char *path = test_path_join(dir, "c.conf"), *d, *f, name[32];
 
-        write_str(path, "[daemon]\nmax_defer = 1\n");
+        test_write_file(path, "%s", "[daemon]\nmax_defer = 1\n");
         cr_assert(asprintf(&d, "%s.d", path) > 0);
         cr_assert_eq(mkdir(d, 0755), 0);
         for (int i = 0; i < n; i++) {
                 snprintf(name, sizeof(name), "%03d.conf", i);
-                f = path_join(d, name);
+                f = test_path_join(d, name);
                 snprintf(name, sizeof(name), "[daemon]\nmax_defer = %d\n", i);
-                write_str(f, name);
+                test_write_file(f, "%s", name);
                 free(f);
         }
         free(d);
@@ -997,40 +961,42 @@ static char *make_dropins(const char *dir, int n)
 
 Test(config, too_many_dropins)
 {
-        char *dir = make_tmpdir(), *path = make_dropins(dir, CA_CONF_FILES_MAX), *want;
+        char *dir = test_mkdtemp("test-config"), *path = make_dropins(dir, CA_CONF_FILES_MAX), *want;
         struct ca_conf *conf = load_ok(path);
 
         cr_expect_eq(conf->n_files, CA_CONF_FILES_MAX + 1);
         cr_expect_eq(conf->max_defer, CA_CONF_FILES_MAX - 1, "the last in strcmp order wins");
         ca_conf_free(conf);
         free(path);
-        rm_tmpdir(dir);
+        test_rm_rf(dir);
+        free(dir);
 
-        dir = make_tmpdir();
+        dir = test_mkdtemp("test-config");
         path = make_dropins(dir, CA_CONF_FILES_MAX + 1);
         cr_assert(asprintf(&want, "%s.d: too many drop-in files (at most %d *.conf)", path,
                            CA_CONF_FILES_MAX) > 0);
         load_bad(path, (const char *const[]){ want }, 1);
         free(want);
         free(path);
-        rm_tmpdir(dir);
+        test_rm_rf(dir);
+        free(dir);
 }
 
 /* Symlinked drop-ins are read; one to /dev/null masks; a dangling one is an error. */
 Test(config, dropin_symlinks)
 {
-        char *dir = make_tmpdir(), *path = path_join(dir, "c.conf"), *d, *target, *link, *want;
+        char *dir = test_mkdtemp("test-config"), *path = test_path_join(dir, "c.conf"), *d, *target, *link, *want;
         struct ca_conf *conf;
 
-        write_str(path, "[daemon]\nmax_defer = 1\n");
+        test_write_file(path, "%s", "[daemon]\nmax_defer = 1\n");
         cr_assert(asprintf(&d, "%s.d", path) > 0);
         cr_assert_eq(mkdir(d, 0755), 0);
-        target = path_join(dir, "elsewhere.txt");
-        write_str(target, "[daemon]\nmax_defer = 9\n");
-        link = path_join(d, "50-linked.conf");
+        target = test_path_join(dir, "elsewhere.txt");
+        test_write_file(target, "%s", "[daemon]\nmax_defer = 9\n");
+        link = test_path_join(d, "50-linked.conf");
         cr_assert_eq(symlink(target, link), 0);
         free(link);
-        link = path_join(d, "60-masked.conf");
+        link = test_path_join(d, "60-masked.conf");
         cr_assert_eq(symlink("/dev/null", link), 0);
         free(link);
 
@@ -1039,7 +1005,7 @@ Test(config, dropin_symlinks)
         cr_expect_eq(conf->n_files, 3);
         ca_conf_free(conf);
 
-        link = path_join(d, "70-dangling.conf");
+        link = test_path_join(d, "70-dangling.conf");
         cr_assert_eq(symlink("/nonexistent/x.conf", link), 0);
         cr_assert(asprintf(&want, "%s: cannot open: %s", link, strerror(ENOENT)) > 0);
         load_bad(path, (const char *const[]){ want }, 1);
@@ -1049,24 +1015,26 @@ Test(config, dropin_symlinks)
         free(target);
         free(d);
         free(path);
-        rm_tmpdir(dir);
+        test_rm_rf(dir);
+        free(dir);
 }
 
 /* A file where the drop-in directory should be is reported, not taken for "none". */
 Test(config, dropin_dir_not_a_dir)
 {
-        char *dir = make_tmpdir(), *path = path_join(dir, "c.conf"), *d, *want;
+        char *dir = test_mkdtemp("test-config"), *path = test_path_join(dir, "c.conf"), *d, *want;
 
-        write_str(path, "");
+        test_write_file(path, "%s", "");
         cr_assert(asprintf(&d, "%s.d", path) > 0);
-        write_str(d, "");
+        test_write_file(d, "%s", "");
         cr_assert(asprintf(&want, "%s: cannot read drop-in directory: %s", d,
                            strerror(ENOTDIR)) > 0);
         load_bad(path, (const char *const[]){ want }, 1);
         free(want);
         free(d);
         free(path);
-        rm_tmpdir(dir);
+        test_rm_rf(dir);
+        free(dir);
 }
 
 /*

@@ -15,11 +15,12 @@
 
 #include <criterion/criterion.h>
 
+#include "test-util.h"
 #include "trust.h"
 
 #define NOBODY 65534
 
-static char top[64];
+static char *top;
 
 static void mk(const char *rel, mode_t mode, uid_t uid)
 {
@@ -75,17 +76,13 @@ static int try_open(const char *rel, char *reason, size_t len)
 static void setup(void)
 {
         cr_assert(geteuid() == 0, "these tests need root");
-        snprintf(top, sizeof(top), "/tmp/cacheage-trust-XXXXXX");
-        cr_assert(mkdtemp(top));
-        cr_assert(chmod(top, 0755) == 0);
+        top = test_mkdtemp("cacheage-trust");
 }
 
 static void teardown(void)
 {
-        char cmd[128];
-
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
-        cr_assert(system(cmd) == 0);
+        test_rm_rf(top);
+        free(top);
 }
 
 TestSuite(trust, .init = setup, .fini = teardown);
