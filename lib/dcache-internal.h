@@ -141,9 +141,9 @@ static inline bool is_ancestor(const struct ca_dentry *a, const struct ca_dentry
 CA_HIDDEN void __ca_dentry_get(struct ca_dcache *d, struct ca_dentry *de);
 CA_HIDDEN void __ca_dentry_put(struct ca_dcache *d, struct ca_dentry *de);
 
-/* d_lookup(): referenced, and touched for aging when @do_touch; NULL when not cached. */
+/* d_lookup(): referenced and touched for aging; NULL when not cached. */
 CA_HIDDEN struct ca_dentry *__ca_dcache_lookup(struct ca_dcache *d, struct ca_dentry *parent,
-                                               const char *name, size_t len, bool do_touch);
+                                               const char *name, size_t len);
 /* As ca_dcache_alloc(), ca_dcache_add(), ca_dcache_instantiate(), ca_dcache_drop(),
    ca_dcache_delete(), ca_dcache_move() and ca_dcache_shrink_parent(). */
 CA_HIDDEN int __ca_dcache_alloc(struct ca_dcache *d, struct ca_dentry *parent, const char *name,

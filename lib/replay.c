@@ -53,7 +53,7 @@ static int replay_walk_parent(struct ca_dcache *d, const char *path, const char 
                 }
                 if (!(cur->flags & D_DIR))
                         cur->flags |= D_DIR; /* walked through: a directory after all */
-                child = __ca_dcache_lookup(d, cur, name, len, true);
+                child = __ca_dcache_lookup(d, cur, name, len);
                 if (!child) {
                         r = __ca_dcache_alloc(d, cur, name, len, &child);
                         if (r < 0)
@@ -97,7 +97,7 @@ static int replay_child(struct ca_dcache *d, struct ca_dentry *parent, const cha
         int r;
 
         parent->flags |= D_DIR; /* it has a child */
-        c = __ca_dcache_lookup(d, parent, name, len, true);
+        c = __ca_dcache_lookup(d, parent, name, len);
         if (c && exists && !(c->flags & D_POSITIVE)) {
                 r = __ca_dcache_instantiate(d, c, dir);
                 assert(r == 0);
@@ -228,7 +228,7 @@ static int replay_rename(struct ca_dcache *d, const char *path, const char *path
                 goto out_tp;
         }
         /* the target's lookup: cached, or a new negative dentry (lookup_one_qstr_excl) */
-        tgt = __ca_dcache_lookup(d, tp, name2, len2, true);
+        tgt = __ca_dcache_lookup(d, tp, name2, len2);
         if (!tgt) {
                 r = __ca_dcache_alloc(d, tp, name2, len2, &tgt);
                 if (r < 0)
