@@ -168,6 +168,7 @@ static void host_unregister_cache(void *userdata, struct ca_cache *cache)
         c->hooks = NULL;
         c->hooks_userdata = NULL;
         c->aging = false;
+        c->refreshing = false;
 }
 
 static int host_check_only(void *userdata)
@@ -178,6 +179,7 @@ static int host_check_only(void *userdata)
 }
 
 static bool manager_machine_busy(struct manager *m, char *what, size_t what_len);
+static void cache_rotate_now(struct manager_cache *c, int refresh_error);
 
 static int host_pressure(void *userdata, struct ca_pressure *ret)
 {
@@ -194,6 +196,20 @@ static bool host_idle(void *userdata)
         return !manager_machine_busy(c->manager, NULL, 0);
 }
 
+static void host_rotate_ready(void *userdata, struct ca_cache *cache, int error)
+{
+        struct manager_cache *c = userdata;
+
+        if (!c->cache || c->cache != cache || !c->refreshing) {
+                log_debug("%s: rotate_ready without a refresh under way, ignoring", c->name);
+                return;
+        }
+        c->refreshing = false;
+        log_debug("%s: refresh done in %" PRIu64 " ms", c->name,
+                  (ca_now_usec() - c->refresh_started_usec) / 1000);
+        cache_rotate_now(c, error);
+}
+
 static const struct ca_host_ops host_ops = {
         .log = host_log,
         .key_error = host_key_error,
@@ -203,6 +219,7 @@ static const struct ca_host_ops host_ops = {
         .check_only = host_check_only,
         .pressure = host_pressure,
         .idle = host_idle,
+        .rotate_ready = host_rotate_ready,
 };
 
 /* ---- rotation and aging ---- */
@@ -318,25 +335,53 @@ static int cache_set_params(struct manager_cache *c, const struct ca_params *p)
         return 0;
 }
 
-static int cache_rotate(struct manager_cache *c, bool forced)
+/* The rotation proper, once the cache is refreshed (@refresh_error: how that went). */
+static void cache_rotate_now(struct manager_cache *c, int refresh_error)
 {
         size_t due;
-        int r;
+
+        if (refresh_error < 0)
+                log_warning_errno(refresh_error, "%s: Failed to refresh the cache: %m, "
+                                  "rotating what it holds", c->name);
+        due = ca_cache_rotate(c->cache);
+        log_debug("%s: rotation, %zu objects due", c->name, due);
+        cache_start_aging(c);
+}
+
+static int cache_rotate(struct manager_cache *c, bool forced)
+{
+        int r = 0;
 
         if (!c->cache)
                 return -ESTALE;
+        if (c->refreshing) {
+                /* One refresh at a time: a slow source slows its own rotations only. */
+                c->skipped_refreshing++;
+                log_debug("%s: refresh under way for %" PRIu64 " ms, rotation skipped", c->name,
+                          (ca_now_usec() - c->refresh_started_usec) / 1000);
+                return 0;
+        }
         if (!forced && cache_defer(c))
                 return 0;
 
         if (c->hooks && c->hooks->before_rotate) {
+                c->refreshing = true;
+                c->refresh_started_usec = ca_now_usec();
                 r = c->hooks->before_rotate(c->cache, c->hooks_userdata);
-                if (r < 0)
-                        log_warning_errno(r, "%s: Failed to refresh the cache: %m, "
-                                          "rotating what it holds", c->name);
+                if (r == CA_ROTATE_LATER)
+                        return 0; /* host_rotate_ready() rotates (or already did) */
+                if (!c->refreshing)
+                        return 0; /* ready was called, yet not CA_ROTATE_LATER: rotated once */
+                c->refreshing = false;
+                if (r > 0) {
+                        log_warning("%s: before_rotate answered %d, which means nothing; "
+                                    "rotating", c->name, r);
+                        r = 0;
+                }
         }
-        due = ca_cache_rotate(c->cache);
-        log_debug("%s: rotation, %zu objects due", c->name, due);
-        cache_start_aging(c);
+        if (!c->cache) /* the hook gave up on its cache */
+                return -ESTALE;
+        cache_rotate_now(c, r);
         return 0;
 }
 

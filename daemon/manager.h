@@ -48,6 +48,9 @@ struct manager_cache {
         struct ca_errors *errors;       /* where key errors go while create() runs */
         bool check_only;                /* a create() that only validates */
         bool aging;                     /* a rotation's slices are still running */
+        bool refreshing;                /* before_rotate answered CA_ROTATE_LATER, not ready yet */
+        uint64_t refresh_started_usec;  /* CLOCK_MONOTONIC, when that refresh began */
+        uint64_t skipped_refreshing;    /* rotations skipped while a refresh was under way */
         uint64_t reclaimed_before;      /* stats.reclaimed when the rotation began */
         uint64_t last_reclaimed;        /* objects the last finished rotation reclaimed */
         bool adapter_stats_warned;      /* a malformed adapter statistic was logged */

@@ -105,6 +105,12 @@ bool ca_host_idle(struct ca_host *host)
         return host->ops->idle ? host->ops->idle(host->userdata) : true;
 }
 
+void ca_host_rotate_ready(struct ca_host *host, struct ca_cache *cache, int error)
+{
+        if (cache && host->ops->rotate_ready)
+                host->ops->rotate_ready(host->userdata, cache, error);
+}
+
 int ca_section_parse(struct ca_host *host, const struct ca_section *s,
                      const struct ca_key_spec *specs, void *target)
 {

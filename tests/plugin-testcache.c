@@ -5,10 +5,15 @@
  * single-use objects go after single_use_age rotations, reused ones stay.
  *
  * Keys: add = N (objects added per rotation, default 100), reuse = N (default 0),
- * limit = N (objects ever added, default 100000).
+ * limit = N (objects ever added, default 100000), refresh_delay = DURATION (0: the refresh is
+ * synchronous; else it finishes that long later on the host's loop, as an adapter waiting for
+ * a server would, through CA_ROTATE_LATER and ca_host_rotate_ready()), refresh_error = yes
+ * (the asynchronous refresh reports -EIO).
  */
 
 #include <errno.h>
+#include <event2/event.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <syslog.h>
 
@@ -28,6 +33,10 @@ struct tc {
         struct tc_obj *objs;
         size_t n_objs, used;
         uint64_t add, reuse, reclaimed;
+        uint64_t refresh_delay_usec;
+        bool refresh_error;
+        struct event *refresh_timer;
+        uint64_t refreshes;
 };
 
 static enum ca_status tc_reclaim(struct ca_cache *cache, struct ca_node *node, void *userdata)
@@ -42,9 +51,8 @@ static enum ca_status tc_reclaim(struct ca_cache *cache, struct ca_node *node, v
 
 static const struct ca_cache_ops tc_ops = { .reclaim = tc_reclaim };
 
-static int tc_before_rotate(struct ca_cache *cache, void *userdata)
+static void tc_refresh(struct tc *tc, struct ca_cache *cache)
 {
-        struct tc *tc = userdata;
         uint64_t touched = 0;
 
         for (size_t i = 0; i < tc->used && touched < tc->reuse; i++)
@@ -58,7 +66,31 @@ static int tc_before_rotate(struct ca_cache *cache, void *userdata)
                 o->live = 1;
                 ca_cache_insert(cache, &o->node);
         }
-        return 0;
+        tc->refreshes++;
+}
+
+static void tc_refresh_done(evutil_socket_t fd, short what, void *userdata)
+{
+        struct tc *tc = userdata;
+
+        tc_refresh(tc, tc->cache);
+        ca_host_rotate_ready(tc->host, tc->cache, tc->refresh_error ? -EIO : 0);
+}
+
+static int tc_before_rotate(struct ca_cache *cache, void *userdata)
+{
+        struct tc *tc = userdata;
+        struct timeval tv;
+
+        if (!tc->refresh_timer) {
+                tc_refresh(tc, cache);
+                return 0;
+        }
+        tv.tv_sec = (time_t)(tc->refresh_delay_usec / 1000000);
+        tv.tv_usec = (suseconds_t)(tc->refresh_delay_usec % 1000000);
+        if (evtimer_add(tc->refresh_timer, &tv) < 0)
+                return -ENOMEM;
+        return CA_ROTATE_LATER;
 }
 
 static void tc_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit, void *eu)
@@ -69,6 +101,8 @@ static void tc_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
              tc->used);
         emit(eu, &(const struct ca_adapter_stat){ .name = "reclaimed", .kind = CA_STAT_COUNTER },
              tc->reclaimed);
+        emit(eu, &(const struct ca_adapter_stat){ .name = "refreshes", .kind = CA_STAT_COUNTER },
+             tc->refreshes);
 }
 
 static const struct ca_cache_hooks tc_hooks = {
@@ -78,6 +112,8 @@ static const struct ca_cache_hooks tc_hooks = {
 
 struct tc_config {
         uint64_t add, reuse, limit;
+        uint64_t refresh_delay_usec;
+        bool refresh_error;
 };
 
 static const struct ca_key_spec tc_keys[] = {
@@ -87,6 +123,12 @@ static const struct ca_key_spec tc_keys[] = {
           .def = "0", .max = TESTCACHE_MAX, .help = "oldest live objects touched per rotation" },
         { .name = "limit", .type = CA_KEY_UINT, CA_KEY_FIELD(struct tc_config, limit),
           .def = "100000", .max = TESTCACHE_MAX, .help = "objects ever added" },
+        { .name = "refresh_delay", .type = CA_KEY_DURATION,
+          CA_KEY_FIELD(struct tc_config, refresh_delay_usec), .def = "0", .max = 60000000,
+          .help = "how long an asynchronous refresh takes (0: synchronous)" },
+        { .name = "refresh_error", .type = CA_KEY_BOOL,
+          CA_KEY_FIELD(struct tc_config, refresh_error), .def = "no",
+          .help = "the asynchronous refresh fails with EIO" },
         CA_KEY_END
 };
 
@@ -111,6 +153,13 @@ static int tc_create(struct ca_host *host, const struct ca_section *s, void **re
         tc->add = cfg.add;
         tc->reuse = cfg.reuse;
         tc->n_objs = cfg.limit ? cfg.limit : 1;
+        tc->refresh_delay_usec = cfg.refresh_delay_usec;
+        tc->refresh_error = cfg.refresh_error;
+        if (cfg.refresh_delay_usec > 0) {
+                tc->refresh_timer = evtimer_new(ca_host_event_base(host), tc_refresh_done, tc);
+                if (!tc->refresh_timer)
+                        goto out_free;
+        }
         tc->objs = calloc(tc->n_objs, sizeof(*tc->objs));
         if (!tc->objs)
                 goto out_free;
@@ -128,6 +177,8 @@ static int tc_create(struct ca_host *host, const struct ca_section *s, void **re
 out_free_cache:
         ca_cache_free(tc->cache);
 out_free:
+        if (tc->refresh_timer)
+                event_free(tc->refresh_timer);
         free(tc->objs);
         free(tc);
         return r < 0 ? r : -ENOMEM;
@@ -139,6 +190,8 @@ static void tc_destroy(void *instance)
 
         if (!tc)
                 return;
+        if (tc->refresh_timer)
+                event_free(tc->refresh_timer);
         ca_host_unregister_cache(tc->host, tc->cache);
         ca_cache_free(tc->cache);
         free(tc->objs);

@@ -25,7 +25,18 @@
 
 #include <criterion/criterion.h>
 
+#include "cacheage/plugin.h"
 #include "test-util.h"
+
+
+/* How the daemon refuses tests/plugin-badabi.c, built for the ABI before this one. */
+static const char *abi_refused(void)
+{
+        static char buf[64];
+
+        snprintf(buf, sizeof(buf), "ABI %d, expected %d", CA_PLUGIN_ABI - 1, CA_PLUGIN_ABI);
+        return buf;
+}
 
 /* The tests keep their configuration templates in tables: a format that is not a literal. */
 #pragma GCC diagnostic push
@@ -128,6 +139,55 @@ Test(daemon, disabled_cache_not_rotated)
         cr_assert_eq(st.caches, 2);
         cr_assert(st.objects < 100000, "the disabled cache rotated: %llu objects", st.objects);
         cr_assert(!strstr(test_daemon_log(&d), "off: rotation"), "%s", test_daemon_log(&d));
+        test_daemon_stop(&d);
+        test_daemon_cleanup(&d);
+}
+
+static size_t count_lines_with(const char *log, const char *needle)
+{
+        size_t n = 0;
+
+        for (const char *p = log; (p = strstr(p, needle)); p += strlen(needle))
+                n++;
+        return n;
+}
+
+/*
+ * An adapter whose refresh waits (a server's dump, a directory scan) answers CA_ROTATE_LATER
+ * and calls ca_host_rotate_ready() later: its cache rotates when the refresh is done, ticks
+ * that fall due meanwhile are skipped, and other caches go on rotating at their own pace.
+ */
+Test(daemon, asynchronous_refresh)
+{
+        struct test_daemon d;
+        const char *log;
+        size_t fast, skipped;
+
+        test_daemon_setup(&d);
+        test_write_file(d.conf,
+                        "[daemon]\nplugin_dir = %s\ninterval = 50ms\n"
+                        "[cache slow]\nadapter = testcache\nadd = 100\nrefresh_delay = 400ms\n"
+                        "[cache failing]\nadapter = testcache\nrefresh_delay = 10ms\n"
+                        "refresh_error = yes\n"
+                        "[cache fast]\nadapter = testcache\nadd = 10\nreuse = 100000\n",
+                        test_env("CA_TEST_PLUGIN_DIR"));
+        test_daemon_start(&d, 0, NULL);
+        cr_assert(test_daemon_wait_log(&d, 0, "slow: refresh done", 10000), "%s",
+                  test_daemon_log(&d));
+        log = test_daemon_log(&d);
+        /* The first rotation of "slow" came only once its refresh was done. */
+        cr_assert(strstr(log, "slow: refresh done") < strstr(log, "slow: rotation, "), "%s", log);
+        /* Ticks that fell due meanwhile were skipped, not queued. */
+        skipped = count_lines_with(log, "slow: refresh under way");
+        cr_assert(skipped >= 2, "%zu skipped:\n%s", skipped, log);
+        /* "fast" rotated all along: 400 ms at 50 ms, even on a loaded machine several times. */
+        fast = count_lines_with(log, "fast: rotation, ");
+        cr_assert(fast >= 3, "fast rotated %zu times while slow refreshed:\n%s", fast, log);
+        /* A failed asynchronous refresh is logged and the cache rotates what it holds. */
+        cr_assert(test_daemon_wait_log(&d, 0, "failing: Failed to refresh the cache: "
+                                              "Input/output error, rotating what it holds", 5000),
+                  "%s", test_daemon_log(&d));
+        cr_assert(test_daemon_wait_log(&d, 0, "failing: rotation, ", 5000));
         test_daemon_stop(&d);
         test_daemon_cleanup(&d);
 }
@@ -308,8 +368,8 @@ Test(daemon, plugin_wrong_abi)
 {
         char path[512];
 
-        snprintf(path, sizeof(path), "Failed to load plugin %s/badabi.so: ABI 1, expected 2",
-                 test_env("CA_TEST_PLUGIN_DIR"));
+        snprintf(path, sizeof(path), "Failed to load plugin %s/badabi.so: ABI %d, expected %d",
+                 test_env("CA_TEST_PLUGIN_DIR"), CA_PLUGIN_ABI - 1, CA_PLUGIN_ABI);
         assert_start_fails("[daemon]\nplugin_dir = %s\n[cache old]\nadapter = badabi\n",
                            test_env("CA_TEST_PLUGIN_DIR"),
                            (const char *[]){ path, "cacheaged.conf:3", NULL });
@@ -484,7 +544,7 @@ Test(daemon, check_config)
         cr_assert(strstr(log, "cacheaged.conf:3: interval"), "%s", log);
         cr_assert(strstr(log, "cacheaged.conf:6: add: invalid number \"lots\""), "%s", log);
         cr_assert(strstr(log, "cacheaged.conf:9: speed: unknown key"), "%s", log);
-        cr_assert(strstr(log, "ABI 1, expected 2"), "%s", log);
+        cr_assert(strstr(log, abi_refused()), "%s", log);
         test_daemon_cleanup(&d);
 
         /* The daemon's own keys are good: now every plugin section is checked. */
@@ -500,7 +560,7 @@ Test(daemon, check_config)
         log = test_daemon_log(&d);
         cr_assert(strstr(log, "cacheaged.conf:5: add: invalid number \"lots\""), "%s", log);
         cr_assert(strstr(log, "cacheaged.conf:8: speed: unknown key"), "%s", log);
-        cr_assert(strstr(log, "ABI 1, expected 2"), "%s", log);
+        cr_assert(strstr(log, abi_refused()), "%s", log);
         test_daemon_cleanup(&d);
 }
 

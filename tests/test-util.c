@@ -453,7 +453,15 @@ struct log_wait {
 static bool log_has(void *userdata)
 {
         const struct log_wait *w = userdata;
-        const char *log = test_daemon_log(w->d);
+        const char *log;
+
+        /*
+         * Keep reading its notifications meanwhile: a unix datagram queue holds only
+         * net.unix.max_dgram_qlen (10) messages, then sd_notify() blocks the daemon's loop.
+         */
+        while (test_notify_recv(&w->d->notify, 0))
+                ;
+        log = test_daemon_log(w->d);
 
         return strlen(log) > w->from && strstr(log + w->from, w->needle);
 }

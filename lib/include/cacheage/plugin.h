@@ -40,7 +40,8 @@
 extern "C" {
 #endif
 
-#define CA_PLUGIN_ABI 2 /* 2: key tables, statistics that say their kind, pressure and idle */
+#define CA_PLUGIN_ABI 3 /* 2: key tables, statistics that say their kind, pressure and idle;
+                          3: asynchronous refresh (CA_ROTATE_LATER, ca_host_rotate_ready) */
 #define CA_PLUGIN_SYMBOL "cacheage_plugin"
 
 struct event_base;
@@ -202,12 +203,22 @@ typedef void (*ca_stat_emit_t)(void *emit_userdata, const struct ca_adapter_stat
  */
 int ca_adapter_stat_check(const struct ca_adapter_stat *stat, char *reason, size_t reason_len);
 
+/* before_rotate's answer: the refresh goes on; ca_host_rotate_ready() will say when it is done. */
+#define CA_ROTATE_LATER 1
+
 /* What the host calls around the aging of a registered cache; every hook is optional. */
 struct ca_cache_hooks {
         /*
          * Before each rotation: refresh the cache from its source (read a metadump, scan
          * a directory, replay a trace...). A negative errno is logged by the host, and the
          * rotation goes on with what the cache holds.
+         *
+         * A refresh that waits for I/O must not block the host's loop: start it on the
+         * host's event base and return CA_ROTATE_LATER; when it is done (or has failed),
+         * call ca_host_rotate_ready() and the host rotates then. Until that call the host
+         * starts no other refresh of this cache: a rotation that falls due meanwhile is
+         * skipped (counted and logged at debug level), so a slow source slows its own
+         * cache's rotations and nothing else.
          */
         int (*before_rotate)(struct ca_cache *cache, void *userdata);
         /* After each aging slice: dispose of the victims collected by reclaim. */
@@ -269,6 +280,8 @@ struct ca_host_ops {
         /* Optional (ABI 2): the machine's pressure, and the host's idle decision. */
         int (*pressure)(void *userdata, struct ca_pressure *ret);
         bool (*idle)(void *userdata);
+        /* ABI 3: an asynchronous refresh is done. */
+        void (*rotate_ready)(void *userdata, struct ca_cache *cache, int error);
 };
 
 struct ca_host {
@@ -311,6 +324,17 @@ int ca_host_pressure(struct ca_host *host, struct ca_pressure *ret);
  * compaction). True when the host does not gate on idleness or cannot tell (no PSI).
  */
 bool ca_host_idle(struct ca_host *host);
+
+/*
+ * ca_host_rotate_ready() - the refresh that before_rotate() answered CA_ROTATE_LATER for is
+ * done: the host rotates @cache now and starts its aging slices. @error is 0, or a negative
+ * errno that the host logs (the rotation then goes on with what the cache holds, as for a
+ * synchronous refresh that failed). Call it from the host's loop, at most once per
+ * CA_ROTATE_LATER; it may be called from inside before_rotate() itself (the refresh finished
+ * at once) as long as before_rotate() then returns CA_ROTATE_LATER. A call without a refresh
+ * under way is ignored.
+ */
+void ca_host_rotate_ready(struct ca_host *host, struct ca_cache *cache, int error);
 
 /*
  * ca_section_parse() - the whole of @s by @specs into @target: every default first, then
