@@ -64,6 +64,10 @@ struct ca_cache {
 
 _Static_assert(offsetof(struct ca_cache, head) == 0, "ca_touch() needs the epoch first");
 _Static_assert(sizeof(struct ca_node) <= 24 || sizeof(void *) != 8, "ca_node grew");
+/* A C++ program sees these atomics as plain integers (age.h): the layouts must agree. */
+_Static_assert(sizeof(_Atomic uint32_t) == sizeof(uint32_t) &&
+               _Alignof(_Atomic uint32_t) == _Alignof(uint32_t) &&
+               sizeof(_Atomic uint8_t) == sizeof(uint8_t), "atomics differ from plain integers");
 _Static_assert(CA_HITS_MAX < CA_HITS_RACED, "the race mark must be outside the counts");
 _Static_assert(65536 % CA_SLOTS == 0, "due % CA_SLOTS must survive 16-bit wrap");
 

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
     # build
-    gcc meson ninja-build pkgconf python3
+    gcc g++ meson ninja-build pkgconf python3
     libsystemd-dev libevent-dev libinih-dev
     # tests
     libcriterion-dev dbus-daemon dbus-bin systemd strace memcached util-linux

@@ -30,13 +30,25 @@
  * Errors are negative errno values; the library never logs above debug and never exits.
  */
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * The fields that ca_touch() reads and writes outside the owner's lock are C11 atomics. C++
+ * (before C++23) has no _Atomic: a C++ program that embeds the library sees the same fields as
+ * plain integers, of the same size and alignment (age.c asserts it), which ca_touch() reads
+ * with the compiler's __atomic builtins (GCC and Clang), relaxed as in C. Only the library
+ * writes them. CA_ATOMIC() and CA_LOAD_RELAXED() are for this header, not for users.
+ */
 #ifdef __cplusplus
+#define CA_ATOMIC(type) type
+#define CA_LOAD_RELAXED(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 extern "C" {
+#else
+#include <stdatomic.h>
+#define CA_ATOMIC(type) _Atomic type
+#define CA_LOAD_RELAXED(p) atomic_load_explicit((p), memory_order_relaxed)
 #endif
 
 #define CA_SLOTS 64            /* due-slot ring size, in rotations */
@@ -62,8 +74,8 @@ struct ca_list_head {
  */
 struct ca_node {
         struct ca_list_head link;    /* in a due slot or the pending list; self when unlinked */
-        _Atomic uint32_t stamp;      /* epoch of the last touch */
-        _Atomic uint8_t hits;        /* distinct rotation periods touched in, saturating */
+        CA_ATOMIC(uint32_t) stamp;   /* epoch of the last touch */
+        CA_ATOMIC(uint8_t) hits;     /* distinct rotation periods touched in, saturating */
         uint8_t flags;               /* CA_NODE_*: the framework's, under the owner's lock */
         uint16_t due;                /* low bits of the epoch it was filed for */
 };
@@ -218,7 +230,7 @@ uint32_t ca_cache_epoch(const struct ca_cache *cache);
 
 /* The public head of struct ca_cache, so that ca_touch() can be inlined. */
 struct ca_cache_head {
-        _Atomic uint32_t epoch; /* advanced by ca_cache_rotate() only */
+        CA_ATOMIC(uint32_t) epoch; /* advanced by ca_cache_rotate() only */
 };
 
 void __ca_touch_slow(struct ca_cache *cache, struct ca_node *node, uint32_t epoch);
@@ -232,10 +244,9 @@ void __ca_touch_slow(struct ca_cache *cache, struct ca_node *node, uint32_t epoc
  */
 static inline void ca_touch(struct ca_cache *cache, struct ca_node *node)
 {
-        uint32_t epoch = atomic_load_explicit(&((struct ca_cache_head *)cache)->epoch,
-                                              memory_order_relaxed);
+        uint32_t epoch = CA_LOAD_RELAXED(&((struct ca_cache_head *)cache)->epoch);
 
-        if (atomic_load_explicit(&node->stamp, memory_order_relaxed) != epoch)
+        if (CA_LOAD_RELAXED(&node->stamp) != epoch)
                 __ca_touch_slow(cache, node, epoch);
 }
 
