@@ -5,21 +5,29 @@
 #      version CACHEAGE_0 (lib/libcacheage.sym), and nothing else;
 #   2. the README's "Writing an adapter" guide shows tests/plugin-example.c: its C blocks,
 #      in order, are that file from its first #include on (blank lines aside);
-#   3. that file builds into a plugin with the installed headers only, as the guide says
-#      (pkg-config --cflags --libs libcacheage, -fvisibility=hidden), and the plugin exports
-#      cacheage_plugin and nothing else.
-# Usage: test-install.sh BUILD_DIR SOURCE_DIR PREFIX LIBDIR INCLUDEDIR CC...
+#   3. that file, as installed among the examples, builds into a plugin with the installed
+#      headers only, as the guide says (pkg-config --cflags --libs libcacheage,
+#      -fvisibility=hidden), and the plugin exports cacheage_plugin and nothing else;
+#   4. the unit lies in a directory systemd loads units from (systemd-analyze unit-paths), and
+#      every man page its Documentation= names is installed;
+#   5. the D-Bus activation file names the unit's bus name, and the unit's alias as its
+#      SystemdService=;
+#   6. pkg-config's line for libcacheage is enough for a plugin that uses libevent (the host's
+#      event base): it compiles and links against libevent.
+# Usage: test-install.sh BUILD_DIR SOURCE_DIR PREFIX LIBDIR INCLUDEDIR DATADIR MANDIR CC...
 set -eu
-build=$1 src=$2 prefix=$3 libdir=$4 includedir=$5
-shift 5
+build=$1 src=$2 prefix=$3 libdir=$4 includedir=$5 datadir=$6 mandir=$7
+shift 7
 case $libdir in /*) ;; *) libdir=$prefix/$libdir ;; esac
 case $includedir in /*) ;; *) includedir=$prefix/$includedir ;; esac
+case $datadir in /*) ;; *) datadir=$prefix/$datadir ;; esac
+case $mandir in /*) ;; *) mandir=$prefix/$mandir ;; esac
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 dest=$tmp/dest
 
-echo "1..3"
+echo "1..6"
 if ! meson install -C "$build" --destdir "$dest" --no-rebuild --quiet >"$tmp/install.log" 2>&1; then
     sed 's/^/# /' "$tmp/install.log"
     echo "Bail out! meson install failed"
@@ -79,12 +87,15 @@ else
     sed 's/^/# /' "$tmp/guide.log"
 fi
 
-# 3. The example from the installed headers alone, built as the guide says.
-pc=$(PKG_CONFIG_SYSROOT_DIR=$dest PKG_CONFIG_LIBDIR=$dest$libdir/pkgconfig \
+# 3. The example as installed, from the installed headers alone, built as the guide says.
+example=$dest$datadir/doc/cacheage/examples/plugin-example.c
+pc=$(PKG_CONFIG_SYSROOT_DIR=$dest PKG_CONFIG_PATH=$dest$libdir/pkgconfig \
     pkg-config --cflags --libs libcacheage)
+if ! cmp -s "$example" "$src/tests/plugin-example.c"; then
+    echo "not ok 3 - $example is not installed, or is not tests/plugin-example.c"
 # shellcheck disable=SC2086 # pc: pkg-config's flags, split on purpose
-if "$@" -shared -fPIC -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter -Werror \
-        -o "$tmp/example.so" "$src/tests/plugin-example.c" $pc >"$tmp/cc.log" 2>&1; then
+elif "$@" -shared -fPIC -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter -Werror \
+        -o "$tmp/example.so" "$example" $pc >"$tmp/cc.log" 2>&1; then
     exported=$(nm -D --defined-only "$tmp/example.so" | awk '$2 != "A" && $3 !~ /^_(init|fini)$/ { print $3 }')
     if [ "$exported" = cacheage_plugin ]; then
         echo "ok 3 - the example builds from the installed headers and exports only cacheage_plugin"
@@ -94,4 +105,65 @@ if "$@" -shared -fPIC -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter -W
 else
     echo "not ok 3 - the example does not build with: $pc"
     sed 's/^/# /' "$tmp/cc.log"
+fi
+
+# 4. The unit where systemd looks, and the man pages it points at.
+units=$(find "$dest" -name cacheaged.service -path '*/systemd/system/*')
+unitdir=$(dirname "${units:-/nonexistent/x}")
+unitdir=${unitdir#"$dest"}
+if [ -z "$units" ] || [ "$(printf '%s\n' "$units" | wc -l)" != 1 ]; then
+    echo "not ok 4 - cacheaged.service installed $(printf '%s\n' "$units" | grep -c .) times"
+elif ! systemd-analyze unit-paths 2>/dev/null | grep -qxF "$unitdir"; then
+    echo "not ok 4 - the unit is in $unitdir, which is not among systemd-analyze unit-paths"
+elif ! grep -q '^Documentation=man:' "$units"; then
+    echo "not ok 4 - the unit has no Documentation= man page"
+else
+    missing=
+    for doc in $(sed -n 's/^Documentation=//p' "$units"); do
+        page=${doc#man:}
+        name=${page%%(*} section=${page#*(}
+        section=${section%)}
+        [ -f "$dest$mandir/man$section/$name.$section" ] || missing="$missing $doc"
+    done
+    if [ -n "$missing" ]; then
+        echo "not ok 4 - Documentation= names pages that are not installed:$missing"
+    else
+        echo "ok 4 - the unit is in $unitdir (systemd's unit path) and its man pages are installed"
+    fi
+fi
+
+# 5. D-Bus activation goes through systemd, to this unit.
+activation=$dest$datadir/dbus-1/system-services/org.cacheage.CacheAge1.service
+busname=$(sed -n 's/^BusName=//p' "$units" 2>/dev/null)
+alias=$(sed -n 's/^Alias=//p' "$units" 2>/dev/null)
+if [ ! -f "$activation" ]; then
+    echo "not ok 5 - no $activation"
+elif [ -z "$busname" ] || [ "$(sed -n 's/^Name=//p' "$activation")" != "$busname" ] ||
+     [ "$(sed -n 's/^SystemdService=//p' "$activation")" != "$alias" ] ||
+     [ "$alias" != "dbus-$busname.service" ] ||
+     [ "$(sed -n 's/^User=//p' "$activation")" != root ]; then
+    echo "not ok 5 - the activation file and the unit disagree (BusName=$busname, Alias=$alias):"
+    sed 's/^/# /' "$activation"
+else
+    echo "ok 5 - $busname is activated through systemd's $alias"
+fi
+
+# 6. A plugin that does its I/O on the host's event base, with pkg-config's line only.
+cat >"$tmp/evplugin.c" <<'EOF'
+#include <event2/event.h>
+#include <cacheage/plugin.h>
+
+const char *evplugin_method(struct ca_host *host);
+const char *evplugin_method(struct ca_host *host)
+{
+        return event_base_get_method(ca_host_event_base(host));
+}
+EOF
+# shellcheck disable=SC2086 # pc: pkg-config's flags, split on purpose
+if "$@" -shared -fPIC -Wall -Werror -Wl,--no-undefined -o "$tmp/evplugin.so" "$tmp/evplugin.c" \
+        $pc >"$tmp/ev.log" 2>&1 && readelf -d "$tmp/evplugin.so" | grep -q 'NEEDED.*libevent'; then
+    echo "ok 6 - pkg-config --cflags --libs libcacheage brings libevent: $pc"
+else
+    echo "not ok 6 - a plugin using libevent does not build with: $pc"
+    sed 's/^/# /' "$tmp/ev.log"
 fi
