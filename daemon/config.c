@@ -45,7 +45,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "cacheage-build.h" /* CA_PLUGIN_DIR */
+#include "cacheage-build.h" /* CA_PLUGIN_DIR, CA_CONFIG_FILE */
 #include "cacheage/plugin.h" /* the key tables */
 #include "config.h"
 
@@ -196,6 +196,12 @@ enum section_kind {
 struct origin {
         size_t file;   /* index in conf->files */
         unsigned line;
+};
+
+/* A drop-in file: its name, which merges it with the same name elsewhere, and its path. */
+struct dropin {
+        char *name;
+        char *path;
 };
 
 /* The loader's own per-cache state, parallel to conf->caches. */
@@ -771,9 +777,10 @@ static int add_file(struct loader *l, const char *path, size_t *ret)
 
 /*
  * Parse one file into l->conf. Returns 0 (problems are counted in l), -ENOMEM, or for a
- * file that cannot be opened the negative errno (also reported).
+ * file that cannot be opened the negative errno (also reported), but 0 for a missing one when
+ * @missing_ok.
  */
-static int load_file(struct loader *l, const char *path)
+static int load_file(struct loader *l, const char *path, bool missing_ok)
 {
         struct ini_settings ours = {
                 /* The longest line we accept, its "\n" and the NUL. */
@@ -794,6 +801,8 @@ static int load_file(struct loader *l, const char *path)
         l->f = open_config_file(path);
         if (!l->f) {
                 e = errno;
+                if (e == ENOENT && missing_ok)
+                        return 0;
                 if (e == ENODEV)
                         file_error(l, path, "not a regular file");
                 else
@@ -824,9 +833,9 @@ static int load_file(struct loader *l, const char *path)
         return 0;
 }
 
-static int cmp_names(const void *a, const void *b)
+static int cmp_dropins(const void *a, const void *b)
 {
-        return strcmp(*(char *const *)a, *(char *const *)b);
+        return strcmp(((const struct dropin *)a)->name, ((const struct dropin *)b)->name);
 }
 
 static bool is_dropin_name(const char *name)
@@ -837,25 +846,38 @@ static bool is_dropin_name(const char *name)
         return name[0] != '.' && n > 5 && strcmp(name + n - 5, ".conf") == 0;
 }
 
-/* "<main>.d/ *.conf" in strcmp() order (not the locale's). */
-static int load_dropins(struct loader *l, const char *main_path)
+static void dropins_free(struct dropin *v, size_t n)
 {
-        char **names = NULL, **v;
-        size_t n_names = 0;
-        struct dirent *de;
-        char *dir, *path;
-        DIR *d;
-        int r = 0;
+        for (size_t i = 0; i < n; i++) {
+                free(v[i].name);
+                free(v[i].path);
+        }
+        free(v);
+}
 
-        if (asprintf(&dir, "%s.d", main_path) < 0)
-                return -ENOMEM;
+/*
+ * Add the *.conf of @dir to the list, but for names that an earlier directory already gave (the
+ * first directory wins, as with systemd's drop-ins). A missing directory is fine. More than
+ * CA_CONF_FILES_MAX names in all is an error, and sets *too_many. Returns 0 or -ENOMEM.
+ */
+static int list_dropins(struct loader *l, const char *dir, struct dropin **v, size_t *n,
+                        bool *too_many)
+{
+        struct dropin *nv;
+        struct dirent *de;
+        size_t n_before = *n;
+        int r = 0;
+        DIR *d;
+
         d = opendir(dir);
         if (!d) {
                 if (errno != ENOENT)
                         file_error(l, dir, "cannot read drop-in directory: %s", strerror(errno));
-                goto out_free_dir;
+                return 0;
         }
         for (;;) {
+                bool seen = false;
+
                 errno = 0;
                 de = readdir(d);
                 if (!de) {
@@ -866,47 +888,116 @@ static int load_dropins(struct loader *l, const char *main_path)
                 }
                 if (!is_dropin_name(de->d_name))
                         continue;
-                if (n_names >= CA_CONF_FILES_MAX) {
+                for (size_t i = 0; i < n_before && !seen; i++)
+                        seen = strcmp((*v)[i].name, de->d_name) == 0;
+                if (seen)
+                        continue;
+                if (*n >= CA_CONF_FILES_MAX) {
                         /* Read none then: which ones came first is not known yet. */
                         file_error(l, dir, "too many drop-in files (at most %d *.conf)",
                                    CA_CONF_FILES_MAX);
-                        goto out_free_names;
+                        *too_many = true;
+                        break;
                 }
-                v = realloc(names, (n_names + 1) * sizeof(*v));
-                if (!v) {
+                nv = realloc(*v, (*n + 1) * sizeof(*nv));
+                if (!nv) {
                         r = -ENOMEM;
-                        goto out_free_names;
+                        break;
                 }
-                names = v;
-                names[n_names] = strdup(de->d_name);
-                if (!names[n_names]) {
+                *v = nv;
+                nv[*n].name = strdup(de->d_name);
+                if (!nv[*n].name || asprintf(&nv[*n].path, "%s/%s", dir, de->d_name) < 0) {
+                        free(nv[*n].name);
                         r = -ENOMEM;
-                        goto out_free_names;
+                        break;
                 }
-                n_names++;
+                (*n)++;
         }
-        if (n_names > 0)
-                qsort(names, n_names, sizeof(*names), cmp_names);
-        for (size_t i = 0; i < n_names; i++) {
-                if (asprintf(&path, "%s/%s", dir, names[i]) < 0) {
-                        r = -ENOMEM;
-                        goto out_free_names;
-                }
-                r = load_file(l, path);
-                free(path);
-                if (r == -ENOMEM)
-                        goto out_free_names;
-                r = 0; /* any other failure was reported and counted */
-        }
-
-out_free_names:
-        for (size_t i = 0; i < n_names; i++)
-                free(names[i]);
-        free(names);
         closedir(d);
-out_free_dir:
-        free(dir);
         return r;
+}
+
+/*
+ * Every drop-in of @dirs (highest priority first), merged by file name, read in strcmp() order
+ * of the names (not the locale's). A name's file in the first directory that has one is read
+ * and the others are not: one linked to /dev/null masks that name (it reads as empty).
+ */
+static int load_dropins(struct loader *l, char *const *dirs, size_t n_dirs)
+{
+        struct dropin *v = NULL;
+        bool too_many = false;
+        size_t n = 0;
+        int r = 0;
+
+        for (size_t i = 0; i < n_dirs && r == 0 && !too_many; i++)
+                r = list_dropins(l, dirs[i], &v, &n, &too_many);
+        if (r == 0 && !too_many && n > 0) {
+                qsort(v, n, sizeof(*v), cmp_dropins);
+                for (size_t i = 0; i < n && r == 0; i++) {
+                        r = load_file(l, v[i].path, false);
+                        if (r != -ENOMEM)
+                                r = 0; /* any other failure was reported and counted */
+                }
+        }
+        dropins_free(v, n);
+        return r;
+}
+
+/*
+ * The systemd convention for a daemon's drop-ins: the administrator's, the runtime's, the local
+ * install's, the distribution's (systemd's CONF_PATHS). The main file is the sysconfdir's only.
+ */
+static const char *const search_dirs[] = {
+        CA_CONFIG_FILE ".d",
+        "/run/cacheage/cacheaged.conf.d",
+        "/usr/local/lib/cacheage/cacheaged.conf.d",
+        "/usr/lib/cacheage/cacheaged.conf.d",
+};
+#define N_SEARCH_DIRS (sizeof(search_dirs) / sizeof(search_dirs[0]))
+
+/*
+ * Where to read: --config's @path and "@path.d", or, for a NULL @path, the search above, each
+ * path below $CACHEAGED_CONFIG_ROOT when set (tests). The main file and the directories are
+ * malloc()ed into *ret_main and ret_dirs[] (*ret_n_dirs of them). Returns 0 or -ENOMEM.
+ */
+static int conf_paths(const char *path, char **ret_main, char *ret_dirs[N_SEARCH_DIRS],
+                      size_t *ret_n_dirs)
+{
+        const char *root = getenv("CACHEAGED_CONFIG_ROOT");
+        char *main_path = NULL;
+        size_t n = 0;
+
+        if (!root || strcmp(root, "/") == 0)
+                root = "";
+        if (path ? asprintf(&main_path, "%s", path) < 0
+                 : asprintf(&main_path, "%s%s", root, CA_CONFIG_FILE) < 0) {
+                main_path = NULL;
+                goto out_free;
+        }
+        for (; n < (path ? 1 : N_SEARCH_DIRS); n++)
+                if (path ? asprintf(&ret_dirs[n], "%s.d", path) < 0
+                         : asprintf(&ret_dirs[n], "%s%s", root, search_dirs[n]) < 0)
+                        goto out_free;
+        *ret_main = main_path;
+        *ret_n_dirs = n;
+        return 0;
+
+out_free:
+        free(main_path);
+        while (n > 0)
+                free(ret_dirs[--n]);
+        return -ENOMEM;
+}
+
+/*
+ * The main file is optional but for --config FILE without FILE.d: a mistyped name must not
+ * start the daemon on its built-in defaults. systemd's daemons run on theirs without one.
+ */
+static bool main_file_optional(const char *path, const char *dir)
+{
+        struct stat st;
+
+        return !path || (stat(dir, &st) == 0 && S_ISDIR(st.st_mode));
 }
 
 struct ca_conf *ca_conf_free(struct ca_conf *conf)
@@ -955,22 +1046,23 @@ static int conf_load(const char *path, struct ca_conf **ret, struct ca_errors *e
                 .errors = errors,
                 .daemon_set = daemon_set,
         };
+        char *main_path = NULL, *dirs[N_SEARCH_DIRS];
+        size_t n_dirs = 0;
         int r;
 
-        assert(path);
         assert(ret);
 
         l.conf = conf_new();
         l.buf = malloc(CA_CONF_LINE_MAX + 2);
-        if (!l.conf || !l.buf) {
+        if (!l.conf || !l.buf || conf_paths(path, &main_path, dirs, &n_dirs) < 0) {
                 r = -ENOMEM;
                 goto out_free;
         }
 
-        r = load_file(&l, path);
+        r = load_file(&l, main_path, main_file_optional(path, dirs[0]));
         if (r < 0)
                 goto out_free;
-        r = load_dropins(&l, path);
+        r = load_dropins(&l, dirs, n_dirs);
         if (r < 0)
                 goto out_free;
 
@@ -998,6 +1090,9 @@ static int conf_load(const char *path, struct ca_conf **ret, struct ca_errors *e
         }
 
 out_free:
+        while (n_dirs > 0)
+                free(dirs[--n_dirs]);
+        free(main_path);
         free(l.states);
         free(l.buf);
         ca_conf_free(l.conf);

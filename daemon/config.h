@@ -2,9 +2,16 @@
 #pragma once
 
 /*
- * cacheaged's configuration: the main INI file, then <main>.d/ *.conf in strcmp() order
- * (later keys win, a section may be continued in a later file), parsed with inih through
- * ini_parse_stream() and a reader that counts lines and refuses over-long ones.
+ * cacheaged's configuration: the main INI file, then drop-ins *.conf in strcmp() order of
+ * their names (later keys win, a section may be continued in a later file), parsed with inih
+ * through ini_parse_stream() and a reader that counts lines and refuses over-long ones.
+ *
+ * Where they are, as systemd's daemons do it (timesyncd, oomd): CA_CONFIG_FILE if it exists
+ * (without it, the built-in defaults and the drop-ins), then cacheaged.conf.d/ in $sysconfdir/
+ * cacheage, /run/cacheage, /usr/local/lib/cacheage and /usr/lib/cacheage, merged by file name:
+ * of two drop-ins with one name only the first directory's is read, so one linked to /dev/null
+ * masks a name. With --config FILE: exactly FILE and FILE.d/ (FILE may be missing only when
+ * FILE.d/ exists).
  *
  * Syntax: "[daemon]", "[cache NAME]", "key = value" (or "key: value"); whole-line comments
  * start with ';' or '#', inline comments with ';' after whitespace. Continuation lines are
@@ -79,17 +86,20 @@ struct ca_conf {
         struct ca_conf_cache *caches; /* in order of first appearance */
         size_t n_caches;
 
-        char **files;                 /* the files read, in order: the main file first */
+        char **files;                 /* the files read, in order: the main file first (when
+                                         there is one) */
         size_t n_files;
 };
 
 /*
- * ca_conf_load() - read @path and its drop-in directory "@path.d".
+ * ca_conf_load() - read @path and its drop-in directory "@path.d"; for a NULL @path, search
+ * as said above, each directory below $CACHEAGED_CONFIG_ROOT when that is set (for tests).
  * On success returns 0 and stores the configuration in *ret. Otherwise returns -EINVAL
  * (errors in the files, each added to @errors), -ENOMEM, or another negative errno when the
- * main file itself cannot be opened (-ENOENT, -EACCES, -ENODEV when it is not a regular
- * file; also added to @errors, "PATH: cannot open: REASON"). A missing drop-in directory is
- * fine; more than CA_CONF_FILES_MAX drop-ins is an error and none of them is read.
+ * main file itself cannot be opened (-ENOENT when neither @path nor @path.d exist, -EACCES,
+ * -ENODEV when it is not a regular file; also added to @errors, "PATH: cannot open: REASON").
+ * A missing drop-in directory is fine; more than CA_CONF_FILES_MAX drop-ins in all is an error
+ * and none of them is read.
  * Messages are appended to @errors (which may be NULL); *ret is untouched on failure.
  * Call from one thread at a time (see above).
  */

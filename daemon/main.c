@@ -23,8 +23,8 @@ static void help(void)
                "reclaimed long before memory pressure would force it.\n"
                "\n"
                "Options:\n"
-               "  -c, --config FILE       Read FILE and its drop-ins FILE.d/*.conf\n"
-               "                          (default: %s)\n"
+               "  -c, --config FILE       Read FILE and its drop-ins FILE.d/*.conf only,\n"
+               "                          instead of the files below\n"
                "  -b, --bus BUS           Serve org.cacheage.CacheAge1 on BUS: \"system\"\n"
                "                          (default), \"user\", a D-Bus address such as\n"
                "                          unix:path=/run/x.sock, or \"none\"\n"
@@ -41,12 +41,24 @@ static void help(void)
                "                          the one in force stays unchanged\n"
                "  SIGTERM, SIGINT         Stop\n"
                "\n"
+               "Files:\n"
+               "  %s (optional, built-in defaults without it)\n"
+               "  %s.d/*.conf\n"
+               "  /run/cacheage/cacheaged.conf.d/*.conf\n"
+               "  /usr/local/lib/cacheage/cacheaged.conf.d/*.conf\n"
+               "  /usr/lib/cacheage/cacheaged.conf.d/*.conf\n"
+               "                          Drop-ins, read after the main file in lexical order\n"
+               "                          of their names; of two with one name, the first\n"
+               "                          directory's wins (one linked to /dev/null masks)\n"
+               "\n"
                "Environment:\n"
                "  CACHEAGED_PLUGIN_DIR    Where adapter plugins are looked for when the\n"
                "                          configuration sets no plugin_dir of its own\n"
                "                          (default: %s); for running from a build tree\n"
                "  CACHEAGED_PSI_DIR       Where the pressure files are read (default\n"
                "                          /proc/pressure); for tests\n"
+               "  CACHEAGED_CONFIG_ROOT   A directory the configuration search looks below\n"
+               "                          instead of /; for tests\n"
                "  NOTIFY_SOCKET, WATCHDOG_USEC, JOURNAL_STREAM\n"
                "                          Set by systemd: readiness, status and watchdog\n"
                "                          notifications; log levels as <N> prefixes\n"
@@ -54,9 +66,9 @@ static void help(void)
                "Exit status: 0 on a clean stop (or a valid configuration with --check-config),\n"
                "1 on a configuration or start-up error.\n"
                "\n"
-               "See cacheaged.conf for the configuration keys, and cacheagectl to query and\n"
-               "control a running daemon.\n",
-               CA_CONFIG_FILE, CA_PLUGIN_DIR);
+               "See cacheaged(8), cacheaged.conf(5) for the configuration, and cacheagectl(1)\n"
+               "to query and control a running daemon.\n",
+               CA_CONFIG_FILE, CA_CONFIG_FILE, CA_PLUGIN_DIR);
 }
 
 enum {
@@ -121,7 +133,6 @@ static int parse_argv(int argc, char *argv[], struct manager_options *opts)
 static int run(int argc, char *argv[])
 {
         struct manager_options opts = {
-                .config_path = CA_CONFIG_FILE,
                 .bus = "system",
         };
         struct manager *m = NULL;
@@ -145,12 +156,14 @@ static int run(int argc, char *argv[])
         r = manager_start(m);
         if (r < 0) {
                 if (opts.check_only)
-                        fprintf(stderr, "%s: configuration is invalid\n", opts.config_path);
+                        fprintf(stderr, "%s: configuration is invalid\n",
+                                opts.config_path ? opts.config_path : CA_CONFIG_FILE);
                 manager_free(m);
                 return EXIT_FAILURE;
         }
         if (opts.check_only) {
-                printf("%s: configuration OK, %zu caches\n", opts.config_path,
+                printf("%s: configuration OK, %zu caches\n",
+                       opts.config_path ? opts.config_path : CA_CONFIG_FILE,
                        manager_conf(m)->n_caches);
                 manager_free(m);
                 return EXIT_SUCCESS;

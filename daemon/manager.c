@@ -39,7 +39,7 @@ enum {
 };
 
 struct manager {
-        char *config_path;
+        char *config_path;         /* NULL: the search config.h describes */
         char *bus_name;
         bool check_only;
         bool log_level_set;
@@ -615,7 +615,7 @@ int manager_new(const struct manager_options *opts, struct manager **ret)
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
-        m->config_path = strdup(opts->config_path);
+        m->config_path = opts->config_path ? strdup(opts->config_path) : NULL;
         m->bus_name = strdup(opts->bus ? opts->bus : "system");
         e = getenv("CACHEAGED_PSI_DIR");
         m->psi_dir = strdup(e && *e ? e : PSI_DIR_DEFAULT);
@@ -623,7 +623,7 @@ int manager_new(const struct manager_options *opts, struct manager **ret)
         m->log_level_set = opts->log_level_set;
         m->log_level = opts->log_level;
         m->start_realtime_usec = now_realtime_usec();
-        if (!m->config_path || !m->bus_name || !m->psi_dir)
+        if ((opts->config_path && !m->config_path) || !m->bus_name || !m->psi_dir)
                 goto out_free;
 
         cfg = event_config_new();
@@ -1027,7 +1027,7 @@ int manager_reload(struct manager *m, struct ca_errors *errors)
         size_t n_errors = errors->n;
         int r;
 
-        log_info("Reloading %s", m->config_path);
+        log_info("Reloading %s", m->config_path ? m->config_path : "the configuration");
         notify_reloading();
         r = ca_conf_load(m->config_path, &conf, errors);
         if (r >= 0) {

@@ -57,7 +57,7 @@ struct manager_cache {
 };
 
 struct manager_options {
-        const char *config_path;
+        const char *config_path;        /* --config; NULL: systemd's search (config.h) */
         const char *bus;                /* "system", "user", an address, or "none" */
         bool check_only;
         bool log_level_set;             /* --log-level given: it wins over the configuration */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../daemon/config.h"
+#include "cacheage-build.h" /* CA_CONFIG_FILE */
 #include "test-util.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -1055,4 +1056,179 @@ Test(config, inih_settings_restored)
         cr_expect_eq(ini_allow_multiline, true);
         ini_allow_multiline = multiline;
         free(path);
+}
+
+/* ---- where the configuration is read from: systemd's search, --config FILE ---- */
+
+/* @root/@rel holds @text (its directories made); @text NULL: a symlink to /dev/null. */
+static void root_file(const char *root, const char *rel, const char *text)
+{
+        char *path = test_path_join(root, rel), *cmd;
+
+        cr_assert(asprintf(&cmd, "mkdir -p \"$(dirname '%s')\"", path) > 0);
+        cr_assert_eq(system(cmd), 0);
+        free(cmd);
+        if (text)
+                test_write_file(path, "%s", text);
+        else
+                cr_assert(symlink("/dev/null", path) == 0, "%s: %m", path);
+        free(path);
+}
+
+/* conf->files, below @root, one per line. */
+static char *files_read(const struct ca_conf *conf, const char *root)
+{
+        size_t len = 0, root_len = strlen(root);
+        char *out = NULL;
+        FILE *f = open_memstream(&out, &len);
+
+        cr_assert(f);
+        for (size_t i = 0; i < conf->n_files; i++)
+                fprintf(f, "%s\n", strncmp(conf->files[i], root, root_len) == 0
+                                           ? conf->files[i] + root_len : conf->files[i]);
+        fclose(f);
+        return out;
+}
+
+/* The main file's path below the root: the build's sysconfdir, as the daemon was built. */
+static char *main_rel(void)
+{
+        return strdup(CA_CONFIG_FILE);
+}
+
+/*
+ * Drop-ins in all four directories, merged by name: the first directory that has a name wins
+ * (/etc over /run over /usr/local/lib over /usr/lib), one linked to /dev/null masks the name,
+ * and they are read in lexical order of their names whatever directory each comes from.
+ */
+Test(config, search_merges_dropins_by_name)
+{
+        char *root = test_mkdtemp("test-config-root"), *m = main_rel(), *etc, *files, *want, *rel;
+        struct ca_errors errors = { 0 };
+        struct ca_conf *conf = NULL;
+
+        cr_assert(asprintf(&etc, "%s.d", m) > 0);
+        cr_assert_eq(setenv("CACHEAGED_CONFIG_ROOT", root, 1), 0);
+        root_file(root, "/usr/lib/cacheage/cacheaged.conf.d/10-a.conf", "[daemon]\ninterval = 1h\n");
+        root_file(root, "/usr/lib/cacheage/cacheaged.conf.d/20-b.conf",
+                  "[cache masked]\nadapter = dcache\n");
+        root_file(root, "/usr/lib/cacheage/cacheaged.conf.d/30-c.conf",
+                  "[daemon]\nslice_budget = 30\n[cache kept]\nadapter = dcache\n");
+        root_file(root, "/usr/lib/cacheage/cacheaged.conf.d/.hidden.conf", "nonsense\n");
+        root_file(root, "/usr/lib/cacheage/cacheaged.conf.d/40-d.txt", "nonsense\n");
+        root_file(root, "/usr/local/lib/cacheage/cacheaged.conf.d/10-a.conf",
+                  "[daemon]\ninterval = 2h\n");
+        root_file(root, "/run/cacheage/cacheaged.conf.d/20-b.conf", NULL);
+        root_file(root, "/run/cacheage/cacheaged.conf.d/30-c.conf",
+                  "[daemon]\nslice_budget = 31\n[cache kept]\nadapter = dcache\n");
+        cr_assert(asprintf(&rel, "%s/05-e.conf", etc) > 0);
+        root_file(root, rel, "[daemon]\nmax_defer = 7\n");
+        free(rel);
+        cr_assert(asprintf(&rel, "%s/30-c.conf", etc) > 0);
+        root_file(root, rel, "[daemon]\nslice_budget = 32\n[cache kept]\nadapter = dcache\n");
+        free(rel);
+
+        cr_assert_eq(ca_conf_load(NULL, &conf, &errors), 0, "%s", errors.n ? errors.v[0] : "");
+        files = files_read(conf, root);
+        cr_assert(asprintf(&want, "%s/05-e.conf\n"
+                                  "/usr/local/lib/cacheage/cacheaged.conf.d/10-a.conf\n"
+                                  "/run/cacheage/cacheaged.conf.d/20-b.conf\n"
+                                  "%s/30-c.conf\n", etc, etc) > 0);
+        cr_expect_str_eq(files, want);
+        cr_expect_eq(conf->interval_usec, 2 * 3600 * 1000000ULL, "/usr/local/lib wins over /usr/lib");
+        cr_expect_eq(conf->slice_budget, 32, "/etc wins over /run");
+        cr_expect_eq(conf->max_defer, 7);
+        cr_expect_eq(conf->n_caches, 1, "20-b.conf is masked by /dev/null");
+        cr_expect_str_eq(conf->caches[0].name, "kept");
+        ca_conf_free(conf);
+        ca_errors_clear(&errors);
+        free(files);
+        free(want);
+
+        /* The main file, when there is one, comes first; the drop-ins still override it. */
+        root_file(root, m, "[daemon]\nmax_defer = 9\ninterval = 10s\nlog_level = debug\n");
+        cr_assert_eq(ca_conf_load(NULL, &conf, &errors), 0);
+        files = files_read(conf, root);
+        cr_expect(strncmp(files, m, strlen(m)) == 0 && files[strlen(m)] == '\n', "%s", files);
+        cr_expect_eq(conf->max_defer, 7);
+        cr_expect_eq(conf->log_level, LOG_DEBUG);
+        cr_expect_eq(conf->n_files, 5);
+        ca_conf_free(conf);
+        free(files);
+
+        test_rm_rf(root);
+        free(root);
+        free(etc);
+        free(m);
+}
+
+/* No file at all: the built-in defaults, as systemd's daemons run without theirs. */
+Test(config, search_without_any_file_is_defaults)
+{
+        char *root = test_mkdtemp("test-config-root"), *empty = fixtures("good/empty.conf");
+        struct ca_conf *conf = NULL, *defaults = NULL;
+        struct ca_errors errors = { 0 };
+
+        cr_assert_eq(setenv("CACHEAGED_CONFIG_ROOT", root, 1), 0);
+        cr_assert_eq(ca_conf_load(NULL, &conf, &errors), 0, "%s", errors.n ? errors.v[0] : "");
+        cr_assert_eq(errors.n, 0);
+        cr_assert_eq(ca_conf_load(empty, &defaults, &errors), 0);
+        cr_expect_eq(conf->n_files, 0);
+        cr_expect_eq(conf->n_caches, 0);
+        cr_expect_eq(conf->interval_usec, defaults->interval_usec);
+        cr_expect_eq(conf->slice_budget, defaults->slice_budget);
+        cr_expect_str_eq(conf->plugin_dir, defaults->plugin_dir);
+        ca_conf_free(conf);
+        ca_conf_free(defaults);
+
+        /* Drop-ins alone, no main file: they are read, with their errors. */
+        root_file(root, "/usr/lib/cacheage/cacheaged.conf.d/50-x.conf",
+                  "[cache x]\nadapter = dcache\ninterval = soon\n");
+        cr_assert_eq(ca_conf_load(NULL, &conf, &errors), -EINVAL);
+        cr_assert_eq(errors.n, 1);
+        cr_expect(strstr(errors.v[0], "/usr/lib/cacheage/cacheaged.conf.d/50-x.conf:3: interval: "),
+                  "%s", errors.v[0]);
+        ca_errors_clear(&errors);
+        test_rm_rf(root);
+        free(root);
+        free(empty);
+}
+
+/* --config FILE: exactly FILE and FILE.d, none of the search's directories. */
+Test(config, explicit_file_reads_only_its_own_dropins)
+{
+        char *root = test_mkdtemp("test-config-root"), *dir = test_mkdtemp("test-config");
+        char *path = test_path_join(dir, "my.conf"), *dropins, *files, *want;
+        struct ca_errors errors = { 0 };
+        struct ca_conf *conf = NULL;
+
+        cr_assert_eq(setenv("CACHEAGED_CONFIG_ROOT", root, 1), 0);
+        root_file(root, "/usr/lib/cacheage/cacheaged.conf.d/10-a.conf", "[cache other]\nadapter = dcache\n");
+        root_file(root, "/run/cacheage/cacheaged.conf.d/10-a.conf", "[cache other]\nadapter = dcache\n");
+        cr_assert(asprintf(&dropins, "%s.d", path) > 0);
+        cr_assert(mkdir(dropins, 0755) == 0);
+        root_file(dir, "my.conf.d/10-b.conf", "[cache mine]\nadapter = dcache\n");
+
+        /* FILE.d exists: FILE may be missing. */
+        cr_assert_eq(ca_conf_load(path, &conf, &errors), 0, "%s", errors.n ? errors.v[0] : "");
+        files = files_read(conf, dir);
+        cr_expect_str_eq(files, "/my.conf.d/10-b.conf\n");
+        cr_expect_eq(conf->n_caches, 1);
+        cr_expect_str_eq(conf->caches[0].name, "mine");
+        ca_conf_free(conf);
+        free(files);
+
+        /* Both missing: a mistyped --config is an error, not a daemon on its defaults. */
+        test_rm_rf(dropins);
+        cr_assert_eq(ca_conf_load(path, &conf, &errors), -ENOENT);
+        cr_assert(asprintf(&want, "%s: cannot open: %s", path, strerror(ENOENT)) > 0);
+        expect_errors(&errors, (const char *const[]){ want }, 1);
+        ca_errors_clear(&errors);
+        test_rm_rf(root);
+        test_rm_rf(dir);
+        free(want);
+        free(dropins);
+        free(path);
+        free(root);
+        free(dir);
 }

@@ -25,6 +25,7 @@
 
 #include <criterion/criterion.h>
 
+#include "cacheage-build.h" /* CA_CONFIG_FILE */
 #include "cacheage/plugin.h"
 #include "test-util.h"
 
@@ -813,3 +814,69 @@ Test(daemon, example_plugin_host_api)
         test_daemon_cleanup(&d);
 }
 
+
+/*
+ * Without --config the daemon searches as systemd's daemons do: here no main file at all, a
+ * drop-in shipped in /usr/lib and one in /etc of the same name that masks it, and one in /run.
+ * It starts on its defaults plus the drop-ins; a reload reads the same places again.
+ */
+Test(daemon, config_search_without_main_file)
+{
+        const char *args[] = { "--bus", "none", "--log-level", "debug", NULL };
+        char *root, *lib, *run, *etc, *psi, *cmd;
+        struct test_daemon d;
+        struct test_status st;
+        unsigned long caches = 2;
+        ssize_t i;
+
+        test_daemon_setup(&d);
+        root = test_path_join(d.dir, "root");
+        psi = test_path_join(d.dir, "psi");
+        cr_assert(asprintf(&lib, "%s/usr/lib/cacheage/cacheaged.conf.d", root) > 0);
+        cr_assert(asprintf(&run, "%s/run/cacheage/cacheaged.conf.d", root) > 0);
+        cr_assert(asprintf(&etc, "%s%s.d", root, CA_CONFIG_FILE) > 0);
+        cr_assert(asprintf(&cmd, "mkdir -p '%s' '%s' '%s' '%s'", lib, run, etc, psi) > 0);
+        cr_assert_eq(system(cmd), 0);
+        test_write_psi(psi, 0, 0);
+        free(cmd);
+
+        cr_assert(asprintf(&cmd, "%s/10-plugins.conf", lib) > 0);
+        test_write_file(cmd, "[daemon]\nplugin_dir = %s\ninterval = 100ms\n",
+                        test_env("CA_TEST_PLUGIN_DIR"));
+        free(cmd);
+        cr_assert(asprintf(&cmd, "%s/20-shipped.conf", lib) > 0);
+        test_write_file(cmd, "[cache shipped]\nadapter = nosuch\n");
+        free(cmd);
+        cr_assert(asprintf(&cmd, "%s/20-shipped.conf", etc) > 0);
+        cr_assert(symlink("/dev/null", cmd) == 0);
+        free(cmd);
+        cr_assert(asprintf(&cmd, "%s/30-a.conf", run) > 0);
+        test_write_file(cmd, "[cache a]\nadapter = testcache\nadd = 10\n");
+        free(cmd);
+
+        cr_assert_eq(setenv("CACHEAGED_CONFIG_ROOT", root, 1), 0);
+        test_daemon_spawn(&d, 0, psi, args);
+        cr_assert(test_daemon_wait_msg(&d, 0, "READY=1", 10000) >= 0, "not ready:\n%s",
+                  test_daemon_log(&d));
+        caches = 1;
+        i = test_daemon_wait_status(&d, 0, 5000, test_status_caches_are, &caches, &st);
+        cr_assert(i >= 0, "not 1 cache:\n%s", test_daemon_log(&d));
+
+        /* A new drop-in in /etc, then SIGHUP: the search runs again. */
+        cr_assert(asprintf(&cmd, "%s/40-b.conf", etc) > 0);
+        test_write_file(cmd, "[cache b]\nadapter = testcache\n");
+        free(cmd);
+        cr_assert(kill(d.pid, SIGHUP) == 0);
+        caches = 2;
+        cr_assert(test_daemon_wait_status(&d, (size_t)i + 1, 10000, test_status_caches_are,
+                                          &caches, &st) >= 0, "not 2 caches after the reload:\n%s",
+                  test_daemon_log(&d));
+        test_daemon_stop(&d);
+        unsetenv("CACHEAGED_CONFIG_ROOT");
+        free(root);
+        free(lib);
+        free(run);
+        free(etc);
+        free(psi);
+        test_daemon_cleanup(&d);
+}
