@@ -1171,7 +1171,9 @@ static void help(void)
                "  cacheagectl\n"
                "  cacheagectl show dentries\n"
                "  sudo cacheagectl set dentries interval=30s max-age=8\n"
-               "  cacheagectl --json status | jq '.caches[].reclaimed'\n",
+               "  cacheagectl --json status | jq '.caches[].reclaimed'\n"
+               "\n"
+               "See cacheagectl(1), cacheaged(8) and cacheaged.conf(5).\n",
                CA_BUS_NAME, "10ms", "1w", (unsigned)CA_AGE_MAX, (unsigned)CA_AGE_MAX,
                CTL_WATCH_DEFAULT_SEC);
 }

@@ -1109,6 +1109,11 @@ int ca_conf_load_partial(const char *path, struct ca_conf **ret, struct ca_error
         return conf_load(path, ret, errors, true);
 }
 
+const struct ca_key_spec *ca_conf_key_table(bool cache)
+{
+        return cache ? cache_keys : daemon_keys;
+}
+
 const struct ca_conf_cache *ca_conf_find_cache(const struct ca_conf *conf, const char *name)
 {
         if (!conf || !name)

@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "cacheage/age.h"
+#include "cacheage/plugin.h"
 #include "cacheage/value.h"
 #include "errors.h"
 
@@ -115,6 +116,12 @@ int ca_conf_load_partial(const char *path, struct ca_conf **ret, struct ca_error
 
 /* ca_conf_free() - accepts NULL; returns NULL. */
 struct ca_conf *ca_conf_free(struct ca_conf *conf);
+
+/*
+ * ca_conf_key_table() - the daemon's own keys of [cache NAME] sections (@cache) or of [daemon],
+ * ended by CA_KEY_END: the keys cacheaged.conf(5) documents, with their defaults.
+ */
+const struct ca_key_spec *ca_conf_key_table(bool cache);
 
 /* ca_conf_find_cache() - the section named @name, or NULL. */
 const struct ca_conf_cache *ca_conf_find_cache(const struct ca_conf *conf, const char *name);

@@ -5,10 +5,10 @@ set -euo pipefail
 
 packages=(
     # build
-    gcc g++ meson ninja-build pkgconf python3
+    gcc g++ meson ninja-build pkgconf python3 scdoc
     libsystemd-dev libevent-dev libinih-dev
     # tests
-    libcriterion-dev dbus-daemon dbus-bin systemd strace memcached util-linux
+    libcriterion-dev dbus-daemon dbus-bin systemd strace memcached util-linux man-db
     # fuzz targets: clang's libFuzzer is in libclang-rt-14-dev, only recommended by clang
     clang libclang-rt-14-dev
 )

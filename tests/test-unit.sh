@@ -1,16 +1,24 @@
 #!/bin/sh
 # The systemd unit as built: "systemd-analyze verify" passes and "systemd-analyze security
 # --offline=yes" rates its exposure at most 2.5 (no systemd as PID 1 is needed for either).
-# ExecStart= is pointed at the built binary, which verify requires to exist.
-# Usage: test-unit.sh UNIT CACHEAGED (the configured cacheaged.service, the built daemon).
+# ExecStart= is pointed at the built binary, which verify requires to exist, and man(1) finds the
+# built man pages, which verify looks up for each Documentation= entry.
+# Usage: test-unit.sh UNIT CACHEAGED MANPAGE... (the configured cacheaged.service, the built
+# daemon, the built man pages).
 set -eu
 UNIT=$1
 CACHEAGED=$(realpath "$2")
+shift 2
 command -v systemd-analyze >/dev/null || { echo "1..0 # SKIP systemd-analyze missing"; exit 0; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 sed "s|^ExecStart=.*|ExecStart=$CACHEAGED|" "$UNIT" >"$tmp/cacheaged.service"
+for page in "$@"; do
+    mkdir -p "$tmp/man/man${page##*.}"
+    ln -s "$(realpath "$page")" "$tmp/man/man${page##*.}/"
+done
+export MANPATH="$tmp/man"
 
 echo "1..3"
 if out=$(systemd-analyze verify "$tmp/cacheaged.service" 2>&1) && [ -z "$out" ]; then

@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The man pages (doc/), as built, against the code they describe:
+ *   - cacheaged.conf(5) documents every key of [daemon] and [cache NAME], no other, each with
+ *     the default the key table has (daemon/config.c);
+ *   - it documents every key of every adapter the build makes, no other, as the daemon itself
+ *     lists them (the "expected ..." of an unknown key), and each documented default is a
+ *     value the adapter takes (cacheaged --check-config);
+ *   - every long option of cacheaged --help is in cacheaged(8), every man page the --help
+ *     texts point at is one of ours and is built, and every page renders without a warning
+ *     from man(1).
+ * Environment (tests/meson.build): CACHEAGED, CACHEAGECTL, CA_MAN_DIR (the built pages and
+ * their configured scdoc sources), CA_ADAPTER_DIR, CA_ADAPTERS (comma-separated).
+ */
+
+#include <criterion/criterion.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "../daemon/config.h"
+#include "test-util.h"
+
+TestSuite(man);
+
+#define KEYS_MAX 64
+
+/* One documented key: "*name* = _TYPE_ (default *value*)", or "(required)", "(default: text)". */
+struct doc_key {
+        char name[64];
+        char def[256];  /* "" when the page gives none in *...* */
+        bool has_def;
+};
+
+struct doc_section {
+        char title[128]; /* "[daemon] SECTION OPTIONS", or an adapter's name under ADAPTERS */
+        struct doc_key keys[KEYS_MAX];
+        size_t n_keys;
+};
+
+static char *man_file(const char *name)
+{
+        return test_path_join(test_env("CA_MAN_DIR"), name);
+}
+
+/* The key entries of cacheaged.conf(5)'s source, by "#" and "##" heading. */
+static size_t read_doc_sections(struct doc_section *v, size_t max)
+{
+        char *path = man_file("cacheaged.conf.5.scd"), *text = test_read_file(path), *save, *line;
+        regex_t re;
+        regmatch_t m[4];
+        size_t n = 0;
+
+        cr_assert(text[0], "%s is empty or missing", path);
+        cr_assert_eq(regcomp(&re, "^\\*([a-z0-9_]+)\\* = _[A-Z_]+_ \\((default \\*(.*)\\*|.*)\\)$",
+                             REG_EXTENDED), 0);
+        for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                struct doc_section *s = n ? &v[n - 1] : NULL;
+
+                if (strncmp(line, "# ", 2) == 0 || strncmp(line, "## ", 3) == 0) {
+                        cr_assert(n < max);
+                        memset(&v[n], 0, sizeof(v[n]));
+                        snprintf(v[n].title, sizeof(v[n].title), "%s", strchr(line, ' ') + 1);
+                        n++;
+                        continue;
+                }
+                if (!s || regexec(&re, line, 4, m, 0) != 0)
+                        continue;
+                cr_assert(s->n_keys < KEYS_MAX);
+                struct doc_key *k = &s->keys[s->n_keys++];
+                snprintf(k->name, sizeof(k->name), "%.*s", (int)(m[1].rm_eo - m[1].rm_so),
+                         line + m[1].rm_so);
+                k->has_def = m[3].rm_so >= 0;
+                if (k->has_def)
+                        snprintf(k->def, sizeof(k->def), "%.*s", (int)(m[3].rm_eo - m[3].rm_so),
+                                 line + m[3].rm_so);
+        }
+        regfree(&re);
+        free(text);
+        free(path);
+        return n;
+}
+
+static const struct doc_section *find_section(const struct doc_section *v, size_t n,
+                                              const char *title)
+{
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(v[i].title, title) == 0)
+                        return &v[i];
+        return NULL;
+}
+
+/* The page and a key table: the same keys, in the same order, with the same defaults. */
+static void check_table(const struct doc_section *s, const struct ca_key_spec *table)
+{
+        size_t i = 0;
+
+        cr_assert(s, "section missing from cacheaged.conf(5)");
+        for (const struct ca_key_spec *k = table; k->name; k++, i++) {
+                cr_assert(i < s->n_keys, "%s: key %s is not documented", s->title, k->name);
+                cr_expect_str_eq(s->keys[i].name, k->name, "%s: key %zu", s->title, i);
+                if (k->def) {
+                        cr_expect(s->keys[i].has_def, "%s: %s: the page gives no default (%s)",
+                                  s->title, k->name, k->def);
+                        cr_expect_str_eq(s->keys[i].def, k->def, "%s: %s: default", s->title,
+                                         k->name);
+                } else {
+                        cr_expect(!s->keys[i].has_def, "%s: %s has no default in the code",
+                                  s->title, k->name);
+                }
+        }
+        cr_expect_eq(s->n_keys, i, "%s: %zu keys documented, %zu in the code", s->title,
+                     s->n_keys, i);
+}
+
+Test(man, conf_documents_the_daemons_keys)
+{
+        struct doc_section v[32];
+        size_t n = read_doc_sections(v, 32);
+
+        check_table(find_section(v, n, "[daemon] SECTION OPTIONS"), ca_conf_key_table(false));
+        check_table(find_section(v, n, "[cache NAME] SECTION OPTIONS"), ca_conf_key_table(true));
+}
+
+/* cacheaged --check-config on @text (a [cache probe] of @adapter follows): its exit status. */
+static int check_config(const char *adapter, const char *keys, char **ret_log)
+{
+        const char *args[] = { "--config", NULL, "--check-config", NULL };
+        struct test_daemon d;
+        int r;
+
+        test_daemon_setup(&d);
+        args[1] = d.conf;
+        test_write_file(d.conf, "[daemon]\nplugin_dir = %s\n[cache probe]\nadapter = %s\n%s",
+                        test_env("CA_ADAPTER_DIR"), adapter, keys);
+        r = test_daemon_run_to_exit(&d, args);
+        *ret_log = strdup(test_daemon_log(&d));
+        test_daemon_cleanup(&d);
+        return r;
+}
+
+Test(man, conf_documents_every_adapters_keys)
+{
+        char *adapters = strdup(test_env("CA_ADAPTERS")), *save, *log, *keys, *names, *want;
+        struct doc_section v[32];
+        size_t n = read_doc_sections(v, 32), len;
+        const char *expected;
+        char *or;
+
+        for (char *a = strtok_r(adapters, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+                const struct doc_section *s = find_section(v, n, a);
+                FILE *f;
+
+                cr_assert(s, "adapter %s has no \"## %s\" in cacheaged.conf(5)", a, a);
+                /* The adapter's own list of its keys. */
+                cr_assert_eq(check_config(a, "zz_not_a_key = 1\n", &log), 1, "%s", log);
+                expected = strstr(log, "zz_not_a_key: unknown key (expected ");
+                cr_assert(expected, "%s", log);
+                expected += strlen("zz_not_a_key: unknown key (expected ");
+                len = strcspn(expected, ")");
+                names = NULL;
+                f = open_memstream(&names, &len);
+                for (size_t i = 0; i < s->n_keys; i++)
+                        fprintf(f, "%s%s", i ? ", " : "", s->keys[i].name);
+                fclose(f);
+                want = strndup(expected, strcspn(expected, ")"));
+                /* "a, b or c": the last one after "or". */
+                or = strstr(want, " or ");
+                if (or) {
+                        or[0] = ',';
+                        memmove(or + 1, or + 3, strlen(or + 3) + 1);
+                }
+                cr_expect_str_eq(names, want, "adapter %s: the page's keys, and the adapter's", a);
+                free(want);
+                free(names);
+                free(log);
+
+                /* Every documented default, written down, is accepted. */
+                keys = NULL;
+                f = open_memstream(&keys, &len);
+                for (size_t i = 0; i < s->n_keys; i++) {
+                        cr_expect(s->keys[i].has_def, "%s: %s has no default", a, s->keys[i].name);
+                        if (s->keys[i].has_def)
+                                fprintf(f, "%s = %s\n", s->keys[i].name, s->keys[i].def);
+                }
+                fclose(f);
+                cr_expect_eq(check_config(a, keys, &log), 0, "%s: the defaults:\n%s\n%s", a, keys,
+                             log);
+                free(keys);
+                free(log);
+        }
+        free(adapters);
+}
+
+/* The whole stdout of @argv. */
+static char *output_of(const char *const *argv)
+{
+        char *dir = test_mkdtemp("test-man"), *out = test_path_join(dir, "out"), *text;
+        int status;
+        pid_t pid = test_spawn(argv, out, NULL, NULL, NULL);
+
+        cr_assert(test_wait_exit(pid, 30000000, &status) && WIFEXITED(status) &&
+                  WEXITSTATUS(status) == 0, "%s failed", argv[0]);
+        text = test_read_file(out);
+        test_rm_rf(dir);
+        free(out);
+        free(dir);
+        return text;
+}
+
+/* Every "name(N)" of @text that names one of our pages is built; @own is among them. */
+static void check_references(const char *text, const char *own)
+{
+        static const char *const ours[] = { "cacheaged(8)", "cacheagectl(1)", "cacheaged.conf(5)",
+                                            "libcacheage(3)" };
+        bool own_seen = false;
+
+        for (size_t i = 0; i < ELEMENTSOF(ours); i++) {
+                char *page, *path;
+
+                if (!strstr(text, ours[i]))
+                        continue;
+                own_seen = own_seen || strcmp(ours[i], own) == 0;
+                page = strndup(ours[i], strcspn(ours[i], "("));
+                cr_assert(asprintf(&path, "%s/%s.%c", test_env("CA_MAN_DIR"), page,
+                                   ours[i][strlen(ours[i]) - 2]) > 0);
+                cr_expect(access(path, R_OK) == 0, "%s points at %s, which is not built", own,
+                          path);
+                free(page);
+                free(path);
+        }
+        cr_expect(own_seen, "the --help of %s does not point at it", own);
+}
+
+Test(man, help_points_at_the_pages)
+{
+        char *help = output_of((const char *[]){ test_env("CACHEAGED"), "--help", NULL });
+        char *page = man_file("cacheaged.8.scd"), *doc = test_read_file(page), *save, *word;
+        char *copy = strdup(help);
+
+        check_references(help, "cacheaged(8)");
+        /* Every long option of the help is in the page. */
+        for (word = strtok_r(copy, " ,\n", &save); word; word = strtok_r(NULL, " ,\n", &save)) {
+                char opt[64];
+
+                if (strncmp(word, "--", 2) != 0 || sscanf(word, "--%60[a-z-]", opt) != 1)
+                        continue;
+                char *bold;
+                cr_assert(asprintf(&bold, "*--%s*", opt) > 0);
+                cr_expect(strstr(doc, bold), "cacheaged(8) lacks %s", bold);
+                free(bold);
+        }
+        free(copy);
+        free(help);
+        free(doc);
+        free(page);
+
+        help = output_of((const char *[]){ test_env("CACHEAGECTL"), "--help", NULL });
+        check_references(help, "cacheagectl(1)");
+        free(help);
+}
+
+Test(man, pages_render_without_warnings)
+{
+        static const char *const pages[] = { "cacheaged.8", "cacheagectl.1", "cacheaged.conf.5",
+                                             "libcacheage.3" };
+
+        for (size_t i = 0; i < ELEMENTSOF(pages); i++) {
+                char *path = man_file(pages[i]), *cmd, *dir = test_mkdtemp("test-man");
+                char *err = test_path_join(dir, "err"), *out = test_path_join(dir, "out"), *text;
+
+                cr_assert(asprintf(&cmd, "MANWIDTH=80 man --warnings -l '%s' >'%s' 2>'%s'", path,
+                                   out, err) > 0);
+                cr_expect_eq(system(cmd), 0, "%s", cmd);
+                text = test_read_file(err);
+                cr_expect_str_empty(text, "%s: %s", pages[i], text);
+                free(text);
+                text = test_read_file(out);
+                cr_expect(strlen(text) > 1000, "%s rendered to %zu bytes", pages[i], strlen(text));
+                free(text);
+                test_rm_rf(dir);
+                free(cmd);
+                free(err);
+                free(out);
+                free(dir);
+                free(path);
+        }
+}
