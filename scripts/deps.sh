@@ -11,6 +11,8 @@ packages=(
     libcriterion-dev dbus-daemon dbus-bin systemd strace memcached util-linux man-db
     # fuzz targets: clang's libFuzzer is in libclang-rt-14-dev, only recommended by clang
     clang libclang-rt-14-dev
+    # the Debian packages (scripts/deb.sh)
+    debhelper dpkg-dev fakeroot lintian
 )
 
 missing=()

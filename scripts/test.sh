@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install, build with warnings as errors, and run the whole test suite twice: plainly, then
 # under AddressSanitizer + UndefinedBehaviorSanitizer; the threaded aging test also runs
-# under ThreadSanitizer, and the fuzz targets run for a bounded time under libFuzzer (clang).
+# under ThreadSanitizer, the fuzz targets run for a bounded time under libFuzzer (clang), and
+# the Debian packages are built, checked with lintian, installed and purged (scripts/deb.sh).
 # Ends with one line: "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -43,9 +44,20 @@ CC=clang BUILD_TARGETS="tests/fuzz/fuzz-trace tests/fuzz/fuzz-config tests/fuzz/
     run_build build-ci-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
     -- --suite fuzz
 
+# The Debian packages: built, lintian-clean, installed and purged again (scripts/deb.sh, TAP).
+echo "=== build-ci-deb: scripts/deb.sh"
+scripts/deb.sh build-ci-deb | tee build-ci-deb.tap || status=1
+
 STATUS=$status python3 - "${builds[@]}" <<'PY'
 import json, os, re, sys
 passed = failed = 0
+# scripts/deb.sh's TAP: one result per check
+if os.path.exists("build-ci-deb.tap"):
+    for line in open("build-ci-deb.tap"):
+        if re.match(r"ok \d", line) and "# SKIP" not in line:
+            passed += 1
+        elif re.match(r"not ok \d", line):
+            failed += 1
 for d in sys.argv[1:]:
     with open(f"{d}/meson-logs/testlog.json") as f:
         for line in f:

@@ -13,7 +13,10 @@
 #   5. the D-Bus activation file names the unit's bus name, and the unit's alias as its
 #      SystemdService=;
 #   6. pkg-config's line for libcacheage is enough for a plugin that uses libevent (the host's
-#      event base): it compiles and links against libevent.
+#      event base): it compiles and links against libevent;
+#   7. debian/libcacheage0.symbols lists exactly the symbols the library exports, with their
+#      version, so that an ABI change is a change of that file (the .deb build checks it again,
+#      strictly: scripts/deb.sh).
 # Usage: test-install.sh BUILD_DIR SOURCE_DIR PREFIX LIBDIR INCLUDEDIR DATADIR MANDIR CC...
 set -eu
 build=$1 src=$2 prefix=$3 libdir=$4 includedir=$5 datadir=$6 mandir=$7
@@ -27,7 +30,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 dest=$tmp/dest
 
-echo "1..6"
+echo "1..7"
 if ! meson install -C "$build" --destdir "$dest" --no-rebuild --quiet >"$tmp/install.log" 2>&1; then
     sed 's/^/# /' "$tmp/install.log"
     echo "Bail out! meson install failed"
@@ -166,4 +169,16 @@ if "$@" -shared -fPIC -Wall -Werror -Wl,--no-undefined -o "$tmp/evplugin.so" "$t
 else
     echo "not ok 6 - a plugin using libevent does not build with: $pc"
     sed 's/^/# /' "$tmp/ev.log"
+fi
+
+# 7. The symbols file tracks the ABI.
+objdump -T "$lib" | awk '$NF ~ /^ca_|^__ca_/ && $0 ~ / g / { print $NF "@" $(NF-1) }' | sort >"$tmp/abi"
+objdump -T "$lib" | awk '$NF ~ /^CACHEAGE_/ { print $NF "@" $NF }' | sort -u >>"$tmp/abi"
+sort "$tmp/abi" -o "$tmp/abi"
+sed -n 's/^ \([^ ]*\) .*/\1/p' "$src/debian/libcacheage0.symbols" | sort >"$tmp/listed"
+if [ -s "$tmp/abi" ] && cmp -s "$tmp/abi" "$tmp/listed"; then
+    echo "ok 7 - debian/libcacheage0.symbols lists the $(wc -l <"$tmp/abi") exported symbols"
+else
+    echo "not ok 7 - debian/libcacheage0.symbols and the library's symbols differ (< exported, > listed):"
+    diff "$tmp/abi" "$tmp/listed" | sed 's/^/# /' || true
 fi
