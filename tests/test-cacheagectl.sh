@@ -141,6 +141,7 @@ run --json set beta enabled=no
 # Both ages in one go, in either direction: every step the daemon sees is valid.
 run set beta single-use-age=20 max-age=30
 run set beta max-age=3 single-use-age=3
+settle beta # lower ages: a re-sweep, which the next slices finish
 run show beta
 # A result with max-age below single-use-age is refused before anything is sent.
 run set beta interval=1min max-age=2
