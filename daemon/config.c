@@ -1109,6 +1109,20 @@ int ca_conf_load_partial(const char *path, struct ca_conf **ret, struct ca_error
         return conf_load(path, ret, errors, true);
 }
 
+int ca_conf_dropin_dir(const char *path, char **ret)
+{
+        char *main_path, *dirs[N_SEARCH_DIRS];
+        size_t n_dirs;
+
+        if (conf_paths(path, &main_path, dirs, &n_dirs) < 0)
+                return -ENOMEM;
+        free(main_path);
+        *ret = dirs[0];
+        while (n_dirs > 1)
+                free(dirs[--n_dirs]);
+        return 0;
+}
+
 const struct ca_key_spec *ca_conf_key_table(bool cache)
 {
         return cache ? cache_keys : daemon_keys;

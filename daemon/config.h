@@ -118,6 +118,14 @@ int ca_conf_load_partial(const char *path, struct ca_conf **ret, struct ca_error
 struct ca_conf *ca_conf_free(struct ca_conf *conf);
 
 /*
+ * ca_conf_dropin_dir() - the directory of the administrator's drop-ins, where "cacheagectl set
+ * --persistent" writes: "@path.d", or for a NULL @path the first of the search (in the
+ * sysconfdir, below $CACHEAGED_CONFIG_ROOT when set). Returns 0 and a malloc()ed path in
+ * *ret, or -ENOMEM.
+ */
+int ca_conf_dropin_dir(const char *path, char **ret);
+
+/*
  * ca_conf_key_table() - the daemon's own keys of [cache NAME] sections (@cache) or of [daemon],
  * ended by CA_KEY_END: the keys cacheaged.conf(5) documents, with their defaults.
  */

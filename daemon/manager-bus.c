@@ -182,6 +182,13 @@ static int property_get_version(sd_bus *bus, const char *path, const char *inter
         return sd_bus_message_append(reply, "s", CA_VERSION);
 }
 
+static int property_get_dropin_dir(sd_bus *bus, const char *path, const char *interface,
+                                   const char *property, sd_bus_message *reply, void *userdata,
+                                   sd_bus_error *error)
+{
+        return sd_bus_message_append(reply, "s", manager_dropin_dir(userdata));
+}
+
 static int property_get_default_interval(sd_bus *bus, const char *path, const char *interface,
                                          const char *property, sd_bus_message *reply,
                                          void *userdata, sd_bus_error *error)
@@ -257,6 +264,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("StartTimestampUSec", "t", property_get_start_timestamp, 0,
+                        SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("DropInDirectory", "s", property_get_dropin_dir, 0,
                         SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_WRITABLE_PROPERTY("DefaultIntervalUSec", "t", property_get_default_interval,
                                  property_set_default_interval, 0,

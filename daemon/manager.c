@@ -40,6 +40,7 @@ enum {
 
 struct manager {
         char *config_path;         /* NULL: the search config.h describes */
+        char *dropin_dir;          /* the administrator's drop-ins: ca_conf_dropin_dir() */
         char *bus_name;
         bool check_only;
         bool log_level_set;
@@ -623,7 +624,8 @@ int manager_new(const struct manager_options *opts, struct manager **ret)
         m->log_level_set = opts->log_level_set;
         m->log_level = opts->log_level;
         m->start_realtime_usec = now_realtime_usec();
-        if ((opts->config_path && !m->config_path) || !m->bus_name || !m->psi_dir)
+        if ((opts->config_path && !m->config_path) || !m->bus_name || !m->psi_dir ||
+            ca_conf_dropin_dir(m->config_path, &m->dropin_dir) < 0)
                 goto out_free;
 
         cfg = event_config_new();
@@ -669,6 +671,7 @@ struct manager *manager_free(struct manager *m)
         ca_conf_free(m->conf);
         free(m->psi_dir);
         free(m->bus_name);
+        free(m->dropin_dir);
         free(m->config_path);
         free(m);
         return NULL;
@@ -802,6 +805,11 @@ struct event_base *manager_event_base(struct manager *m)
 const struct ca_conf *manager_conf(const struct manager *m)
 {
         return m->conf;
+}
+
+const char *manager_dropin_dir(const struct manager *m)
+{
+        return m->dropin_dir;
 }
 
 uint64_t manager_start_realtime_usec(const struct manager *m)
@@ -1029,7 +1037,12 @@ int manager_reload(struct manager *m, struct ca_errors *errors)
 
         log_info("Reloading %s", m->config_path ? m->config_path : "the configuration");
         notify_reloading();
-        r = ca_conf_load(m->config_path, &conf, errors);
+        /* Every error in one answer, as at start: the plugins check what the parser read. */
+        r = ca_conf_load_partial(m->config_path, &conf, errors);
+        if (r == -EINVAL && conf) {
+                check_partial_conf(m, conf, errors);
+                conf = ca_conf_free(conf);
+        }
         if (r >= 0) {
                 conf_warn_unsafe_files(conf);
                 r = manager_reload_apply(m, conf, errors);

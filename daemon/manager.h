@@ -75,6 +75,8 @@ int manager_run(struct manager *m);
 struct event_base *manager_event_base(struct manager *m);
 const struct ca_conf *manager_conf(const struct manager *m);
 uint64_t manager_start_realtime_usec(const struct manager *m);
+/* manager_dropin_dir() - where "cacheagectl set --persistent" writes (ca_conf_dropin_dir()). */
+const char *manager_dropin_dir(const struct manager *m);
 
 size_t manager_n_caches(const struct manager *m);
 struct manager_cache *manager_cache_at(struct manager *m, size_t i);

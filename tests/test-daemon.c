@@ -228,8 +228,16 @@ Test(daemon, reload)
                   "colour = blue\n[cache n]\nadapter = nosuch\n",
                   { "cacheaged.conf:9: colour: unknown key",
                     "cacheaged.conf:10: [cache n]: no plugin for adapter 'nosuch'", NULL } },
+                /* Both at once: the parser's error and the plugin's, as --check-config says. */
+                { "[daemon]\nplugin_dir = %s\ninterval = 100ms\nslice_budget = many\n"
+                  "[cache t]\nadapter = testcache\nadd = 500\nreuse = 500\nlimit = 500\n"
+                  "colour = blue\n",
+                  { "cacheaged.conf:4: slice_budget", "cacheaged.conf:10: colour: unknown key",
+                    NULL } },
         };
         for (size_t k = 0; k < sizeof(broken) / sizeof(broken[0]); k++) {
+                size_t from = strlen(test_daemon_log(&d)); /* this reload's lines only */
+
                 write_conf(d.conf, broken[k].conf, test_env("CA_TEST_PLUGIN_DIR"));
                 cr_assert(kill(d.pid, SIGHUP) == 0);
                 r = test_daemon_wait_msg(&d, (size_t)i + 1, "RELOADING=1", 5000);
@@ -246,7 +254,7 @@ Test(daemon, reload)
                 cr_assert(waitpid(d.pid, &d.status, WNOHANG) == 0,
                           "the daemon died on a bad reload");
                 /* Every error listed (before READY=1), each with its line. */
-                const char *log = test_daemon_log(&d);
+                const char *log = test_daemon_log(&d) + from;
                 for (const char *const *e = broken[k].errors; *e; e++)
                         cr_assert(strstr(log, *e), "'%s' not in:\n%s", *e,
                                   strlen(log) > 1500 ? log + strlen(log) - 1500 : log);
