@@ -12,13 +12,11 @@
 #include <getopt.h>
 #include <stddef.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +27,9 @@
 #include "cacheage-build.h"
 #include "cacheage/age.h"
 #include "config.h"
+#include "dropin.h"
+#include "json-print.h"
+#include "pager.h"
 
 #define CTL_CACHES_MAX 4096       /* caches listed at once (the daemon allows 256) */
 #define CTL_ADAPTER_STATS_MAX 256 /* adapter statistics kept per cache */
@@ -45,14 +46,73 @@ enum {
 
 static enum { BUS_SYSTEM, BUS_USER, BUS_ADDRESS } arg_bus = BUS_SYSTEM;
 static const char *arg_address;
-static bool arg_json;
+static enum json_mode { JSON_OFF, JSON_SHORT, JSON_PRETTY } arg_json;
 static bool arg_no_pager;
+static bool arg_no_legend;
+static bool arg_value;      /* show: values only */
+static bool arg_persistent; /* set: a drop-in and a reload */
+static bool arg_colors;     /* decided once, before a pager takes standard output */
+static char **arg_properties; /* show -p: D-Bus or JSON names, "AdapterStats.KEY" */
+static size_t n_arg_properties;
 static double arg_watch_sec; /* 0 = no --watch */
 static const char *arg_command = "status";
 
-static pid_t pager_pid;
-
 /* ---- output helpers ---- */
+
+/* A JSON document is written to a buffer, then laid out as --json says (json_end()). */
+struct json_doc {
+        FILE *f;
+        char *buf;
+        size_t len;
+};
+
+static FILE *json_begin(struct json_doc *j)
+{
+        *j = (struct json_doc){ 0 };
+        j->f = open_memstream(&j->buf, &j->len);
+        return j->f ? j->f : stdout; /* out of memory: straight out, unindented */
+}
+
+static void json_end(struct json_doc *j)
+{
+        if (!j->f)
+                return;
+        fclose(j->f);
+        json_print(stdout, j->buf ? j->buf : "", arg_json == JSON_PRETTY);
+        free(j->buf);
+        *j = (struct json_doc){ 0 };
+}
+
+/*
+ * Colour and bold on a terminal only, as systemd's tools: $SYSTEMD_COLORS says yes or no
+ * whatever the output, $NO_COLOR (any value) or TERM=dumb say no.
+ */
+static bool colors_wanted(void)
+{
+        const char *e = getenv("SYSTEMD_COLORS"), *term = getenv("TERM");
+        int b;
+
+        if (e) {
+                if (strcmp(e, "16") == 0 || strcmp(e, "256") == 0 || strcmp(e, "24bit") == 0)
+                        return true;
+                b = ca_parse_bool(e);
+                if (b >= 0)
+                        return b;
+        }
+        if (getenv("NO_COLOR") || (term && strcmp(term, "dumb") == 0))
+                return false;
+        return isatty(STDOUT_FILENO);
+}
+
+#define ANSI_BOLD "\033[1m"
+#define ANSI_GREEN "\033[0;32m"
+#define ANSI_GREY "\033[0;38;5;245m"
+#define ANSI_NORMAL "\033[0m"
+
+static const char *ansi(const char *code)
+{
+        return arg_colors ? code : "";
+}
 
 static void json_string(FILE *f, const char *s)
 {
@@ -85,12 +145,14 @@ static void json_string(FILE *f, const char *s)
 }
 
 /* "IntervalUSec" -> "interval_usec", "SingleUseObjects" -> "single_use_objects". */
-static void json_key(FILE *f, const char *camel)
+#define SNAKE_MAX 128 /* bytes of a snake_case name, NUL included */
+
+static char *snake_case(const char *camel, char buf[static SNAKE_MAX])
 {
-        char buf[128];
         size_t n = 0;
 
-        for (const char *p = camel; *p && n + 3 < sizeof(buf); p++) {
+        /* Room for the longest step ("_usec") and the NUL. */
+        for (const char *p = camel; *p && n + 6 < SNAKE_MAX; p++) {
                 bool upper = *p >= 'A' && *p <= 'Z';
 
                 /* "USec" is one word. */
@@ -107,7 +169,14 @@ static void json_key(FILE *f, const char *camel)
                 buf[n++] = upper ? (char)(*p - 'A' + 'a') : *p;
         }
         buf[n] = '\0';
-        json_string(f, buf);
+        return buf;
+}
+
+static void json_key(FILE *f, const char *camel)
+{
+        char buf[SNAKE_MAX];
+
+        json_string(f, snake_case(camel, buf));
 }
 
 static uint64_t now_realtime_usec(void)
@@ -153,54 +222,11 @@ static char *format_timestamp(uint64_t usec, char *buf, size_t len)
         return buf;
 }
 
-static void pager_close(void)
+/* Page what a command prints on a terminal, unless told not to (pager.h says how). */
+static void maybe_page(void)
 {
-        if (pager_pid <= 0)
-                return;
-        fflush(stdout);
-        fclose(stdout);
-        while (waitpid(pager_pid, NULL, 0) < 0 && errno == EINTR)
-                ;
-        pager_pid = 0;
-}
-
-/* Like systemctl: page long output on a terminal through $PAGER (default less -FRSXMK). */
-static void pager_open(void)
-{
-        const char *pager = getenv("CACHEAGECTL_PAGER");
-        int fds[2];
-        pid_t pid;
-
-        if (arg_no_pager || arg_watch_sec > 0 || !isatty(STDOUT_FILENO))
-                return;
-        if (!pager)
-                pager = getenv("PAGER");
-        if (!pager)
-                pager = "less";
-        if (!pager[0] || strcmp(pager, "cat") == 0)
-                return;
-        if (pipe(fds) < 0)
-                return;
-        fflush(stdout);
-        pid = fork();
-        if (pid < 0) {
-                close(fds[0]);
-                close(fds[1]);
-                return;
-        }
-        if (pid == 0) {
-                dup2(fds[0], STDIN_FILENO);
-                close(fds[0]);
-                close(fds[1]);
-                setenv("LESS", "FRSXMK", 0);
-                execlp("sh", "sh", "-c", pager, (char *)NULL);
-                _exit(127);
-        }
-        dup2(fds[1], STDOUT_FILENO);
-        close(fds[0]);
-        close(fds[1]);
-        signal(SIGPIPE, SIG_IGN);
-        pager_pid = pid;
+        if (!arg_no_pager && arg_watch_sec <= 0)
+                pager_open();
 }
 
 /* ---- errors ---- */
@@ -230,9 +256,13 @@ static int fail(int status, const char *fmt, ...)
         fflush(stdout);
         fprintf(stderr, "cacheagectl: %s\n", msg);
         if (arg_json) {
-                printf("{\"error\":");
-                json_string(stdout, msg);
-                printf(",\"exit_status\":%d}\n", status);
+                struct json_doc j;
+                FILE *f = json_begin(&j);
+
+                fprintf(f, "{\"error\":");
+                json_string(f, msg);
+                fprintf(f, ",\"exit_status\":%d}", status);
+                json_end(&j);
         }
         return status;
 }
@@ -582,6 +612,65 @@ out_parse:
 
 /* ---- status ---- */
 
+/* ---- show -p: which properties ---- */
+
+static bool *arg_properties_matched; /* parallel to arg_properties */
+
+/*
+ * Whether show prints the property @camel (or @snake, a statistic's own name), with -p; an
+ * adapter statistic is "AdapterStats.KEY" (@adapter_key set).
+ */
+static bool property_wanted(const char *camel, const char *snake, const char *adapter_key)
+{
+        char buf[SNAKE_MAX];
+        bool wanted = n_arg_properties == 0;
+
+        if (!snake)
+                snake = snake_case(camel, buf);
+        for (size_t i = 0; i < n_arg_properties; i++) {
+                const char *want = arg_properties[i];
+                size_t stem = strcspn(want, ".");
+
+                if (adapter_key) {
+                        /* "AdapterStats" or "adapter_stats", alone or with ".KEY" */
+                        if ((strncmp(want, camel, stem) != 0 || strlen(camel) != stem) &&
+                            (strncmp(want, snake, stem) != 0 || strlen(snake) != stem))
+                                continue;
+                        if (want[stem] && strcmp(want + stem + 1, adapter_key) != 0)
+                                continue;
+                } else if (strcmp(want, camel) != 0 && strcmp(want, snake) != 0) {
+                        continue;
+                }
+                arg_properties_matched[i] = true;
+                wanted = true;
+        }
+        return wanted;
+}
+
+/* -p names, checked before anything is asked: a typo is an error, not an empty answer. */
+static int check_properties(void)
+{
+        char buf[SNAKE_MAX];
+
+        for (size_t i = 0; i < n_arg_properties; i++) {
+                const char *p = arg_properties[i];
+                size_t stem = strcspn(p, ".");
+                bool known = ca_stat_desc_find(p) != NULL;
+
+                for (size_t j = 0; j < N_CACHE_PROPS && !known; j++)
+                        known = strcmp(p, cache_props[j].name) == 0 ||
+                                strcmp(p, snake_case(cache_props[j].name, buf)) == 0;
+                if (!known && (strncmp(p, "AdapterStats", stem) == 0 ||
+                               strncmp(p, "adapter_stats", stem) == 0) &&
+                    (stem == strlen("AdapterStats") || stem == strlen("adapter_stats")))
+                        known = p[stem] == '\0' || p[stem + 1] != '\0';
+                if (!known)
+                        return fail(EXIT_USAGE, "Unknown property '%s' (every one: cacheagectl "
+                                    "show NAME; an adapter's statistic: AdapterStats.KEY)", p);
+        }
+        return 0;
+}
+
 static void print_cache_json(FILE *f, const struct cache_info *c)
 {
         const struct ca_stat_desc *d;
@@ -592,7 +681,7 @@ static void print_cache_json(FILE *f, const struct cache_info *c)
         for (size_t i = 0; i < N_CACHE_PROPS; i++) {
                 const struct cache_prop *p = &cache_props[i];
 
-                if (!(c->have_props & (1u << i)))
+                if (!(c->have_props & (1u << i)) || !property_wanted(p->name, NULL, NULL))
                         continue;
                 if (!first)
                         fputc(',', f);
@@ -608,7 +697,7 @@ static void print_cache_json(FILE *f, const struct cache_info *c)
         }
         d = ca_stat_descs(&n_stats);
         for (size_t i = 0; i < n_stats; i++) {
-                if (!have_stat(c, &d[i]))
+                if (!have_stat(c, &d[i]) || !property_wanted(d[i].property, d[i].name, NULL))
                         continue;
                 if (!first)
                         fputc(',', f);
@@ -617,17 +706,28 @@ static void print_cache_json(FILE *f, const struct cache_info *c)
                 fprintf(f, ":%" PRIu64, ca_stat_value(&c->stats, &d[i]));
         }
         if (c->have_adapter_stats) {
-                if (!first)
-                        fputc(',', f);
-                json_key(f, "AdapterStats");
-                fputs(":{", f);
+                bool first_stat = true;
+
                 for (size_t j = 0; j < c->n_adapter_stats; j++) {
-                        if (j > 0)
+                        if (!property_wanted("AdapterStats", "adapter_stats",
+                                             c->adapter_stats[j].key))
+                                continue;
+                        if (first_stat) {
+                                if (!first)
+                                        fputc(',', f);
+                                json_key(f, "AdapterStats");
+                                fputs(":{", f);
+                        } else {
                                 fputc(',', f);
+                        }
+                        first_stat = false;
                         json_string(f, c->adapter_stats[j].key);
                         fprintf(f, ":%" PRIu64, c->adapter_stats[j].value);
                 }
-                fputc('}', f);
+                if (!first_stat)
+                        fputc('}', f);
+                else if (n_arg_properties == 0)
+                        fprintf(f, "%s\"adapter_stats\":{}", first ? "" : ",");
         }
         fputc('}', f);
 }
@@ -665,19 +765,70 @@ static void status_row(const struct cache_info *c, uint64_t now, char cells[N_CO
 /* One line of the table; @row NULL prints the titles. */
 static void print_row(const size_t width[N_COLS], char (*row)[CELL_MAX])
 {
+        /* Bold titles; the state in colour (the padding outside the colour's codes). */
+        if (!row)
+                fputs(ansi(ANSI_BOLD), stdout);
         for (size_t j = 0; j < N_COLS; j++) {
                 const char *s = row ? row[j] : columns[j].title;
+                const char *on = "", *off = "";
 
+                if (row && j == COL_STATE) {
+                        on = ansi(strcmp(s, "enabled") == 0 ? ANSI_GREEN : ANSI_GREY);
+                        off = ansi(ANSI_NORMAL);
+                }
                 if (j + 1 == N_COLS)
-                        printf("%s\n", s);
+                        printf("%s%s%s", on, s, off);
                 else if (columns[j].right)
-                        printf("%*s  ", (int)width[j], s);
+                        printf("%s%*s%s  ", on, (int)width[j], s, off);
                 else
-                        printf("%-*s  ", (int)width[j], s);
+                        printf("%s%-*s%s  ", on, (int)width[j], s, off);
         }
+        printf("%s\n", row ? "" : ansi(ANSI_NORMAL));
 }
 
-static int status_once(sd_bus *bus)
+/*
+ * status NAME...: keep only those caches, in the order asked, each once; an unknown one is an
+ * error (exit 1, as show's). Returns 0 or the exit status.
+ */
+static int select_caches(struct manager_info *m, int argc, char **argv)
+{
+        char **keep;
+        size_t n = 0;
+
+        if (argc == 0)
+                return 0;
+        keep = calloc((size_t)argc, sizeof(*keep));
+        if (!keep)
+                return fail(EXIT_FAILED, "Out of memory");
+        for (int a = 0; a < argc; a++) {
+                bool found = false, dup = false;
+
+                for (size_t k = 0; k < n; k++)
+                        dup = dup || strcmp(keep[k], argv[a]) == 0;
+                for (size_t i = 0; i < m->n_names && !found; i++)
+                        if (m->names[i] && strcmp(m->names[i], argv[a]) == 0) {
+                                found = true;
+                                if (!dup) {
+                                        keep[n++] = m->names[i];
+                                        m->names[i] = NULL;
+                                }
+                        }
+                if (!found && !dup) {
+                        for (size_t k = 0; k < n; k++)
+                                free(keep[k]);
+                        free(keep);
+                        return fail(EXIT_FAILED, "No cache named %s", argv[a]);
+                }
+        }
+        for (size_t i = 0; i < m->n_names; i++)
+                free(m->names[i]);
+        free(m->names);
+        m->names = keep;
+        m->n_names = n;
+        return 0;
+}
+
+static int status_once(sd_bus *bus, int argc, char **argv)
 {
         struct manager_info m;
         struct cache_info *caches;
@@ -690,6 +841,11 @@ static int status_once(sd_bus *bus)
         r = get_manager(bus, &m);
         if (r != 0)
                 return r;
+        r = select_caches(&m, argc, argv);
+        if (r != 0) {
+                manager_info_clear(&m);
+                return r;
+        }
         caches = calloc(m.n_names ? m.n_names : 1, sizeof(*caches));
         cells = calloc(m.n_names ? m.n_names : 1, sizeof(*cells));
         if (!caches || !cells) {
@@ -704,28 +860,35 @@ static int status_once(sd_bus *bus)
         now = now_realtime_usec();
 
         if (arg_json) {
-                printf("{\"version\":");
-                json_string(stdout, m.version);
-                printf(",\"start_timestamp_usec\":%" PRIu64 ",\"uptime_usec\":%" PRIu64
-                       ",\"default_interval_usec\":%" PRIu64 ",\"caches\":[",
-                       m.start_usec, now > m.start_usec ? now - m.start_usec : 0,
-                       m.default_interval_usec);
+                struct json_doc j;
+                FILE *f = json_begin(&j);
+
+                fprintf(f, "{\"version\":");
+                json_string(f, m.version);
+                fprintf(f, ",\"start_timestamp_usec\":%" PRIu64 ",\"uptime_usec\":%" PRIu64
+                        ",\"default_interval_usec\":%" PRIu64 ",\"caches\":[",
+                        m.start_usec, now > m.start_usec ? now - m.start_usec : 0,
+                        m.default_interval_usec);
                 for (size_t i = 0; i < m.n_names; i++) {
                         if (i > 0)
-                                putchar(',');
-                        print_cache_json(stdout, &caches[i]);
+                                fputc(',', f);
+                        print_cache_json(f, &caches[i]);
                 }
-                printf("]}\n");
+                fprintf(f, "]}");
+                json_end(&j);
                 goto out_free;
         }
 
-        printf("cacheaged %s, up %s (since %s), default interval %s\n",
-               m.version ? m.version : "?",
-               format_age(now > m.start_usec ? now - m.start_usec : 0, d, sizeof(d)),
-               format_timestamp(m.start_usec, ts, sizeof(ts)),
-               ca_format_duration(m.default_interval_usec, di, sizeof(di)));
+        /* The legend: the daemon's line above the table, the titles. */
+        if (!arg_no_legend)
+                printf("cacheaged %s, up %s (since %s), default interval %s\n",
+                       m.version ? m.version : "?",
+                       format_age(now > m.start_usec ? now - m.start_usec : 0, d, sizeof(d)),
+                       format_timestamp(m.start_usec, ts, sizeof(ts)),
+                       ca_format_duration(m.default_interval_usec, di, sizeof(di)));
         if (m.n_names == 0) {
-                printf("No caches configured.\n");
+                if (!arg_no_legend)
+                        printf("No caches configured.\n");
                 goto out_free;
         }
         for (size_t j = 0; j < N_COLS; j++)
@@ -736,7 +899,8 @@ static int status_once(sd_bus *bus)
                         if (strlen(cells[i][j]) > width[j])
                                 width[j] = strlen(cells[i][j]);
         }
-        print_row(width, NULL);
+        if (!arg_no_legend)
+                print_row(width, NULL);
         for (size_t i = 0; i < m.n_names; i++)
                 print_row(width, cells[i]);
 
@@ -754,19 +918,16 @@ static int cmd_status(sd_bus *bus, int argc, char **argv)
         struct timespec ts;
         int r;
 
-        if (argc > 0)
-                return fail(EXIT_USAGE, "'status' takes no arguments (did you mean 'show %s'?)",
-                            argv[0]);
         if (arg_watch_sec <= 0) {
-                pager_open();
-                return status_once(bus);
+                maybe_page();
+                return status_once(bus, argc, argv);
         }
         ts.tv_sec = (time_t)arg_watch_sec;
         ts.tv_nsec = (long)((arg_watch_sec - (double)ts.tv_sec) * 1e9);
         for (;;) {
                 if (!arg_json && isatty(STDOUT_FILENO))
                         fputs("\033[H\033[2J", stdout); /* home, clear: refresh in place */
-                r = status_once(bus);
+                r = status_once(bus, argc, argv);
                 if (r != 0)
                         return r;
                 fflush(stdout);
@@ -776,28 +937,49 @@ static int cmd_status(sd_bus *bus, int argc, char **argv)
 
 /* ---- show ---- */
 
-/* One "Name=value" line of show. */
+/* One "Name=value" line of show, or the value alone with --value. */
+static void show_line(const char *name, const char *value)
+{
+        if (arg_value)
+                printf("%s\n", value);
+        else
+                printf("%s=%s\n", name, value);
+}
+
 static void show_value(const char *name, enum fmt fmt, uint64_t v, uint64_t now)
 {
-        char buf[256], rel[64];
+        char buf[256], rel[64], line[384];
 
         switch (fmt) {
         case FMT_BOOL:
-                printf("%s=%s\n", name, v ? "yes" : "no");
+                show_line(name, v ? "yes" : "no");
                 break;
         case FMT_DURATION:
-                printf("%s=%s\n", name, ca_format_duration(v, buf, sizeof(buf)));
+                show_line(name, ca_format_duration(v, buf, sizeof(buf)));
                 break;
         case FMT_TIMESTAMP:
-                if (v == 0)
-                        printf("%s=never\n", name);
-                else
-                        printf("%s=%s (%s)\n", name, format_timestamp(v, buf, sizeof(buf)),
-                               format_relative(v, now, rel, sizeof(rel)));
+                if (v == 0) {
+                        show_line(name, "never");
+                        break;
+                }
+                snprintf(line, sizeof(line), "%s (%s)", format_timestamp(v, buf, sizeof(buf)),
+                         format_relative(v, now, rel, sizeof(rel)));
+                show_line(name, line);
                 break;
         default:
-                printf("%s=%" PRIu64 "\n", name, v);
+                snprintf(buf, sizeof(buf), "%" PRIu64, v);
+                show_line(name, buf);
         }
+}
+
+/* A -p name that matched nothing in this cache (an adapter statistic it lacks): exit 1. */
+static int check_properties_matched(const char *cache)
+{
+        for (size_t i = 0; i < n_arg_properties; i++)
+                if (!arg_properties_matched[i])
+                        return fail(EXIT_FAILED, "Cache %s has no property %s", cache,
+                                    arg_properties[i]);
+        return 0;
 }
 
 static int cmd_show(sd_bus *bus, int argc, char **argv)
@@ -806,6 +988,7 @@ static int cmd_show(sd_bus *bus, int argc, char **argv)
         uint64_t now = now_realtime_usec();
         struct cache_info c;
         size_t n_stats;
+        char key[256];
         int r;
 
         if (argc != 1)
@@ -814,56 +997,80 @@ static int cmd_show(sd_bus *bus, int argc, char **argv)
         if (r != 0)
                 return r;
         if (arg_json) {
-                print_cache_json(stdout, &c);
-                putchar('\n');
+                struct json_doc j;
+
+                print_cache_json(json_begin(&j), &c);
+                json_end(&j);
                 cache_info_clear(&c);
-                return 0;
+                return check_properties_matched(argv[0]);
         }
-        pager_open();
+        maybe_page();
         for (size_t i = 0; i < N_CACHE_PROPS; i++) {
                 const struct cache_prop *p = &cache_props[i];
-                const char *s;
+                const char *str;
 
-                if (!(c.have_props & (1u << i)))
+                if (!(c.have_props & (1u << i)) || !property_wanted(p->name, NULL, NULL))
                         continue;
                 if (p->type == 's') {
-                        s = *(char **)prop_field(&c, p);
-                        printf("%s=%s\n", p->name, s ? s : "");
+                        str = *(char **)prop_field(&c, p);
+                        show_line(p->name, str ? str : "");
                 } else {
                         show_value(p->name, p->fmt, prop_number(&c, p), now);
                 }
         }
         d = ca_stat_descs(&n_stats);
         for (size_t i = 0; i < n_stats; i++)
-                if (have_stat(&c, &d[i]))
+                if (have_stat(&c, &d[i]) && property_wanted(d[i].property, d[i].name, NULL))
                         show_value(d[i].property, stat_fmt(&d[i]),
                                    ca_stat_value(&c.stats, &d[i]), now);
-        for (size_t j = 0; j < c.n_adapter_stats; j++)
-                printf("AdapterStats.%s=%" PRIu64 "\n", c.adapter_stats[j].key,
-                       c.adapter_stats[j].value);
+        for (size_t j = 0; j < c.n_adapter_stats; j++) {
+                if (!property_wanted("AdapterStats", "adapter_stats", c.adapter_stats[j].key))
+                        continue;
+                snprintf(key, sizeof(key), "AdapterStats.%s", c.adapter_stats[j].key);
+                show_value(key, FMT_PLAIN, c.adapter_stats[j].value, now);
+        }
         cache_info_clear(&c);
-        return 0;
+        return check_properties_matched(argv[0]);
 }
 
 /* ---- actions ---- */
 
-static int print_done(const char *command, const char *cache)
+/* With --json: what was done. @file: the drop-in "set --persistent" wrote (else NULL). */
+static int print_done_file(const char *command, const char *cache, const char *file)
 {
+        struct json_doc j;
+        FILE *f;
+
         if (!arg_json)
                 return 0;
-        printf("{\"command\":");
-        json_string(stdout, command);
+        f = json_begin(&j);
+        fprintf(f, "{\"command\":");
+        json_string(f, command);
         if (cache) {
-                printf(",\"cache\":");
-                json_string(stdout, cache);
+                fprintf(f, ",\"cache\":");
+                json_string(f, cache);
         }
-        printf(",\"result\":\"done\"}\n");
+        fprintf(f, ",\"result\":\"done\"");
+        if (strcmp(command, "set") == 0)
+                fprintf(f, ",\"persistent\":%s", file ? "true" : "false");
+        if (file) {
+                fprintf(f, ",\"file\":");
+                json_string(f, file);
+        }
+        fprintf(f, "}");
+        json_end(&j);
         return 0;
+}
+
+static int print_done(const char *command, const char *cache)
+{
+        return print_done_file(command, cache, NULL);
 }
 
 struct setting {
         const char *key;      /* on the command line */
         const char *property; /* on the bus */
+        const char *conf_key; /* in the configuration */
         char type;
         uint64_t value;
 };
@@ -871,13 +1078,13 @@ struct setting {
 static int parse_setting(const char *arg, struct setting *ret)
 {
         static const struct {
-                const char *key, *property;
+                const char *key, *property, *conf_key;
                 char type;
         } known[] = {
-                { "interval", "IntervalUSec", 't' },
-                { "single-use-age", "SingleUseAge", 'u' },
-                { "max-age", "MaxAge", 'u' },
-                { "enabled", "Enabled", 'b' },
+                { "interval", "IntervalUSec", "interval", 't' },
+                { "single-use-age", "SingleUseAge", "single_use_age", 'u' },
+                { "max-age", "MaxAge", "max_age", 'u' },
+                { "enabled", "Enabled", "enabled", 'b' },
         };
         const char *eq = strchr(arg, '=');
         char d1[CA_DURATION_MAX_STR], d2[CA_DURATION_MAX_STR];
@@ -917,7 +1124,8 @@ static int parse_setting(const char *arg, struct setting *ret)
                         v = (uint64_t)r;
                 }
                 *ret = (struct setting){ .key = known[i].key, .property = known[i].property,
-                                         .type = known[i].type, .value = v };
+                                         .conf_key = known[i].conf_key, .type = known[i].type,
+                                         .value = v };
                 return 0;
         }
         return fail(EXIT_USAGE, "Unknown setting '%.*s' (keys: interval, single-use-age, max-age, "
@@ -981,6 +1189,88 @@ static int order_ages(sd_bus *bus, const char *path, const char *cache, struct s
         return 0;
 }
 
+static int manager_call(sd_bus *bus, const char *command, const char *method, const char *name);
+
+/*
+ * set --persistent: the settings as a drop-in where the daemon reads the administrator's
+ * (its DropInDirectory), then a reload. A reload that fails puts the file back as it was, so a
+ * refused change is not left behind for the next reload to trip on.
+ */
+static int set_persistent(sd_bus *bus, const char *path, const char *cache,
+                          const struct setting *s, size_t n)
+{
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        struct dropin_key *keys = NULL;
+        char (*values)[CA_DURATION_MAX_STR] = NULL;
+        char *dir = NULL, *file = NULL, *old = NULL, *name = NULL, err[1024];
+        int r;
+
+        /* Only a cache that exists gets a file. */
+        r = sd_bus_get_property_string(bus, CA_BUS_NAME, path, CA_BUS_CACHE_IFACE, "Name", &error,
+                                       &name);
+        free(name);
+        if (r >= 0)
+                r = sd_bus_get_property_string(bus, CA_BUS_NAME, CA_BUS_MANAGER_PATH,
+                                               CA_BUS_MANAGER_IFACE, "DropInDirectory", &error,
+                                               &dir);
+        if (r < 0) {
+                r = call_failed(&error, r, "set", cache);
+                sd_bus_error_free(&error);
+                return r;
+        }
+        keys = calloc(n, sizeof(*keys));
+        values = calloc(n, sizeof(*values));
+        if (!keys || !values) {
+                r = fail(EXIT_FAILED, "Out of memory");
+                goto out_free;
+        }
+        for (size_t i = 0; i < n; i++) {
+                keys[i].key = s[i].conf_key;
+                keys[i].value = values[i];
+                if (s[i].type == 't')
+                        ca_format_duration(s[i].value, values[i], sizeof(values[i]));
+                else if (s[i].type == 'b')
+                        snprintf(values[i], sizeof(values[i]), "%s", s[i].value ? "yes" : "no");
+                else
+                        snprintf(values[i], sizeof(values[i]), "%" PRIu64, s[i].value);
+        }
+        r = dropin_update(dir, cache, keys, n, &file, &old, err, sizeof(err));
+        if (r == -EACCES || r == -EPERM || r == -EROFS) {
+                r = fail(EXIT_DENIED, "Permission denied: %s (set --persistent needs root)", err);
+                goto out_free;
+        }
+        if (r < 0) {
+                r = fail(EXIT_FAILED, "%s", err);
+                goto out_free;
+        }
+        r = sd_bus_call_method(bus, CA_BUS_NAME, CA_BUS_MANAGER_PATH, CA_BUS_MANAGER_IFACE,
+                               "Reload", &error, NULL, NULL);
+        if (r < 0) {
+                int q = dropin_restore(file, old);
+
+                if (sd_bus_error_has_name(&error, CA_BUS_ERROR_CONFIG))
+                        r = fail(EXIT_FAILED, "Reload failed, %s %s:\n%s", file,
+                                 q < 0 ? "could not be put back" : "was put back as it was",
+                                 error.message ? error.message : "(no details)");
+                else
+                        r = call_failed(&error, r, "reload", NULL);
+                sd_bus_error_free(&error);
+                goto out_free;
+        }
+        if (!arg_json)
+                printf("Wrote %s and reloaded cacheaged: in force now and after a restart.\n",
+                       file);
+        r = print_done_file("set", cache, file);
+
+out_free:
+        free(old);
+        free(file);
+        free(values);
+        free(keys);
+        free(dir);
+        return r;
+}
+
 static int cmd_set(sd_bus *bus, int argc, char **argv)
 {
         struct setting *s;
@@ -1007,6 +1297,10 @@ static int cmd_set(sd_bus *bus, int argc, char **argv)
         r = order_ages(bus, path, argv[0], s + 1, (size_t)argc - 1);
         if (r != 0)
                 goto out_free;
+        if (arg_persistent) {
+                r = set_persistent(bus, path, argv[0], s + 1, (size_t)argc - 1);
+                goto out_free;
+        }
         for (int i = 1; i < argc; i++) {
                 sd_bus_error error = SD_BUS_ERROR_NULL;
 
@@ -1030,6 +1324,10 @@ static int cmd_set(sd_bus *bus, int argc, char **argv)
                         goto out_free;
                 }
         }
+        /* As systemctl set-property --runtime: the configuration still says otherwise. */
+        if (!arg_json)
+                printf("Set on %s until cacheaged reloads or restarts (--persistent writes it to "
+                       "the configuration).\n", argv[0]);
         r = print_done("set", argv[0]);
 out_free:
         free(path);
@@ -1096,13 +1394,17 @@ static int cmd_list(sd_bus *bus, int argc, char **argv)
         if (r != 0)
                 return r;
         if (arg_json) {
-                putchar('[');
+                struct json_doc j;
+                FILE *f = json_begin(&j);
+
+                fputc('[', f);
                 for (size_t i = 0; i < m.n_names; i++) {
                         if (i > 0)
-                                putchar(',');
-                        json_string(stdout, m.names[i]);
+                                fputc(',', f);
+                        json_string(f, m.names[i]);
                 }
-                printf("]\n");
+                fputc(']', f);
+                json_end(&j);
         } else {
                 for (size_t i = 0; i < m.n_names; i++)
                         printf("%s\n", m.names[i]);
@@ -1121,11 +1423,11 @@ static void help(void)
                "(bus name %s).\n"
                "\n"
                "Commands:\n"
-               "  status                 Show the daemon's version and uptime and one line per\n"
-               "                         cache: adapter, state, objects, single-use objects,\n"
-               "                         objects reclaimed, rotation interval, ages (single-use/\n"
-               "                         max, in rotations), time since the last rotation.\n"
-               "                         The default command.\n"
+               "  status [NAME...]       Show the daemon's version and uptime and one line per\n"
+               "                         cache (or per NAME): adapter, state, objects,\n"
+               "                         single-use objects, objects reclaimed, rotation\n"
+               "                         interval, ages (single-use/max, in rotations), time\n"
+               "                         since the last rotation. The default command.\n"
                "  show NAME              Show every property of one cache, the adapter's own\n"
                "                         statistics included (AdapterStats.KEY=VALUE).\n"
                "  set NAME KEY=VALUE...  Change a cache's settings at once (root only):\n"
@@ -1136,7 +1438,11 @@ static void help(void)
                "                           max-age=N              rotations a reused object may\n"
                "                                                  stay idle, 1..%u\n"
                "                           enabled=yes|no         rotate on the timer or not\n"
-               "                         Every value is checked before any is sent.\n"
+               "                         Every value is checked before any is sent. The change\n"
+               "                         lasts until cacheaged reloads or restarts; with\n"
+               "                         --persistent it is written to the configuration\n"
+               "                         (DIR/50-NAME.conf, DIR the daemon's drop-in\n"
+               "                         directory) and the daemon reloads.\n"
                "  rotate [NAME]          Rotate one cache now, or every enabled cache (root).\n"
                "  reset-statistics [NAME]\n"
                "                         Zero the counters of one cache or of all (root).\n"
@@ -1150,13 +1456,21 @@ static void help(void)
                "      --user             Talk to cacheaged on the user's session bus.\n"
                "  -A, --address=ADDRESS  Talk to cacheaged on the bus at ADDRESS\n"
                "                         (e.g. unix:path=/run/my-bus).\n"
-               "      --json             Machine-readable output (JSON, keys in snake_case,\n"
+               "      --json[=MODE]      Machine-readable output (JSON, keys in snake_case,\n"
                "                         times in microseconds) for every command; an error\n"
-               "                         is {\"error\": MESSAGE, \"exit_status\": N}.\n"
+               "                         is {\"error\": MESSAGE, \"exit_status\": N}. MODE:\n"
+               "                         short (one line, the default), pretty or off.\n"
+               "  -p, --property=NAME    With show: only these properties (Objects or\n"
+               "                         objects, AdapterStats.KEY); repeat it, or separate\n"
+               "                         names with commas.\n"
+               "      --value            With show: the values only, without NAME=.\n"
+               "      --no-legend        With status: no daemon line and no column titles.\n"
+               "      --persistent       With set: write the change to the configuration.\n"
                "  -w, --watch[=SECONDS]  With status: refresh every SECONDS (default %d) in\n"
                "                         place, until interrupted.\n"
-               "      --no-pager         Do not pipe the output into a pager ($PAGER, or\n"
-               "                         less; $CACHEAGECTL_PAGER wins over $PAGER).\n"
+               "      --no-pager         Do not pipe the output into a pager\n"
+               "                         ($CACHEAGECTL_PAGER, $SYSTEMD_PAGER or $PAGER, else\n"
+               "                         less or more; $SYSTEMD_LESS for less's options).\n"
                "  -h, --help             Show this help.\n"
                "      --version          Show the version.\n"
                "\n"
@@ -1166,37 +1480,81 @@ static void help(void)
                "  4 permission denied (the command needs root).\n"
                "\n"
                "Reading is open to every user; changing settings and the actions need root.\n"
+               "Colour on a terminal only; NO_COLOR or SYSTEMD_COLORS=0 turn it off.\n"
                "\n"
                "Examples:\n"
                "  cacheagectl\n"
                "  cacheagectl show dentries\n"
+               "  cacheagectl show dentries -p Objects,Reclaimed --value\n"
                "  sudo cacheagectl set dentries interval=30s max-age=8\n"
-               "  cacheagectl --json status | jq '.caches[].reclaimed'\n"
+               "  sudo cacheagectl set --persistent dentries enabled=no\n"
+               "  cacheagectl --json=pretty status | jq '.caches[].reclaimed'\n"
                "\n"
                "See cacheagectl(1), cacheaged(8) and cacheaged.conf(5).\n",
                CA_BUS_NAME, "10ms", "1w", (unsigned)CA_AGE_MAX, (unsigned)CA_AGE_MAX,
                CTL_WATCH_DEFAULT_SEC);
 }
 
+/* -p A,B -p C: every name, in order, each checked by check_properties(). */
+static int add_properties(const char *arg)
+{
+        for (const char *p = arg; *p;) {
+                size_t len = strcspn(p, ",");
+                char **v;
+                bool *m;
+
+                if (len > 0) {
+                        v = realloc(arg_properties, (n_arg_properties + 1) * sizeof(*v));
+                        if (!v)
+                                return fail(EXIT_FAILED, "Out of memory");
+                        arg_properties = v;
+                        m = realloc(arg_properties_matched, (n_arg_properties + 1) * sizeof(*m));
+                        if (!m)
+                                return fail(EXIT_FAILED, "Out of memory");
+                        arg_properties_matched = m;
+                        m[n_arg_properties] = false;
+                        v[n_arg_properties] = strndup(p, len);
+                        if (!v[n_arg_properties])
+                                return fail(EXIT_FAILED, "Out of memory");
+                        n_arg_properties++;
+                }
+                p += len + (p[len] == ',');
+        }
+        return 0;
+}
+
+static void free_properties(void)
+{
+        for (size_t i = 0; i < n_arg_properties; i++)
+                free(arg_properties[i]);
+        free(arg_properties);
+        free(arg_properties_matched);
+}
+
 static int parse_argv(int argc, char **argv)
 {
-        enum { ARG_SYSTEM = 0x100, ARG_USER, ARG_JSON, ARG_NO_PAGER, ARG_VERSION };
+        enum { ARG_SYSTEM = 0x100, ARG_USER, ARG_JSON, ARG_NO_PAGER, ARG_NO_LEGEND, ARG_VALUE,
+               ARG_PERSISTENT, ARG_VERSION };
         static const struct option options[] = {
                 { "system", no_argument, NULL, ARG_SYSTEM },
                 { "user", no_argument, NULL, ARG_USER },
                 { "address", required_argument, NULL, 'A' },
-                { "json", no_argument, NULL, ARG_JSON },
+                { "json", optional_argument, NULL, ARG_JSON },
                 { "watch", optional_argument, NULL, 'w' },
                 { "no-pager", no_argument, NULL, ARG_NO_PAGER },
+                { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
+                { "property", required_argument, NULL, 'p' },
+                { "value", no_argument, NULL, ARG_VALUE },
+                { "persistent", no_argument, NULL, ARG_PERSISTENT },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 {},
         };
         char *end;
-        int c;
+        int c, r;
 
         /* Options may follow the command, as with systemctl ("status --json"). */
-        while ((c = getopt_long(argc, argv, "A:w::h", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "A:w::p:h", options, NULL)) >= 0) {
                 switch (c) {
                 case ARG_SYSTEM:
                         arg_bus = BUS_SYSTEM;
@@ -1209,7 +1567,29 @@ static int parse_argv(int argc, char **argv)
                         arg_address = optarg;
                         break;
                 case ARG_JSON:
-                        arg_json = true;
+                        if (!optarg || strcmp(optarg, "short") == 0)
+                                arg_json = JSON_SHORT;
+                        else if (strcmp(optarg, "pretty") == 0)
+                                arg_json = JSON_PRETTY;
+                        else if (strcmp(optarg, "off") == 0)
+                                arg_json = JSON_OFF;
+                        else
+                                return fail(EXIT_USAGE, "--json: '%s' is not pretty, short or "
+                                            "off", optarg);
+                        break;
+                case ARG_NO_LEGEND:
+                        arg_no_legend = true;
+                        break;
+                case 'p':
+                        r = add_properties(optarg);
+                        if (r != 0)
+                                return r;
+                        break;
+                case ARG_VALUE:
+                        arg_value = true;
+                        break;
+                case ARG_PERSISTENT:
+                        arg_persistent = true;
                         break;
                 case 'w':
                         arg_watch_sec = CTL_WATCH_DEFAULT_SEC;
@@ -1239,7 +1619,11 @@ static int parse_argv(int argc, char **argv)
                 arg_command = argv[optind++];
         if (arg_watch_sec > 0 && strcmp(arg_command, "status") != 0)
                 return fail(EXIT_USAGE, "--watch only applies to 'status'");
-        return 0;
+        if ((n_arg_properties > 0 || arg_value) && strcmp(arg_command, "show") != 0)
+                return fail(EXIT_USAGE, "--property and --value only apply to 'show'");
+        if (arg_persistent && strcmp(arg_command, "set") != 0)
+                return fail(EXIT_USAGE, "--persistent only applies to 'set'");
+        return check_properties();
 }
 
 static int bus_connect(sd_bus **ret)
@@ -1290,21 +1674,28 @@ int main(int argc, char **argv)
         sd_bus *bus = NULL;
         int r;
 
+        /* Before a pager takes standard output: colour is for a terminal. */
+        arg_colors = colors_wanted();
         r = parse_argv(argc, argv);
-        if (r != 0)
+        if (r != 0) {
+                free_properties();
                 return r < 0 ? EXIT_OK : r;
+        }
 
-        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        r = -1;
+        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]) && r < 0; i++) {
                 if (strcmp(commands[i].name, arg_command) != 0)
                         continue;
                 r = bus_connect(&bus);
                 if (r != 0)
-                        return r;
+                        break;
                 r = commands[i].run(bus, argc - optind, argv + optind);
                 fflush(stdout);
                 sd_bus_flush_close_unref(bus);
                 pager_close();
-                return r;
         }
-        return fail(EXIT_USAGE, "Unknown command '%s' (see 'cacheagectl --help')", arg_command);
+        if (r < 0)
+                r = fail(EXIT_USAGE, "Unknown command '%s' (see 'cacheagectl --help')", arg_command);
+        free_properties();
+        return r;
 }

@@ -100,7 +100,7 @@ run() { # run and record: the command line, its output (stdout then stderr), its
         cat "$dir/stdout" "$dir/stderr" >> "$out"
         echo "[exit $rc]" >> "$out"
         case " $* " in
-        *" --json "*)
+        *" --json "* | *" --json=short "* | *" --json=pretty "*)
                 jsons=$((jsons + 1))
                 if ! python3 -c 'import json, sys; json.load(sys.stdin)' < "$dir/stdout"; then
                         echo "not JSON: cacheagectl $*" >&2
@@ -170,6 +170,70 @@ run frobnicate
 run --watch=0 status
 run status --watch=x
 
+# Output options: status of some caches, no legend, properties, values, pretty JSON.
+run status beta
+run status beta alpha beta
+run status nope
+run --no-legend status
+run show alpha -p Name,Objects -p reclaimed -p AdapterStats.created
+run show alpha --property=IntervalUSec --value
+run show alpha -p AdapterStats --value
+run --json=pretty show alpha -p name,objects,AdapterStats.created
+run --json=pretty list
+run --json=short list
+run show alpha -p Objcts
+run show alpha -p AdapterStats.nope
+run status -p Objects
+run --json=loud status
+run rotate --persistent alpha
+
+# On a terminal (script(1) gives one): the pager as systemd's tools choose it, never losing the
+# output, and colour; what the pager and the colour did is recorded, not the escape codes.
+cat > "$dir/pager-a" <<'EOF'
+#!/bin/sh
+echo "[pager a, LESS=$LESS]"
+cat
+EOF
+sed 's/pager a/pager b/' "$dir/pager-a" > "$dir/pager-b"
+sed 's/pager a/pager c/' "$dir/pager-a" > "$dir/pager-c"
+chmod 755 "$dir/pager-a" "$dir/pager-b" "$dir/pager-c"
+mkdir "$dir/nopath"
+on_tty() { # environment assignments, then cacheagectl's arguments; recorded like run
+        echo "\$ (tty) $*" >> "$out"
+        envs=
+        while [ $# -gt 0 ] && case $1 in *=*) true ;; *) false ;; esac; do
+                envs="$envs '$1'"
+                shift
+        done
+        script -qec "env -u PAGER -u SYSTEMD_PAGER -u CACHEAGECTL_PAGER -u NO_COLOR -u SYSTEMD_COLORS -u LESS TERM=xterm $envs '$CACHEAGECTL' --address='$addr' $*" /dev/null \
+                < /dev/null > "$dir/tty" 2>&1
+        rc=$?
+        tr -d '\r' < "$dir/tty" | sed 's/\x1b\[[0-9;]*m/<C>/g' >> "$out"
+        echo "[exit $rc]" >> "$out"
+}
+on_tty PAGER=no-such-pager PATH="$dir/nopath" show alpha -p Name,Adapter
+on_tty PATH="$dir/nopath" show alpha -p Name
+on_tty "PAGER=no-such-pager | cat" PATH="$dir/nopath" show alpha -p Name
+on_tty PAGER="$dir/pager-a" show alpha -p Name
+on_tty PAGER="$dir/pager-a" SYSTEMD_PAGER="$dir/pager-b" show alpha -p Name
+on_tty PAGER="$dir/pager-a" SYSTEMD_PAGER="$dir/pager-b" CACHEAGECTL_PAGER="$dir/pager-c" show alpha -p Name
+on_tty SYSTEMD_PAGER="$dir/pager-b" SYSTEMD_LESS=XR show alpha -p Name
+on_tty SYSTEMD_PAGER="$dir/pager-b" LESS=ignored show alpha -p Name
+on_tty SYSTEMD_PAGER="$dir/pager-b" --no-pager show alpha -p Name
+on_tty PAGER=cat show alpha -p Name
+on_tty SYSTEMD_PAGER="$dir/pager-b" show nope
+on_tty PAGER=cat --no-legend status beta
+on_tty PAGER=cat NO_COLOR=1 --no-legend status beta
+on_tty PAGER=cat SYSTEMD_COLORS=0 --no-legend status beta
+on_tty PAGER=cat TERM=dumb --no-legend status beta
+run_colour() { # SYSTEMD_COLORS=1 without a terminal
+        echo "\$ SYSTEMD_COLORS=1 cacheagectl --no-legend status beta (not a tty)" >> "$out"
+        SYSTEMD_COLORS=1 "$CACHEAGECTL" --address="$addr" --no-legend status beta 2>&1 |
+                sed 's/\x1b\[[0-9;]*m/<C>/g' >> "$out"
+        echo "[exit $?]" >> "$out"
+}
+run_colour
+
 # --watch refreshes until interrupted.
 timeout 2 "$CACHEAGECTL" --address="$addr" --watch=0.2 status > "$dir/watch" 2>&1
 n=$(grep -c '^cacheaged ' "$dir/watch")
@@ -192,6 +256,30 @@ bogus_key = 1"
 run reload
 run --json reload
 run status
+
+# set --persistent: a drop-in in the daemon's drop-in directory, then a reload.
+write_conf ""
+run reload
+run set beta interval=1min
+run set --persistent beta interval=2min max-age=9
+show_dropin() {
+        echo "\$ cat @DIR@/cacheaged.conf.d/50-beta.conf" >> "$out"
+        cat "$dir/cacheaged.conf.d/50-beta.conf" >> "$out" 2>&1
+}
+show_dropin
+run show beta -p IntervalUSec,MaxAge,Enabled
+run --json set --persistent beta enabled=yes max-age=7
+show_dropin
+run reload
+run show beta -p IntervalUSec,MaxAge,Enabled
+nobody set --persistent beta enabled=no
+# A reload that fails (the main file is broken meanwhile): the drop-in is put back as it was.
+write_conf "interval = 2 fortnights"
+run set --persistent beta interval=5min
+show_dropin
+write_conf ""
+run set --persistent nope enabled=no
+ls "$dir/cacheaged.conf.d" >> "$out"
 
 # No daemon on that bus.
 dbus2_pid=$(start_bus "$dir/empty")
@@ -222,6 +310,9 @@ complete_line "cacheagectl --address $addr --json set a"
 complete_line "cacheagectl --address=$addr set alpha "
 complete_line "cacheagectl --address=$addr set alpha interval=1s enabled="
 complete_line "cacheagectl --address=$addr reload "
+complete_line "cacheagectl --address=$addr status b"
+complete_line "cacheagectl --json=p"
+complete_line "cacheagectl --no-l"
 
 run --version
 echo "\$ cacheagectl --help | head -1" >> "$out"

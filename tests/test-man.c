@@ -6,9 +6,9 @@
  *   - it documents every key of every adapter the build makes, no other, as the daemon itself
  *     lists them (the "expected ..." of an unknown key), and each documented default is a
  *     value the adapter takes (cacheaged --check-config);
- *   - every long option of cacheaged --help is in cacheaged(8), every man page the --help
- *     texts point at is one of ours and is built, and every page renders without a warning
- *     from man(1).
+ *   - every long option of cacheaged's and cacheagectl's --help is in its page and every
+ *     option the page lists is in the --help, every man page the --help texts point at is one
+ *     of ours and is built, and every page renders without a warning from man(1).
  * Environment (tests/meson.build): CACHEAGED, CACHEAGECTL, CA_MAN_DIR (the built pages and
  * their configured scdoc sources), CA_ADAPTER_DIR, CA_ADAPTERS (comma-separated).
  */
@@ -234,31 +234,58 @@ static void check_references(const char *text, const char *own)
         cr_expect(own_seen, "the --help of %s does not point at it", own);
 }
 
+/*
+ * Every long option of @help is in the page (as "*--opt*", at the start of an entry or in the
+ * synopsis), and every option the page's OPTIONS section lists is in @help.
+ */
+static void check_options(const char *help, const char *page_name, const char *scd)
+{
+        char *path = man_file(scd), *doc = test_read_file(path), *copy = strdup(help), *save;
+        const char *options = strstr(doc, "\n# OPTIONS\n");
+
+        cr_assert(options, "%s has no OPTIONS section", page_name);
+        for (char *w = strtok_r(copy, " ,[\n", &save); w; w = strtok_r(NULL, " ,[\n", &save)) {
+                char opt[64], *bold;
+
+                if (strncmp(w, "--", 2) != 0 || sscanf(w, "--%60[a-z-]", opt) != 1)
+                        continue;
+                cr_assert(asprintf(&bold, "*--%s*", opt) > 0);
+                cr_expect(strstr(doc, bold), "%s lacks %s", page_name, bold);
+                free(bold);
+        }
+        for (const char *p = options; (p = strstr(p, "\n*")) && strncmp(p, "\n# ", 3) != 0;) {
+                const char *end = strchr(p + 1, '\n'), *o;
+                char opt[64];
+
+                if (p > strstr(options + 1, "\n# "))
+                        break; /* past the section */
+                for (o = p; (o = strstr(o, "*--")) && o < end; o += 3) {
+                        cr_assert(sscanf(o, "*--%60[a-z-]", opt) == 1);
+                        char *dashed;
+
+                        cr_assert(asprintf(&dashed, "--%s", opt) > 0);
+                        cr_expect(strstr(help, dashed), "%s documents %s, which --help lacks",
+                                  page_name, dashed);
+                        free(dashed);
+                }
+                p = end ? end : p + 2;
+        }
+        free(copy);
+        free(doc);
+        free(path);
+}
+
 Test(man, help_points_at_the_pages)
 {
         char *help = output_of((const char *[]){ test_env("CACHEAGED"), "--help", NULL });
-        char *page = man_file("cacheaged.8.scd"), *doc = test_read_file(page), *save, *word;
-        char *copy = strdup(help);
 
         check_references(help, "cacheaged(8)");
-        /* Every long option of the help is in the page. */
-        for (word = strtok_r(copy, " ,\n", &save); word; word = strtok_r(NULL, " ,\n", &save)) {
-                char opt[64];
-
-                if (strncmp(word, "--", 2) != 0 || sscanf(word, "--%60[a-z-]", opt) != 1)
-                        continue;
-                char *bold;
-                cr_assert(asprintf(&bold, "*--%s*", opt) > 0);
-                cr_expect(strstr(doc, bold), "cacheaged(8) lacks %s", bold);
-                free(bold);
-        }
-        free(copy);
+        check_options(help, "cacheaged(8)", "cacheaged.8.scd");
         free(help);
-        free(doc);
-        free(page);
 
         help = output_of((const char *[]){ test_env("CACHEAGECTL"), "--help", NULL });
         check_references(help, "cacheagectl(1)");
+        check_options(help, "cacheagectl(1)", "cacheagectl.1.scd");
         free(help);
 }
 
