@@ -1,6 +1,7 @@
 #!/bin/sh
 # The systemd unit as built: "systemd-analyze verify" passes and "systemd-analyze security
-# --offline=yes" rates its exposure at most 2.5 (no systemd as PID 1 is needed for either).
+# --offline=yes" rates its exposure at most 2.5 (no systemd as PID 1 is needed for either);
+# the same for the unit with each sandbox drop-in of $CA_SANDBOX_DROPINS on top.
 # ExecStart= is pointed at the built binary, which verify requires to exist, and man(1) finds the
 # built man pages, which verify looks up for each Documentation= entry.
 # Usage: test-unit.sh UNIT CACHEAGED MANPAGE... (the configured cacheaged.service, the built
@@ -20,7 +21,6 @@ for page in "$@"; do
 done
 export MANPATH="$tmp/man"
 
-echo "1..3"
 if out=$(systemd-analyze verify "$tmp/cacheaged.service" 2>&1) && [ -z "$out" ]; then
     echo "ok 1 - systemd-analyze verify is clean"
 else
@@ -42,3 +42,44 @@ if systemd-analyze security --offline=yes --threshold=25 "$tmp/cacheaged.service
 else
     echo "not ok 3 - --threshold=25 refused"
 fi
+
+# Each sandbox drop-in (systemd/sandbox/) on top of the unit: verify stays clean, the exposure
+# stays at most 2.5, what the drop-in relaxes shows as relaxed in the report (so it was read),
+# and the rest of the sandbox is as it was.
+n=3
+for dropin in ${CA_SANDBOX_DROPINS:-}; do
+    name=$(basename "$dropin" .conf)
+    rm -rf "$tmp/cacheaged.service.d"
+    mkdir "$tmp/cacheaged.service.d"
+    cp "$dropin" "$tmp/cacheaged.service.d/"
+    case $name in
+    kernel-reclaim) relaxed='✗ ProtectControlGroups=|✗ ProtectKernelTunables=' ;;
+    files) relaxed='✗ PrivateUsers=|✗ CapabilityBoundingSet=~CAP_(DAC_*|FOWNER' ;;
+    memcached-remote) relaxed='allow list with non-localhost entries' ;;
+    *) relaxed='unknown drop-in: say in test-unit.sh what it relaxes' ;;
+    esac
+    n=$((n + 1))
+    out=$(systemd-analyze verify "$tmp/cacheaged.service" 2>&1)
+    report=$(systemd-analyze security --offline=yes "$tmp/cacheaged.service" 2>&1 || true)
+    level=$(printf '%s\n' "$report" | sed -n 's/.*Overall exposure level for cacheaged.service: \([0-9.]*\).*/\1/p')
+    missing=
+    IFS='|'
+    for r in $relaxed; do
+        printf '%s\n' "$report" | grep -qF -- "$r" || missing="$missing [$r]"
+    done
+    unset IFS
+    kept=$(printf '%s\n' "$report" | grep -c -e '^✓ NoNewPrivileges=' -e '^✓ SystemCallFilter=~@mount' \
+        -e '^✓ MemoryDenyWriteExecute=' -e '^✓ RestrictNamespaces=~user')
+    if [ -n "$out" ]; then
+        echo "not ok $n - $name: systemd-analyze verify: $out"
+    elif [ -z "$level" ] || ! awk -v l="$level" 'BEGIN { exit !(l <= 2.5) }'; then
+        echo "not ok $n - $name: exposure ${level:-unknown} (expected <= 2.5)"
+    elif [ -n "$missing" ]; then
+        echo "not ok $n - $name: the report does not show it relaxed:$missing"
+    elif [ "$kept" != 4 ]; then
+        echo "not ok $n - $name: the rest of the sandbox changed ($kept of 4 checks kept)"
+    else
+        echo "ok $n - $name drop-in: verify clean, exposure $level, relaxes only what it says"
+    fi
+done
+echo "1..$n"
