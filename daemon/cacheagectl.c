@@ -278,6 +278,14 @@ static int call_failed(const sd_bus_error *e, int r, const char *what, const cha
         if (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
                 return fail(EXIT_NOT_RUNNING, "cacheaged is not running on %s (%s has no owner)",
                             bus_description(buf, sizeof(buf)), CA_BUS_NAME);
+        /* D-Bus activation tried and failed: systemd's answer (no such unit: not enabled). */
+        if (sd_bus_error_is_set(e) && e->name &&
+            (strncmp(e->name, "org.freedesktop.systemd1.", 25) == 0 ||
+             strncmp(e->name, "org.freedesktop.DBus.Error.Spawn.", 33) == 0))
+                return fail(EXIT_NOT_RUNNING, "cacheaged is not running on %s, and starting it "
+                            "failed: %s (is cacheaged.service enabled?)",
+                            bus_description(buf, sizeof(buf)),
+                            e->message ? e->message : e->name);
         if (sd_bus_error_has_names(e, SD_BUS_ERROR_ACCESS_DENIED,
                                    SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED) ||
             r == -EACCES || r == -EPERM)
