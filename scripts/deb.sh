@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the Debian packages from this tree (dpkg-buildpackage -us -uc -b in a copy of it), check
 # them with lintian (no error allowed), and, as root on a machine without cacheage installed,
-# install them, check the installed daemon, and purge them again. Prints TAP; the .debs are
+# install them (apt-get, which waits for dpkg's lock), check the installed daemon, and purge
+# them again (also when a step fails). Prints TAP; the .debs are
 # left in build-deb/ (or $1).
 #   scripts/deb.sh [OUTDIR]
 set -uo pipefail
@@ -11,8 +12,16 @@ out=$(realpath -m "${1:-build-deb}")
 
 scripts/deps.sh || { echo "Bail out! scripts/deps.sh failed"; exit 1; }
 
+# dpkg's lock may be held by another apt run on the machine: wait for it, as apt-get can.
+apt_get() { DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 -y -qq "$@"; }
+installed=
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+cleanup() {
+    # Whatever failed, the machine is left without the packages this script installed.
+    [ -n "$installed" ] && apt_get purge cacheage libcacheage-dev libcacheage0 >/dev/null 2>&1
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
 version=$(dpkg-parsechangelog -l debian/changelog -S Version)
 src=$tmp/cacheage-$version
 mkdir -p "$src" "$out"
@@ -30,6 +39,7 @@ check() { # what, then a command: one TAP line
         echo "not ok $n - $what"
         sed 's/^/# /' "$tmp/check.log" | tail -40
         failed=$((failed + 1))
+        return 1
     fi
 }
 
@@ -59,15 +69,18 @@ if [ "$(id -u)" != 0 ] || dpkg-query -W -f='${Status}' cacheage 2>/dev/null | gr
         echo "ok $n - $what # SKIP needs root and no cacheage installed already"
     done
 else
-    check "dpkg -i installs the three packages" \
-        dpkg -i "$out"/cacheage_*.deb "$out"/libcacheage0_*.deb "$out"/libcacheage-dev_*.deb
+    installed=yes
+    check "the three packages install (apt-get install ./*.deb: dpkg, and their dependencies)" \
+        apt_get install --no-install-recommends "$out"/cacheage_*.deb "$out"/libcacheage0_*.deb \
+        "$out"/libcacheage-dev_*.deb
     check "the installed daemon checks its configuration, its unit verifies, its pages are found" \
         sh -c "/usr/sbin/cacheaged --check-config && cacheagectl --version &&
                systemd-analyze verify /lib/systemd/system/cacheaged.service &&
                man -w cacheaged.conf.5 && pkg-config --libs libcacheage"
-    check "dpkg --purge removes them, configuration included" \
-        sh -c "dpkg --purge cacheage libcacheage-dev libcacheage0 && [ ! -e /etc/cacheage/cacheaged.conf ] &&
-               [ ! -e /usr/sbin/cacheaged ]"
+    check "purging removes them, configuration included" \
+        sh -c "DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 -y -qq purge \
+                   cacheage libcacheage-dev libcacheage0 && [ ! -e /etc/cacheage/cacheaged.conf ] &&
+               [ ! -e /usr/sbin/cacheaged ]" && installed=
 fi
 echo "# .debs in $out"
 [ "$failed" = 0 ]

@@ -8,7 +8,7 @@ packages=(
     gcc g++ meson ninja-build pkgconf python3 scdoc
     libsystemd-dev libevent-dev libinih-dev
     # tests
-    libcriterion-dev dbus-daemon dbus-bin systemd strace memcached util-linux man-db
+    libcriterion-dev dbus dbus-daemon dbus-bin systemd strace memcached util-linux man-db
     # fuzz targets: clang's libFuzzer is in libclang-rt-14-dev, only recommended by clang
     clang libclang-rt-14-dev
     # the Debian packages (scripts/deb.sh)
