@@ -33,6 +33,74 @@ static double ratio(long double a, long double b)
         return b > 0 ? (double)(a / b) : 0.0;
 }
 
+static double extra_pct(const struct policy *p)
+{
+        return p->lookups ? 100.0 * (double)p->extra / (double)p->lookups : 0.0;
+}
+
+static bool has_refaults(const struct policy *p)
+{
+        return p->kind == P_AGING && p->aging != AGING_FIXED;
+}
+
+/* Whether @p meets --target: dead time at most that share of none's, extra misses at most. */
+static bool target_met(const struct run *run, const struct policy *p, const struct config *cfg)
+{
+        return ratio(p->dead_time, run->p[0].dead_time) <= cfg->target_dead &&
+               extra_pct(p) <= cfg->target_extra_pct;
+}
+
+/* The aging rows' own lines: refaults against extra misses, auto's ages, the target. */
+static void print_aging(const struct run *run, const struct config *cfg)
+{
+        bool any = false;
+
+        for (size_t i = 0; i < run->np; i++) {
+                const struct policy *p = &run->p[i];
+
+                if (!has_refaults(p))
+                        continue;
+                if (!any)
+                        printf("  refaults (framework) / extra misses (lab):");
+                any = true;
+                printf(" %s %llu/%llu", p->name, (unsigned long long)p->age_stats.refaults,
+                       (unsigned long long)p->extra);
+                if (p->extra)
+                        printf(" = %.2f", (double)p->age_stats.refaults / (double)p->extra);
+        }
+        if (any)
+                printf("\n");
+        any = false;
+        for (size_t i = 0; i < run->np; i++) {
+                const struct policy *p = &run->p[i];
+
+                if (p->kind != P_AGING || p->aging != AGING_AUTO)
+                        continue;
+                if (!any)
+                        printf("  auto at the end (single-use/max age, objects with their own):");
+                any = true;
+                printf(" %s %llu/%llu %llu", p->name,
+                       (unsigned long long)p->age_stats.current_single_use_age,
+                       (unsigned long long)p->age_stats.current_max_age,
+                       (unsigned long long)p->age_stats.own_aged_objects);
+        }
+        if (any)
+                printf("\n");
+        if (!cfg->target_given)
+                return;
+        printf("  target: dead/none <= %.2f and extra <= %.2f%%:", cfg->target_dead,
+               cfg->target_extra_pct);
+        for (size_t i = 0; i < run->np; i++) {
+                const struct policy *p = &run->p[i];
+
+                if (p->kind == P_AGING)
+                        printf(" %s %.3f %.2f%% %s", p->name,
+                               ratio(p->dead_time, run->p[0].dead_time), extra_pct(p),
+                               target_met(run, p, cfg) ? "met" : "MISSED");
+        }
+        printf("\n");
+}
+
 static const char *clock_desc(const struct run *run, char *buf, size_t size)
 {
         if (run->t->has_time)
@@ -57,25 +125,30 @@ void print_human(const struct run *runs, size_t nruns, const struct config *cfg)
                        cfg->loop > 1 ? " (looped)" : "", (unsigned long long)run->steps,
                        t->ids.n - 1, clock_desc(run, clk, sizeof(clk)),
                        (unsigned long long)run->failed, run->seconds);
-                printf("  %-15s %7s %9s %7s %9s %12s %6s %6s %8s %7s %6s %8s %5s %7s\n",
+                printf("  %-19s %7s %9s %7s %9s %12s %6s %6s %8s %7s %6s %7s %8s %5s %7s\n",
                        "policy", "peak", "mean", "peakneg", "meanneg", "dead(d*ev)", "/none",
-                       "gap", "misses", "extra", "extra%", "reclaim", "rot", "watch");
+                       "gap", "misses", "extra", "extra%", "refault", "reclaim", "rot",
+                       "watch");
                 for (size_t i = 0; i < run->np; i++) {
                         const struct policy *p = &run->p[i];
+                        char refaults[24] = "-";
 
-                        printf("  %-15s %7llu %9.1f %7llu %9.1f %12.0Lf %6.3f %5.1f%% %8llu "
-                               "%7llu %5.2f%% %8llu %5llu %7llu\n",
+                        if (has_refaults(p))
+                                snprintf(refaults, sizeof(refaults), "%llu",
+                                         (unsigned long long)p->age_stats.refaults);
+                        printf("  %-19s %7llu %9.1f %7llu %9.1f %12.0Lf %6.3f %5.1f%% %8llu "
+                               "%7llu %5.2f%% %7s %8llu %5llu %7llu\n",
                                p->name, (unsigned long long)p->peak, mean(p->sum, run->steps),
                                (unsigned long long)p->peak_negative,
                                mean(p->sum_negative, run->steps), p->dead_time,
                                ratio(p->dead_time, none->dead_time),
                                100.0 * gap_closed(run, p), (unsigned long long)p->misses,
-                               (unsigned long long)p->extra,
-                               p->lookups ? 100.0 * (double)p->extra / (double)p->lookups : 0.0,
+                               (unsigned long long)p->extra, extra_pct(p), refaults,
                                (unsigned long long)p->reclaimed,
                                (unsigned long long)p->rotations,
                                (unsigned long long)p->watch_visits);
                 }
+                print_aging(run, cfg);
                 printf("  vs none: mean resident");
                 for (size_t i = 1; i < run->np; i++)
                         printf(" %s %.3f", run->p[i].name,
@@ -110,8 +183,9 @@ void print_human(const struct run *runs, size_t nruns, const struct config *cfg)
                "negative ones;\ndead(d*ev): sum over steps of dentries resident after their "
                "last use; /none: against none;\ngap: share of none's dead time above the "
                "oracle's that the policy removed;\nmisses/extra: component lookups that "
-               "missed / that hit under none; reclaim: dentries killed\nby the policy; rot: "
-               "rotations; watch: children visited watching every cached directory at the "
+               "missed / that hit under none; refault: dentries the framework saw re-created\n"
+               "within its refault window; reclaim: dentries killed by the policy; rot: "
+               "rotations;\nwatch: children visited watching every cached directory at the "
                "end.\n");
 }
 
@@ -131,12 +205,53 @@ static void json_string(FILE *f, const char *s)
         fputc('"', f);
 }
 
+/*
+ * An aging row's refault figures: "refaults" (null without refault memory), the ages in force
+ * at the end, the histogram; "target_met" with --target. Ends with a comma.
+ */
+static void json_aging(const struct run *run, const struct policy *p, const struct config *cfg)
+{
+        static const char *const names[_AGING_MAX] = {
+                [AGING_FIXED] = "fixed", [AGING_REFAULT] = "refault", [AGING_AUTO] = "auto" };
+        const struct ca_stats *s = &p->age_stats;
+
+        if (p->kind != P_AGING) {
+                printf("\"refaults\":null,");
+                return;
+        }
+        printf("\"aging\":\"%s\",", names[p->aging]);
+        if (has_refaults(p)) {
+                printf("\"refaults\":%llu,\"refault_histogram\":[",
+                       (unsigned long long)s->refaults);
+                for (unsigned b = 0; b < CA_REFAULT_BUCKETS; b++)
+                        printf("%s{\"from_rotations\":%u,\"refaults\":%llu}", b ? "," : "",
+                               ca_refault_bucket_floor(b),
+                               (unsigned long long)p->refault_hist[b]);
+                printf("],\"remembered\":%llu,\"refault_memory_bytes\":%llu,",
+                       (unsigned long long)s->remembered,
+                       (unsigned long long)s->refault_memory_bytes);
+        } else {
+                printf("\"refaults\":null,");
+        }
+        printf("\"single_use_age_final\":%llu,\"max_age_final\":%llu,\"own_aged\":%llu,",
+               (unsigned long long)s->current_single_use_age,
+               (unsigned long long)s->current_max_age,
+               (unsigned long long)s->own_aged_objects);
+        if (cfg->target_given)
+                printf("\"target_met\":%s,", target_met(run, p, cfg) ? "true" : "false");
+}
+
 void print_json(const struct run *runs, size_t nruns, const struct config *cfg)
 {
         printf("{\"bench\":\"replay\",\"loop\":%llu,\"single_use_age\":%u,\"max_age\":%u,"
-               "\"ratio\":%u,\"traces\":[",
+               "\"refault_window\":%u,\"ages\":\"%s\",\"target_refault_ppm\":%u,",
                (unsigned long long)cfg->loop, cfg->age.single_use_age, cfg->age.max_age,
-               cfg->ratio);
+               cfg->age.refault_window, cfg->ages_auto ? "auto" : "fixed",
+               cfg->age.target_refault_ppm);
+        if (cfg->target_given)
+                printf("\"target_dead\":%.4f,\"target_extra_pct\":%.4f,", cfg->target_dead,
+                       cfg->target_extra_pct);
+        printf("\"ratio\":%u,\"traces\":[", cfg->ratio);
         for (size_t ri = 0; ri < nruns; ri++) {
                 const struct run *run = &runs[ri];
                 const struct trace *t = run->t;
@@ -161,7 +276,7 @@ void print_json(const struct run *runs, size_t nruns, const struct config *cfg)
                                "\"mean_vs_none\":%.4f,\"mean_above_oracle\":%.2f,"
                                "\"lookups\":%llu,\"hits\":%llu,\"misses\":%llu,"
                                "\"extra_misses\":%llu,\"reclaimed\":%llu,\"rotations\":%llu,"
-                               "\"watch_visits\":%llu,\"dirs\":[",
+                               "\"watch_visits\":%llu,",
                                i ? "," : "", p->name, (unsigned long long)p->rotate_usec,
                                (unsigned long long)p->rotate_events,
                                (unsigned long long)p->peak, mean(p->sum, run->steps),
@@ -176,6 +291,8 @@ void print_json(const struct run *runs, size_t nruns, const struct config *cfg)
                                (unsigned long long)p->reclaimed,
                                (unsigned long long)p->rotations,
                                (unsigned long long)p->watch_visits);
+                        json_aging(run, p, cfg);
+                        printf("\"dirs\":[");
                         for (size_t j = 0; j < t->ndirs; j++) {
                                 printf("%s{\"path\":", j ? "," : "");
                                 json_string(stdout, t->dirs[j]);

@@ -279,14 +279,25 @@ int trace_load(struct trace *t)
         struct ca_trace *rd = NULL;
         struct ca_trace_event e;
         bool fine_time = false;
+        FILE *xz = NULL;
         int r;
 
         r = idents_init(&t->ids);
         if (r < 0)
                 return r;
-        r = ca_trace_open_path(t->file, t->cwd[0] ? t->cwd : NULL, &rd);
-        if (r < 0)
+        if (xz_named(t->file)) {
+                r = xz_fopen(t->file, &xz);
+                if (r < 0)
+                        return r;
+                r = ca_trace_open_file(xz, t->cwd[0] ? t->cwd : NULL, &rd);
+        } else {
+                r = ca_trace_open_path(t->file, t->cwd[0] ? t->cwd : NULL, &rd);
+        }
+        if (r < 0) {
+                if (xz)
+                        fclose(xz);
                 return r;
+        }
         while ((r = ca_trace_next(rd, &e)) == 1) {
                 struct levent *le;
 
@@ -321,6 +332,8 @@ int trace_load(struct trace *t)
                 t->has_time = false;
         ca_trace_get_stats(rd, &t->rstats);
         ca_trace_free(rd);
+        if (xz)
+                fclose(xz);
         return r < 0 ? r : 0;
 }
 
@@ -350,6 +363,9 @@ static int policy_init(struct policy *p, const struct config *cfg)
                 break;
         case P_AGING:
                 params.aging = true;
+                if (p->aging == AGING_FIXED)
+                        params.age.refault_window = 0;
+                params.age.auto_ages = p->aging == AGING_AUTO;
                 break;
         default:
                 break;
@@ -546,6 +562,12 @@ struct dying {
         uint32_t walk, k; /* comps[walks[walk].comp0 + k] */
 };
 
+static const char *const aging_names[_AGING_MAX] = {
+        [AGING_FIXED] = "aging",
+        [AGING_REFAULT] = "aging-rf",
+        [AGING_AUTO] = "aging-auto",
+};
+
 static int run_policies(struct run *run, const struct config *cfg)
 {
         size_t n = 0;
@@ -554,25 +576,34 @@ static int run_policies(struct run *run, const struct config *cfg)
         run->p[n++] = (struct policy){ .name = "tail_negative", .kind = P_TAIL };
         run->p[n++] = (struct policy){ .name = "ratio_cursor", .kind = P_CURSOR };
         run->p[n++] = (struct policy){ .name = "ratio_counted", .kind = P_COUNTED };
-        /* rows on the trace's clock where it has one; on the event clock without, or asked for */
-        if (run->t->has_time)
-                for (size_t i = 0; i < cfg->nrotate_ms && n < POLICIES_MAX - 1; i++) {
-                        struct policy *p = &run->p[n++];
+        /*
+         * Rows on the trace's clock where it has one; on the event clock without, or asked for.
+         * Each interval gives the aging variants side by side (auto with --ages auto only).
+         */
+        for (enum aging a = 0; a < _AGING_MAX; a++) {
+                if (a == AGING_AUTO && !cfg->ages_auto)
+                        continue;
+                if (a == AGING_REFAULT && !cfg->age.refault_window)
+                        continue;
+                if (run->t->has_time)
+                        for (size_t i = 0; i < cfg->nrotate_ms && n < POLICIES_MAX - 1; i++) {
+                                struct policy *p = &run->p[n++];
 
-                        *p = (struct policy){ .kind = P_AGING,
-                                              .rotate_usec = cfg->rotate_ms[i] * 1000 };
-                        snprintf(p->name, sizeof(p->name), "aging@%llums",
-                                 (unsigned long long)cfg->rotate_ms[i]);
-                }
-        if (!run->t->has_time || cfg->rotate_events_given)
-                for (size_t i = 0; i < cfg->nrotate_events && n < POLICIES_MAX - 1; i++) {
-                        struct policy *p = &run->p[n++];
+                                *p = (struct policy){ .kind = P_AGING, .aging = a,
+                                                      .rotate_usec = cfg->rotate_ms[i] * 1000 };
+                                snprintf(p->name, sizeof(p->name), "%s@%llums", aging_names[a],
+                                         (unsigned long long)cfg->rotate_ms[i]);
+                        }
+                if (!run->t->has_time || cfg->rotate_events_given)
+                        for (size_t i = 0; i < cfg->nrotate_events && n < POLICIES_MAX - 1; i++) {
+                                struct policy *p = &run->p[n++];
 
-                        *p = (struct policy){ .kind = P_AGING,
-                                              .rotate_events = cfg->rotate_events[i] };
-                        snprintf(p->name, sizeof(p->name), "aging@%lluev",
-                                 (unsigned long long)cfg->rotate_events[i]);
-                }
+                                *p = (struct policy){ .kind = P_AGING, .aging = a,
+                                                      .rotate_events = cfg->rotate_events[i] };
+                                snprintf(p->name, sizeof(p->name), "%s@%lluev", aging_names[a],
+                                         (unsigned long long)cfg->rotate_events[i]);
+                        }
+        }
         run->p[n++] = (struct policy){ .name = "oracle", .kind = P_ORACLE };
         run->np = n;
         for (size_t i = 0; i < n; i++) {
@@ -904,6 +935,10 @@ int run_trace(struct run *run, const struct config *cfg)
                 ca_dcache_stats(p->d, &st);
                 if (p->kind != P_ORACLE)
                         p->reclaimed = policy_reclaim_count(&st);
+                if (p->kind == P_AGING) {
+                        ca_cache_stats(ca_dcache_cache(p->d), &p->age_stats);
+                        ca_cache_refault_histogram(ca_dcache_cache(p->d), p->refault_hist);
+                }
                 r = watch_all(p->d, &p->watch_visits);
                 if (r < 0)
                         return r;

@@ -9,6 +9,7 @@
  *   ratio_cursor   Brennan's negative-dentry ratio (seed 003), ratio 5;
  *   ratio_counted  our counted ratio, ratio 5, floor 16;
  *   aging@T        periodic aging, single_use_age and max_age at their defaults (or as given),
+ *                  without refault memory (as before refaults existed),
  *                  each rotation aged to the end (no slice limit) before the next event. One
  *                  row per rotation interval, on one of two clocks:
  *                    aging@10ms  the trace's timestamps (-tt, -ttt): a rotation each time 10 ms
@@ -19,6 +20,12 @@
  *                                seconds (--rotate-events, which adds such rows to the others);
  *                  strace slows the traced program down, and more so on a busy machine, so rows
  *                  on trace time move from one capture to the next; event rows do not;
+ *   aging-rf@T     the same ages with the framework's refault memory (--refault-window, 64
+ *                  rotations by default; 0 drops these rows): a dentry re-created within the
+ *                  window is a refault and starts as reused;
+ *   aging-auto@T   with --ages auto: ages = auto, the ages above being the limits, holding
+ *                  --target-refault (percent of reclaims), and refaulted dentries given an age
+ *                  of their own (cacheage/age.h);
  *   oracle         drops every dentry right after its last use: a first pass records, for each
  *                  path, the index of the last event that walks it; the replay kills it then.
  *
@@ -30,7 +37,14 @@
  *   extra        misses that were hits under `none`: lookups that missed only because the
  *                policy had dropped the dentry;
  *   gap closed   (dead(none) - dead(policy)) / (dead(none) - dead(oracle)): how much of the
- *                avoidable dead time the policy removed (1 = as good as the oracle).
+ *                avoidable dead time the policy removed (1 = as good as the oracle);
+ *   refaults     aging rows with refault memory: what the framework counted as its own
+ *                mistakes, from identities alone, beside the extra misses that the lab counts
+ *                from the trace's future: they agree when each dentry aging dropped too early
+ *                is looked up once more (the report gives their ratio).
+ *
+ * --target DEAD:EXTRA prints, for every aging row, whether its dead time is at most DEAD of
+ * none's and its extra misses at most EXTRA percent of its lookups (the sessions' targets).
  *
  * A dentry is identified by its path (parent's identity and name), as the trace names it. Which
  * components an event walks is the replay's own plan (ca_dcache_replay_plan()): the whole path,
@@ -88,14 +102,22 @@ static void usage(const char *argv0)
                "  --rotate-ms LIST      aging rows: ms of trace time per rotation (%s)\n"
                "  --rotate-events LIST  aging rows on the event clock (%s); forces that\n"
                "                        clock even for logs with timestamps\n"
-               "  --single-use-age N, --max-age N   aging parameters (2, 8)\n"
+               "  --single-use-age N, --max-age N   aging parameters (2, 8); the limits\n"
+               "                        of --ages auto\n"
+               "  --refault-window N    rotations a reclaimed dentry is remembered, for the\n"
+               "                        aging-rf rows (%u; 0: no such rows)\n"
+               "  --ages auto           aging-auto rows too: ages that hold --target-refault\n"
+               "  --target-refault PCT  refaults per 100 reclaims for --ages auto (%g)\n"
+               "  --target DEAD:EXTRA   say whether each aging row keeps dead time at most\n"
+               "                        DEAD of none's and extra misses at most EXTRA %%\n"
                "  --ratio N             negatives per positive of the ratio policies (5)\n"
                "  --cwd DIR             working directory of the traced programs (default /)\n"
                "  --dir PATH            report negatives under this directory (repeatable)\n"
                "  --check               count the dead by a full walk at every step too\n"
                "  --json                one JSON object on stdout\n"
                "  --svg FILE            plot of resident dentries per step\n",
-               argv0, CAPTURE_NAMES_DEFAULT, ROTATE_MS_DEFAULT, ROTATE_EVENTS_DEFAULT);
+               argv0, CAPTURE_NAMES_DEFAULT, ROTATE_MS_DEFAULT, ROTATE_EVENTS_DEFAULT,
+               CA_REFAULT_WINDOW_DEFAULT, CA_TARGET_REFAULT_DEFAULT_PPM / 10000.0);
 }
 
 static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
@@ -111,6 +133,39 @@ static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
         return 0;
 }
 
+/* A decimal in [min, max]: "0.5". */
+static int parse_double(const char *s, double min, double max, double *ret)
+{
+        double v;
+        char *end;
+
+        errno = 0;
+        v = strtod(s, &end);
+        if (errno || end == s || *end || !(v >= min && v <= max))
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/* --target DEAD:EXTRA */
+static int parse_target(const char *s, struct config *cfg)
+{
+        char buf[64], *colon;
+
+        if (strlen(s) >= sizeof(buf))
+                return -EINVAL;
+        strcpy(buf, s);
+        colon = strchr(buf, ':');
+        if (!colon)
+                return -EINVAL;
+        *colon = '\0';
+        if (parse_double(buf, 0, 1, &cfg->target_dead) < 0 ||
+            parse_double(colon + 1, 0, 100, &cfg->target_extra_pct) < 0)
+                return -EINVAL;
+        cfg->target_given = true;
+        return 0;
+}
+
 static int parse_list(const char *s, uint64_t *v, size_t *n)
 {
         char buf[256], *save = NULL;
@@ -120,7 +175,7 @@ static int parse_list(const char *s, uint64_t *v, size_t *n)
         strcpy(buf, s);
         *n = 0;
         for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                if (*n >= POLICIES_MAX - 6 || parse_u64(tok, 1, UINT32_MAX, &v[*n]) < 0)
+                if (*n >= ROTATE_LIST_MAX || parse_u64(tok, 1, UINT32_MAX, &v[*n]) < 0)
                         return -EINVAL;
                 (*n)++;
         }
@@ -138,6 +193,10 @@ int main(int argc, char **argv)
                 OPT_ROTATE_EVENTS,
                 OPT_SINGLE_USE_AGE,
                 OPT_MAX_AGE,
+                OPT_REFAULT_WINDOW,
+                OPT_AGES,
+                OPT_TARGET_REFAULT,
+                OPT_TARGET,
                 OPT_RATIO,
                 OPT_CWD,
                 OPT_DIR,
@@ -155,6 +214,10 @@ int main(int argc, char **argv)
                 { "rotate-events", required_argument, NULL, OPT_ROTATE_EVENTS },
                 { "single-use-age", required_argument, NULL, OPT_SINGLE_USE_AGE },
                 { "max-age", required_argument, NULL, OPT_MAX_AGE },
+                { "refault-window", required_argument, NULL, OPT_REFAULT_WINDOW },
+                { "ages", required_argument, NULL, OPT_AGES },
+                { "target-refault", required_argument, NULL, OPT_TARGET_REFAULT },
+                { "target", required_argument, NULL, OPT_TARGET },
                 { "ratio", required_argument, NULL, OPT_RATIO },
                 { "cwd", required_argument, NULL, OPT_CWD },
                 { "dir", required_argument, NULL, OPT_DIR },
@@ -173,6 +236,7 @@ int main(int argc, char **argv)
         struct run *runs = NULL;
         size_t ntraces = 0;
         uint64_t v, check_diffs = 0;
+        double pct;
         int c, r, status = 1;
 
         (void)parse_list(ROTATE_MS_DEFAULT, cfg.rotate_ms, &cfg.nrotate_ms);
@@ -214,6 +278,25 @@ int main(int argc, char **argv)
                         r = parse_u64(optarg, 1, CA_AGE_MAX, &v);
                         cfg.age.max_age = (uint32_t)v;
                         break;
+                case OPT_REFAULT_WINDOW:
+                        r = parse_u64(optarg, 0, CA_REFAULT_WINDOW_MAX, &v);
+                        cfg.age.refault_window = (uint32_t)v;
+                        break;
+                case OPT_AGES:
+                        if (strcmp(optarg, "auto") == 0)
+                                cfg.ages_auto = true;
+                        else if (strcmp(optarg, "fixed") == 0)
+                                cfg.ages_auto = false;
+                        else
+                                r = -EINVAL;
+                        break;
+                case OPT_TARGET_REFAULT:
+                        r = parse_double(optarg, 0.0001, CA_TARGET_REFAULT_MAX_PPM / 10000.0, &pct);
+                        cfg.age.target_refault_ppm = (uint32_t)(pct * 10000.0 + 0.5);
+                        break;
+                case OPT_TARGET:
+                        r = parse_target(optarg, &cfg);
+                        break;
                 case OPT_RATIO:
                         r = parse_u64(optarg, 0, CA_DCACHE_RATIO_MAX, &v);
                         cfg.ratio = (uint32_t)v;
@@ -249,6 +332,10 @@ int main(int argc, char **argv)
         }
         if (ca_cache_validate_params(&cfg.age) < 0) {
                 fprintf(stderr, "bench-replay: max_age must be at least single_use_age\n");
+                return 2;
+        }
+        if (cfg.ages_auto && !cfg.age.refault_window) {
+                fprintf(stderr, "bench-replay: --ages auto needs a --refault-window\n");
                 return 2;
         }
         ntraces = (size_t)(argc - optind) + (cfg.capture ? 1 : 0);

@@ -12,13 +12,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cacheage/dcache.h"
 #include "cacheage/trace.h"
 
 #define CAPTURE_FILES 50u                /* files per directory in the capture */
 #define SVG_BUCKETS 800u                 /* points per line of the plot at most */
-#define POLICIES_MAX 16u                 /* rows of a table */
+#define POLICIES_MAX 32u                 /* rows of a table */
+#define ROTATE_LIST_MAX 8u               /* intervals in --rotate-ms, --rotate-events */
 #define DIRS_MAX 8u                      /* --dir */
 #define WALKS_MAX 2u                     /* walks per event: rename and link have two */
 
@@ -30,12 +32,16 @@ struct config {
         const char *cwd;
         uint64_t loop;
         size_t capture_names;
-        uint64_t rotate_ms[POLICIES_MAX];
+        uint64_t rotate_ms[ROTATE_LIST_MAX];
         size_t nrotate_ms;
-        uint64_t rotate_events[POLICIES_MAX];
+        uint64_t rotate_events[ROTATE_LIST_MAX];
         size_t nrotate_events;
         bool rotate_events_given; /* event-clock rows even for logs with timestamps */
-        struct ca_params age;
+        struct ca_params age;   /* the ages of every aging row; refault_window: of the -rf rows */
+        bool ages_auto;         /* --ages auto: aging-auto rows too */
+        double target_dead;     /* --target: dead/none at most, extra misses at most (%) */
+        double target_extra_pct;
+        bool target_given;
         uint32_t ratio;
         char *dirs[DIRS_MAX];
         size_t ndirs;
@@ -111,6 +117,14 @@ enum kind {
         P_ORACLE,
 };
 
+/* The aging rows: as today, with the refault memory, with adaptive ages. */
+enum aging {
+        AGING_FIXED,            /* aging@T: fixed ages, no refault memory */
+        AGING_REFAULT,          /* aging-rf@T: fixed ages; a refault starts as reused */
+        AGING_AUTO,             /* aging-auto@T: ages = auto (and own ages) */
+        _AGING_MAX,
+};
+
 struct dir_fig {
         uint64_t peak_negative, final_negative;
         long double sum_negative, sum_children;
@@ -119,6 +133,7 @@ struct dir_fig {
 struct policy {
         char name[32];
         enum kind kind;
+        enum aging aging;       /* P_AGING's variant */
         uint64_t rotate_usec;   /* aging on the trace-time clock */
         uint64_t rotate_events; /* aging on the event clock */
         struct ca_dcache *d;
@@ -133,6 +148,8 @@ struct policy {
         long double sum, sum_negative, dead_time;
         uint64_t lookups, hits, misses, extra;
         uint64_t reclaimed;     /* by the policy (or the oracle) */
+        struct ca_stats age_stats; /* aging: the framework's, at the end */
+        uint64_t refault_hist[CA_REFAULT_BUCKETS];
         uint64_t watch_visits;  /* "watch every directory" at the end */
         uint64_t check_diffs;
         uint32_t *series;       /* the plot: highest resident per run->bucket steps */
@@ -183,6 +200,14 @@ void print_json(const struct run *runs, size_t nruns, const struct config *cfg);
 
 /* write_svg() - the plot of resident dentries per step into @file. Returns 0 or -errno. */
 int write_svg(const char *file, const struct run *runs, size_t nruns);
+
+/* --- replay-xz.c ----------------------------------------------------------------------------- */
+
+/* Whether @path names an xz-compressed log (it ends in ".xz"). */
+bool xz_named(const char *path);
+
+/* xz_fopen() - @path decompressed as it is read. Returns 0 or a negative errno. */
+int xz_fopen(const char *path, FILE **ret);
 
 /* --- replay-capture.c ------------------------------------------------------------------------ */
 

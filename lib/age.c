@@ -12,6 +12,14 @@
  * rotation costs the nodes that fell due. A node touched since it was filed is simply
  * refiled when its old slot comes round (lazy re-insertion, as timer wheels do), so the
  * access path never moves anything.
+ *
+ * Refaults: the identities of reclaimed objects wait in a set-associative table of 8-byte
+ * entries, sets of GHOST_WAYS (one cache line). Each identity may live in either of two sets,
+ * both chosen from its fingerprint (multiply-shifts onto any number of sets) so that the table
+ * can grow without the identities; two choices fill a table nearly to the last entry before
+ * anything is forgotten, where one would lose a tenth to sets that overflow early. When both
+ * sets are full the oldest of their entries goes, so what is forgotten first is what is least
+ * likely to come back within the window.
  */
 
 #include <assert.h>
@@ -29,7 +37,9 @@ struct ca_cache {
 
         const struct ca_cache_ops *ops;
         void *userdata;
-        struct ca_params params;
+        struct ca_params params;       /* as set; with auto_ages, the limits */
+        uint32_t single_use_age;       /* in force: the params', or auto's choice */
+        uint32_t max_age;
 
         /*
          * A linked node is either waiting in slots[due % CA_SLOTS] (due in the future) or
@@ -51,7 +61,59 @@ struct ca_cache {
         uint64_t rotations, scanned, reclaimed, reclaimed_single_use, busy, kept;
         uint64_t last_rotation_usec; /* CLOCK_REALTIME */
         uint64_t last_rotation_duration_usec, longest_slice_usec;
+
+        /* the refault memory (NULL without a window or without ops->identity) */
+        struct ghost_entry *ghost;
+        size_t ghost_sets;
+        size_t ghost_sweep;            /* the next set the rotation sweeps */
+        uint64_t remembered;
+        uint64_t objects_peak;         /* the most objects held: sizes the memory */
+        uint64_t refaults, refault_hist[CA_REFAULT_BUCKETS];
+        uint64_t own_aged;
+
+        /* auto_ages: refaults and reclaims of the last rotations, decaying (AUTO_SCALE units) */
+        uint64_t reclaimed_total, refaults_total; /* never reset */
+        uint64_t auto_reclaimed_mark, auto_refaults_mark;
+        uint64_t auto_reclaimed, auto_refaults;
+        uint32_t auto_hold;            /* rotations before the next move may be taken */
 };
+
+/*
+ * One remembered identity: a fingerprint (0: an empty entry) and, in `meta`, the low
+ * GHOST_EPOCH_BITS of the epoch it was reclaimed at over the idle time it was reclaimed at
+ * (saturating at 255 rotations). The rotation's sweep visits every entry well before the
+ * epoch bits can wrap, and drops those older than the window.
+ */
+struct ghost_entry {
+        uint32_t fp;
+        uint32_t meta;
+};
+
+#define GHOST_WAYS 8                    /* entries per set: 64 bytes */
+#define GHOST_EPOCH_BITS 24
+#define GHOST_EPOCH_MASK ((1u << GHOST_EPOCH_BITS) - 1)
+#define GHOST_IDLE_MAX 255u             /* rotations */
+#define GHOST_SWEEP_SHARE 64            /* the rotation sweeps 1/this of the sets */
+
+/*
+ * auto_ages: the decaying sums lose 1/AUTO_DECAY per rotation (a memory of about that many
+ * rotations); the ages move when the share leaves [target / AUTO_BAND, target * AUTO_BAND],
+ * by a quarter up or an eighth down (at least one rotation), then hold still for AUTO_HOLD
+ * rotations so that the move shows in the share before the next one; and not on fewer than
+ * AUTO_MIN_RECLAIMED reclaims in the sums' memory.
+ */
+#define AUTO_SCALE 1024u
+#define AUTO_DECAY 8u
+#define AUTO_BAND 2u
+#define AUTO_HOLD 4u                    /* rotations */
+#define AUTO_MIN_RECLAIMED 8u           /* objects */
+
+_Static_assert(sizeof(struct ghost_entry) == CA_REFAULT_ENTRY_BYTES, "entry size is stated");
+_Static_assert(CA_REFAULT_MEMORY_MIN % GHOST_WAYS == 0, "whole sets");
+_Static_assert(CA_REFAULT_WINDOW_MAX < (1u << (GHOST_EPOCH_BITS - 1)) - GHOST_SWEEP_SHARE,
+               "the sweep must drop an entry before its epoch bits wrap");
+_Static_assert(CA_OWN_AGE_MAX <= 0xff >> CA_NODE_AGE_SHIFT, "own age fits the flags");
+_Static_assert((CA_NODE_LINKED | CA_NODE_BUSY) < (1u << CA_NODE_AGE_SHIFT), "flags overlap");
 
 /*
  * A pending node is at most this many rotations behind the epoch (ca_cache_rotate() refreshes
@@ -117,8 +179,291 @@ int ca_cache_validate_params(const struct ca_params *p)
          */
         if (p->max_age < p->single_use_age)
                 return -EINVAL;
+        if (p->refault_window > CA_REFAULT_WINDOW_MAX)
+                return -EINVAL;
+        /* auto_ages steers by refaults: without a memory of the reclaimed it would be blind */
+        if (p->auto_ages && (p->refault_window == 0 || p->target_refault_ppm < 1 ||
+                             p->target_refault_ppm > CA_TARGET_REFAULT_MAX_PPM))
+                return -EINVAL;
         return 0;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* the refault memory */
+
+/* splitmix64's finaliser: an adapter's identity need not be well mixed. */
+static uint64_t mix64(uint64_t x)
+{
+        x ^= x >> 30;
+        x *= UINT64_C(0xbf58476d1ce4e5b9);
+        x ^= x >> 27;
+        x *= UINT64_C(0x94d049bb133111eb);
+        return x ^ (x >> 31);
+}
+
+static uint32_t ghost_fp(uint64_t identity)
+{
+        uint32_t fp = (uint32_t)(mix64(identity) >> 32);
+
+        return fp ? fp : 1;
+}
+
+static size_t ghost_capacity(const struct ca_cache *c)
+{
+        return c->ghost_sets * GHOST_WAYS;
+}
+
+/* Rotations since the entry's reclaim. */
+static uint32_t ghost_distance(const struct ca_cache *c, const struct ghost_entry *e)
+{
+        return ((uint32_t)cache_epoch(c) - (e->meta >> 8)) & GHOST_EPOCH_MASK;
+}
+
+/* The two sets of @fp in a table of @sets sets (the same one twice, rarely). */
+static void ghost_set_index(uint32_t fp, size_t sets, size_t ret[2])
+{
+        uint32_t other = fp * 0x9e3779b1u;
+
+        other = other << 16 | other >> 16;
+        ret[0] = (size_t)(((uint64_t)fp * sets) >> 32);
+        ret[1] = (size_t)(((uint64_t)other * sets) >> 32);
+}
+
+static unsigned set_used(const struct ghost_entry *set)
+{
+        unsigned n = 0;
+
+        for (unsigned w = 0; w < GHOST_WAYS; w++)
+                n += set[w].fp != 0;
+        return n;
+}
+
+/* A table of @sets sets holding the entries of the old one. Returns 0 or -ENOMEM. */
+static int ghost_resize(struct ca_cache *c, size_t sets)
+{
+        struct ghost_entry *g = calloc(sets * GHOST_WAYS, sizeof(*g));
+        size_t kept = 0;
+
+        if (!g)
+                return -ENOMEM;
+        for (size_t i = 0; c->ghost && i < ghost_capacity(c); i++) {
+                const struct ghost_entry *e = &c->ghost[i];
+                struct ghost_entry *set, *other;
+                size_t idx[2];
+
+                if (!e->fp)
+                        continue;
+                ghost_set_index(e->fp, sets, idx);
+                set = &g[idx[0] * GHOST_WAYS];
+                other = &g[idx[1] * GHOST_WAYS];
+                if (set_used(other) < set_used(set))
+                        set = other;
+                for (unsigned w = 0; w < GHOST_WAYS; w++)
+                        if (!set[w].fp) {
+                                set[w] = *e;
+                                kept++;
+                                break;
+                        }
+        }
+        free(c->ghost);
+        c->ghost = g;
+        c->ghost_sets = sets;
+        c->ghost_sweep = 0;
+        c->remembered = kept;
+        return 0;
+}
+
+static void ghost_off(struct ca_cache *c)
+{
+        free(c->ghost);
+        c->ghost = NULL;
+        c->ghost_sets = 0;
+        c->ghost_sweep = 0;
+        c->remembered = 0;
+}
+
+/*
+ * Forget @identity, and say whether it was a refault: reclaimed at most refault_window
+ * rotations ago; then *ret_distance is the rotations since and *ret_idle its idle time then.
+ */
+static bool ghost_take(struct ca_cache *c, uint64_t identity, uint32_t *ret_distance,
+                       uint32_t *ret_idle)
+{
+        uint32_t fp = ghost_fp(identity);
+        size_t idx[2];
+
+        ghost_set_index(fp, c->ghost_sets, idx);
+        for (unsigned i = 0; i < 2 * GHOST_WAYS; i++) {
+                struct ghost_entry *set = &c->ghost[idx[i / GHOST_WAYS] * GHOST_WAYS];
+                unsigned w = i % GHOST_WAYS;
+                uint32_t distance;
+
+                if (set[w].fp != fp)
+                        continue;
+                distance = ghost_distance(c, &set[w]);
+                *ret_idle = set[w].meta & 0xff;
+                set[w] = (struct ghost_entry){ 0 };
+                c->remembered--;
+                *ret_distance = distance;
+                return distance <= c->params.refault_window;
+        }
+        return false;
+}
+
+/*
+ * Remember @identity, reclaimed now after @idle rotations: in its own entry if it has one, else
+ * in an empty entry of the emptier of its sets, else in place of the oldest of both.
+ */
+static void ghost_put(struct ca_cache *c, uint64_t identity, uint32_t idle)
+{
+        uint32_t fp = ghost_fp(identity);
+        struct ghost_entry *victim = NULL, *empty = NULL;
+        unsigned empty_used = GHOST_WAYS;
+        uint32_t oldest = 0;
+        size_t idx[2];
+
+        ghost_set_index(fp, c->ghost_sets, idx);
+        for (unsigned s = 0; s < 2 && !(s == 1 && idx[1] == idx[0]); s++) {
+                struct ghost_entry *set = &c->ghost[idx[s] * GHOST_WAYS];
+                unsigned used = set_used(set);
+
+                for (unsigned w = 0; w < GHOST_WAYS; w++) {
+                        uint32_t distance;
+
+                        if (set[w].fp == fp) {
+                                empty = NULL;
+                                victim = &set[w];
+                                goto found;
+                        }
+                        if (!set[w].fp) {
+                                if (used < empty_used) {
+                                        empty = &set[w];
+                                        empty_used = used;
+                                }
+                                continue;
+                        }
+                        distance = ghost_distance(c, &set[w]);
+                        if (!victim || distance > oldest) {
+                                victim = &set[w];
+                                oldest = distance;
+                        }
+                }
+        }
+        if (empty)
+                victim = empty;
+found:
+        if (!victim->fp)
+                c->remembered++;
+        victim->fp = fp;
+        victim->meta = ((uint32_t)cache_epoch(c) & GHOST_EPOCH_MASK) << 8 |
+                       (idle < GHOST_IDLE_MAX ? idle : GHOST_IDLE_MAX);
+}
+
+/*
+ * At each rotation: drop what fell out of the window from 1/GHOST_SWEEP_SHARE of the sets, and
+ * grow the table to the cache's high-water mark (in whole sets, rounded down) once that is a
+ * quarter above what it holds, so that growing costs O(1) per insert. A failed allocation
+ * leaves the table as it was.
+ */
+static void ghost_rotate(struct ca_cache *c)
+{
+        size_t n = c->ghost_sets / GHOST_SWEEP_SHARE ? c->ghost_sets / GHOST_SWEEP_SHARE : 1;
+        uint64_t capacity = ghost_capacity(c);
+
+        for (size_t i = 0; i < n; i++) {
+                struct ghost_entry *set = &c->ghost[c->ghost_sweep * GHOST_WAYS];
+
+                for (unsigned w = 0; w < GHOST_WAYS; w++)
+                        if (set[w].fp && ghost_distance(c, &set[w]) > c->params.refault_window) {
+                                set[w] = (struct ghost_entry){ 0 };
+                                c->remembered--;
+                        }
+                if (++c->ghost_sweep == c->ghost_sets)
+                        c->ghost_sweep = 0;
+        }
+        if (c->objects_peak >= capacity + capacity / 4 &&
+            c->objects_peak / GHOST_WAYS <= SIZE_MAX / GHOST_WAYS / sizeof(struct ghost_entry))
+                (void)ghost_resize(c, (size_t)(c->objects_peak / GHOST_WAYS));
+}
+
+static unsigned refault_bucket(uint32_t distance)
+{
+        unsigned b = 0;
+
+        while (distance && b < CA_REFAULT_BUCKETS - 1) {
+                distance >>= 1;
+                b++;
+        }
+        return b;
+}
+
+uint32_t ca_refault_bucket_floor(unsigned i)
+{
+        if (i == 0 || i >= CA_REFAULT_BUCKETS)
+                return 0;
+        return UINT32_C(1) << (i - 1);
+}
+
+void ca_cache_refault_histogram(const struct ca_cache *cache, uint64_t ret[CA_REFAULT_BUCKETS])
+{
+        memcpy(ret, cache->refault_hist, sizeof(cache->refault_hist));
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* auto_ages */
+
+/* single_use_age follows max_age in the proportion of their limits, rounded up. */
+static uint32_t auto_single_use_age(const struct ca_cache *c, uint32_t max_age)
+{
+        uint64_t su = ((uint64_t)max_age * c->params.single_use_age + c->params.max_age - 1) /
+                      c->params.max_age;
+
+        return su < 1 ? 1 : su > c->params.single_use_age ? c->params.single_use_age : (uint32_t)su;
+}
+
+/*
+ * One step of the controller, at each rotation: fold the last period's reclaims and refaults
+ * into the decaying sums, and move the ages when the share left the band around the target.
+ * The band and the hold are what keep a steady workload from making the ages oscillate: a
+ * move must change the share by more than a factor AUTO_BAND * AUTO_BAND to be undone.
+ */
+static void auto_step(struct ca_cache *c)
+{
+        uint64_t reclaimed = c->reclaimed_total - c->auto_reclaimed_mark;
+        uint64_t refaults = c->refaults_total - c->auto_refaults_mark;
+        uint64_t target = c->params.target_refault_ppm, share;
+        uint32_t max = c->max_age;
+
+        c->auto_reclaimed_mark = c->reclaimed_total;
+        c->auto_refaults_mark = c->refaults_total;
+        c->auto_reclaimed += reclaimed * AUTO_SCALE - c->auto_reclaimed / AUTO_DECAY;
+        c->auto_refaults += refaults * AUTO_SCALE - c->auto_refaults / AUTO_DECAY;
+        if (c->auto_hold) {
+                c->auto_hold--;
+                return;
+        }
+        if (c->auto_reclaimed < (uint64_t)AUTO_MIN_RECLAIMED * AUTO_SCALE)
+                return;
+        share = c->auto_refaults * 1000000 / c->auto_reclaimed;
+        if (share > target * AUTO_BAND)
+                max += max / 4 ? max / 4 : 1;
+        else if (share * AUTO_BAND < target)
+                max -= max / 8 ? max / 8 : 1;
+        if (max < 1)
+                max = 1;
+        if (max > c->params.max_age)
+                max = c->params.max_age;
+        if (max == c->max_age)
+                return;
+        /*
+         * No re-sweep: a node filed under the old age is looked at when that comes, and refiled
+         * under the new one; the controller's steps are small, so is the delay.
+         */
+        c->max_age = max;
+        c->single_use_age = auto_single_use_age(c, max);
+        c->auto_hold = AUTO_HOLD;
+}
+
 
 int ca_cache_new(const struct ca_cache_ops *ops, void *userdata, const struct ca_params *params,
                  struct ca_cache **ret)
@@ -137,6 +482,13 @@ int ca_cache_new(const struct ca_cache_ops *ops, void *userdata, const struct ca
         c->ops = ops;
         c->userdata = userdata;
         c->params = p;
+        c->single_use_age = p.single_use_age;
+        c->max_age = p.max_age;
+        if (p.refault_window && ops->identity &&
+            ghost_resize(c, CA_REFAULT_MEMORY_MIN / GHOST_WAYS) < 0) {
+                free(c);
+                return -ENOMEM;
+        }
         for (size_t i = 0; i < CA_SLOTS; i++)
                 list_init(&c->slots[i]);
         list_init(&c->pending);
@@ -147,13 +499,30 @@ int ca_cache_new(const struct ca_cache_ops *ops, void *userdata, const struct ca
 
 struct ca_cache *ca_cache_free(struct ca_cache *cache)
 {
+        if (cache)
+                free(cache->ghost);
         free(cache);
         return NULL;
 }
 
-static uint32_t node_limit(const struct ca_cache *c, uint8_t hits)
+static uint32_t node_own_age(const struct ca_node *n)
 {
-        return hits <= 1 ? c->params.single_use_age : c->params.max_age;
+        return n->flags >> CA_NODE_AGE_SHIFT;
+}
+
+/* A reused node's limit is its own age where it has one longer than the cache's. */
+static uint32_t node_limit(const struct ca_cache *c, const struct ca_node *n, uint8_t hits)
+{
+        uint32_t own = node_own_age(n);
+
+        if (hits <= 1)
+                return c->single_use_age;
+        return own > c->max_age ? own : c->max_age;
+}
+
+static uint64_t node_identity(const struct ca_cache *c, const struct ca_node *n)
+{
+        return c->ops->identity(c, n, c->userdata);
 }
 
 static size_t node_size(const struct ca_cache *c, const struct ca_node *n)
@@ -202,28 +571,59 @@ static void node_schedule(struct ca_cache *c, struct ca_node *n, uint32_t due)
         c->slot_count[n->due % CA_SLOTS]++;
 }
 
+/*
+ * Whether @node, being inserted, is a refault; counts it. Under auto_ages *ret_own_age is the
+ * age it gets: twice the idle gap it showed (idle at reclaim, then the rotations until now).
+ */
+static bool insert_refault(struct ca_cache *c, const struct ca_node *node, uint32_t *ret_own_age)
+{
+        uint32_t distance, idle, limit, own;
+
+        *ret_own_age = 0;
+        if (!c->ghost || !ghost_take(c, node_identity(c, node), &distance, &idle))
+                return false;
+        c->refaults++;
+        c->refaults_total++;
+        c->refault_hist[refault_bucket(distance)]++;
+        if (!c->params.auto_ages)
+                return true;
+        limit = CA_OWN_AGE_MAX;
+        own = 2 * (idle + distance);
+        *ret_own_age = own < 1 ? 1 : own > limit ? limit : own;
+        return true;
+}
+
 void ca_cache_insert(struct ca_cache *cache, struct ca_node *node)
 {
-        uint32_t epoch = cache_epoch(cache);
+        uint32_t epoch = cache_epoch(cache), own;
+        bool refault;
 
         assert(!ca_node_linked(node));
+        refault = insert_refault(cache, node, &own);
         atomic_store_explicit(&node->stamp, epoch, memory_order_relaxed);
-        atomic_store_explicit(&node->hits, 1, memory_order_relaxed);
-        node->flags = CA_NODE_LINKED;
-        atomic_fetch_add_explicit(&cache->single_use, 1, memory_order_relaxed);
-        cache->objects++;
+        /* a refault starts as reused: the mistake is not made twice */
+        atomic_store_explicit(&node->hits, refault ? 2 : 1, memory_order_relaxed);
+        node->flags = (uint8_t)(CA_NODE_LINKED | own << CA_NODE_AGE_SHIFT);
+        if (!refault)
+                atomic_fetch_add_explicit(&cache->single_use, 1, memory_order_relaxed);
+        if (own)
+                cache->own_aged++;
+        if (++cache->objects > cache->objects_peak)
+                cache->objects_peak = cache->objects;
         cache->bytes += node_size(cache, node);
-        node_schedule(cache, node, epoch + cache->params.single_use_age);
+        node_schedule(cache, node, epoch + node_limit(cache, node, refault ? 2 : 1));
 }
 
 /*
  * Account for a node of @hits and @bytes leaving the cache. Takes no node: after a reclaim
  * callback answered CA_RECLAIMED the node's memory may be gone.
  */
-static void cache_forget(struct ca_cache *c, uint8_t hits, size_t bytes)
+static void cache_forget(struct ca_cache *c, uint8_t hits, size_t bytes, bool own_aged)
 {
         if (hits <= 1)
                 atomic_fetch_sub_explicit(&c->single_use, 1, memory_order_relaxed);
+        if (own_aged)
+                c->own_aged--;
         assert(c->objects > 0);
         c->objects--;
         c->bytes -= bytes;
@@ -231,12 +631,14 @@ static void cache_forget(struct ca_cache *c, uint8_t hits, size_t bytes)
 
 void ca_cache_remove(struct ca_cache *cache, struct ca_node *node)
 {
+        bool own_aged = node_own_age(node) != 0;
+
         if (!ca_node_linked(node))
                 return;
         node_unlist(cache, node);
         node->flags = 0;
         cache_forget(cache, atomic_load_explicit(&node->hits, memory_order_relaxed),
-                     node_size(cache, node));
+                     node_size(cache, node), own_aged);
 }
 
 /* Bump hits once, saturating; the 1 -> 2 transition leaves the single-use count. */
@@ -328,6 +730,10 @@ size_t ca_cache_rotate(struct ca_cache *cache)
         cache->last_rotation_usec = realtime_usec();
         cache->last_rotation_duration_usec = 0;
         slot_fall_due(cache, slot);
+        if (cache->ghost)
+                ghost_rotate(cache);
+        if (cache->params.auto_ages)
+                auto_step(cache);
 
         /*
          * A backlog carried over for PENDING_REFRESH rotations (a driver that rotates but
@@ -352,7 +758,7 @@ static void node_restore_hits(struct ca_cache *c, struct ca_node *n, uint8_t hit
 {
         uint8_t raced = atomic_exchange_explicit(&n->hits, hits, memory_order_relaxed);
 
-        n->flags = CA_NODE_LINKED;
+        n->flags |= CA_NODE_LINKED;
         if (raced)
                 node_bump_hits(c, n);
 }
@@ -362,7 +768,9 @@ static void node_age(struct ca_cache *c, struct ca_node *n, uint32_t epoch, bool
 {
         uint32_t stamp = atomic_load_explicit(&n->stamp, memory_order_relaxed);
         uint8_t hits = atomic_load_explicit(&n->hits, memory_order_relaxed);
-        uint32_t limit = node_limit(c, hits);
+        uint32_t limit = node_limit(c, n, hits);
+        uint64_t identity = 0;
+        bool own_aged;
         size_t bytes;
 
         c->scanned++;
@@ -385,14 +793,20 @@ static void node_age(struct ca_cache *c, struct ca_node *n, uint32_t epoch, bool
          * takes the node out of the single-use count a second time.
          */
         bytes = node_size(c, n);
+        if (c->ghost)
+                identity = node_identity(c, n);
+        own_aged = node_own_age(n) != 0;
         hits = atomic_exchange_explicit(&n->hits, 0, memory_order_relaxed);
-        n->flags = 0;
+        n->flags &= (uint8_t)~(CA_NODE_LINKED | CA_NODE_BUSY);
         switch (c->ops->reclaim(c, n, c->userdata)) {
         case CA_RECLAIMED:
                 c->reclaimed++;
+                c->reclaimed_total++;
                 if (hits <= 1)
                         c->reclaimed_single_use++;
-                cache_forget(c, hits, bytes);
+                cache_forget(c, hits, bytes, own_aged);
+                if (c->ghost)
+                        ghost_put(c, identity, epoch - stamp);
                 return;
         case CA_BUSY:
                 node_restore_hits(c, n, hits);
@@ -406,7 +820,7 @@ static void node_age(struct ca_cache *c, struct ca_node *n, uint32_t epoch, bool
                 c->kept++;
                 ca_touch(c, n);
                 hits = atomic_load_explicit(&n->hits, memory_order_relaxed);
-                node_schedule(c, n, epoch + node_limit(c, hits));
+                node_schedule(c, n, epoch + node_limit(c, n, hits));
                 return;
         }
 }
@@ -478,13 +892,37 @@ size_t ca_cache_pending(const struct ca_cache *cache)
 
 int ca_cache_set_params(struct ca_cache *cache, const struct ca_params *params)
 {
+        uint32_t single_use_age = params->single_use_age, max_age = params->max_age;
         bool lowered;
 
         if (ca_cache_validate_params(params) < 0)
                 return -EINVAL;
-        lowered = params->single_use_age < cache->params.single_use_age ||
-                  params->max_age < cache->params.max_age;
+        if (params->refault_window && cache->ops->identity && !cache->ghost) {
+                /* the smallest memory now; the next rotation sizes it to the cache */
+                if (ghost_resize(cache, CA_REFAULT_MEMORY_MIN / GHOST_WAYS) < 0)
+                        return -ENOMEM;
+        } else if (!params->refault_window && cache->ghost) {
+                ghost_off(cache);
+        }
+        if (params->auto_ages && cache->params.auto_ages) {
+                /* auto goes on from where it is, within the new limits */
+                if (cache->max_age < max_age)
+                        max_age = cache->max_age;
+                if (cache->single_use_age < single_use_age)
+                        single_use_age = cache->single_use_age;
+                if (single_use_age > max_age)
+                        single_use_age = max_age;
+        } else if (params->auto_ages) {
+                /* auto starts from the limits, with no history */
+                cache->auto_reclaimed = cache->auto_refaults = 0;
+                cache->auto_reclaimed_mark = cache->reclaimed_total;
+                cache->auto_refaults_mark = cache->refaults_total;
+                cache->auto_hold = 0;
+        }
+        lowered = single_use_age < cache->single_use_age || max_age < cache->max_age;
         cache->params = *params;
+        cache->single_use_age = single_use_age;
+        cache->max_age = max_age;
         if (!lowered)
                 return 0;
 
@@ -522,6 +960,14 @@ void ca_cache_stats(const struct ca_cache *cache, struct ca_stats *ret)
                 .last_rotation_duration_usec = cache->last_rotation_duration_usec,
                 .longest_slice_usec = cache->longest_slice_usec,
                 .backlog = ca_cache_pending(cache),
+                .refaults = cache->refaults,
+                .refault_share_ppm =
+                        cache->reclaimed ? cache->refaults * 1000000 / cache->reclaimed : 0,
+                .remembered = cache->remembered,
+                .refault_memory_bytes = ghost_capacity(cache) * sizeof(struct ghost_entry),
+                .current_single_use_age = cache->single_use_age,
+                .current_max_age = cache->max_age,
+                .own_aged_objects = cache->own_aged,
         };
 }
 
@@ -555,6 +1001,20 @@ static const struct ca_stat_desc stat_descs[] = {
              "longest single aging slice"),
         STAT(backlog, "Backlog", CA_STAT_GAUGE, "objects",
              "objects due, waiting for an aging slice"),
+        STAT(refaults, "Refaults", CA_STAT_COUNTER, "objects",
+             "objects inserted again within refault_window rotations of their reclaim"),
+        STAT(refault_share_ppm, "RefaultSharePpm", CA_STAT_GAUGE, "ppm",
+             "refaults per million objects reclaimed"),
+        STAT(remembered, "Remembered", CA_STAT_GAUGE, "objects",
+             "identities of reclaimed objects in the refault memory"),
+        STAT(refault_memory_bytes, "RefaultMemoryBytes", CA_STAT_GAUGE, "bytes",
+             "size of the refault memory"),
+        STAT(current_single_use_age, "CurrentSingleUseAge", CA_STAT_GAUGE, "rotations",
+             "single_use_age in force (ages = auto moves it)"),
+        STAT(current_max_age, "CurrentMaxAge", CA_STAT_GAUGE, "rotations",
+             "max_age in force (ages = auto moves it)"),
+        STAT(own_aged_objects, "OwnAgedObjects", CA_STAT_GAUGE, "objects",
+             "objects with an age of their own, from the gap they showed when they refaulted"),
 };
 
 #undef STAT
@@ -603,5 +1063,7 @@ void ca_cache_reset_stats(struct ca_cache *cache)
 {
         cache->rotations = cache->scanned = cache->reclaimed = 0;
         cache->reclaimed_single_use = cache->busy = cache->kept = 0;
+        cache->refaults = 0;
+        memset(cache->refault_hist, 0, sizeof(cache->refault_hist));
         cache->last_rotation_duration_usec = cache->longest_slice_usec = 0;
 }

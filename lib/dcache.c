@@ -913,9 +913,42 @@ static size_t dcache_node_size(const struct ca_cache *cache, const struct ca_nod
         return sizeof(struct ca_dentry);
 }
 
+/*
+ * A dentry's identity for the framework's refaults: a hash of its path, each component's
+ * name hash weighted by a power of an odd constant by its height above the dentry, which is
+ * hash(parent's identity, name) unrolled: computed from the dentry up, with no recursion,
+ * and the same for a dentry re-created (under a re-created parent, too) at the same path.
+ * Not the hash table's: that one is salted with the parent's address, which a re-created
+ * parent does not keep.
+ */
+static uint64_t dentry_identity(const struct ca_dentry *de)
+{
+        uint64_t id = 0, weight = 1;
+
+        for (; !(de->flags & D_ROOT); de = de->parent) {
+                uint64_t h = 0xcbf29ce484222325ull;
+                const char *name = dname(de);
+
+                for (size_t i = 0; i < de->name_len; i++) {
+                        h ^= (unsigned char)name[i];
+                        h *= 0x100000001b3ull;
+                }
+                id += (h ^ (h >> 29)) * weight;
+                weight *= 0x9e3779b97f4a7c15ull;
+        }
+        return id;
+}
+
+static uint64_t dcache_node_identity(const struct ca_cache *cache, const struct ca_node *node,
+                                     void *userdata)
+{
+        return dentry_identity(container_of(node, const struct ca_dentry, node));
+}
+
 static const struct ca_cache_ops dcache_ops = {
         .reclaim = dcache_reclaim,
         .size = dcache_node_size,
+        .identity = dcache_node_identity,
 };
 
 size_t ca_dcache_rotate(struct ca_dcache *d)

@@ -7,6 +7,8 @@ packages=(
     # build
     gcc g++ meson ninja-build pkgconf python3 scdoc
     libsystemd-dev libevent-dev libinih-dev
+    # the replay lab's compressed session logs (bench/replay-xz.c)
+    liblzma-dev xz-utils
     # tests
     libcriterion-dev dbus dbus-daemon dbus-bin systemd strace memcached util-linux man-db
     # fuzz targets: clang's libFuzzer is in libclang-rt-14-dev, only recommended by clang

@@ -20,6 +20,31 @@
  *   (ca_cache_age) work through the pending list within a node budget and a deadline.
  *   Work per rotation is proportional to the nodes that fell due, not to the cache.
  *
+ * Refaults
+ *   An adapter may give each object an identity (ops->identity: a 64-bit hash of its key).
+ *   The framework then remembers the identities it reclaimed, compactly, as the kernel's
+ *   workingset shadow entries and S3-FIFO's ghost queue do: 8 bytes each (a 32-bit
+ *   fingerprint, the epoch of the reclaim and the idle time it was reclaimed at), at most one
+ *   per object the cache has held at its largest (that high-water mark rounded down to sets of
+ *   8, at least CA_REFAULT_MEMORY_MIN; grown at a rotation once the mark is a quarter above
+ *   it). After an idle pause aging empties a cache, which is just when the memory of what it
+ *   held matters: hence the high-water mark, not the objects held now. An object inserted with an identity
+ *   reclaimed at most `refault_window` rotations before is a refault: aging dropped something
+ *   that was wanted. It starts as reused (it gets max_age), so one mistake is not repeated.
+ *   Two identities with the same fingerprint are one to the framework: with R identities
+ *   remembered, an insert is taken for a refault by mistake with odds of about R / 2^32.
+ *
+ * Adaptive ages (`auto_ages`)
+ *   single_use_age and max_age become upper limits, and every rotation the cache moves the
+ *   ages in force (CurrentSingleUseAge, CurrentMaxAge in the statistics) so that its refault
+ *   share over the last rotations tracks `target_refault_ppm`: shorter when nothing comes
+ *   back, longer when things do, with a dead band and a hold time so that a steady workload
+ *   settles. A refaulted object also gets an age of its own, twice the idle gap it showed
+ *   (its idle time at reclaim plus the rotations until it came back), up to CA_OWN_AGE_MAX and
+ *   max_age: objects that proved to come back after a pause stay over the next one, the
+ *   others go early. The own age lives in spare bits of the node's flags, so struct ca_node
+ *   keeps its 24 bytes and ca_touch() does not change.
+ *
  * Locking
  *   ca_touch() may be called from any thread, concurrently with everything else, as long
  *   as the node is linked into the cache (it is lock-free and writes nothing when the
@@ -60,6 +85,15 @@ extern "C" {
 #define CA_SINGLE_USE_AGE_DEFAULT 2 /* rotations */
 #define CA_MAX_AGE_DEFAULT 8        /* rotations */
 
+#define CA_REFAULT_WINDOW_DEFAULT 64     /* rotations a reclaimed identity is remembered */
+#define CA_REFAULT_WINDOW_MAX 65535      /* rotations */
+#define CA_REFAULT_MEMORY_MIN 64         /* identities the refault memory can hold at least */
+#define CA_REFAULT_ENTRY_BYTES 8         /* bytes per remembered identity */
+#define CA_REFAULT_BUCKETS 8             /* of the refault distance histogram */
+#define CA_TARGET_REFAULT_DEFAULT_PPM 20000 /* auto: 2% of reclaims */
+#define CA_TARGET_REFAULT_MAX_PPM 500000 /* auto: at most half of the reclaims */
+#define CA_OWN_AGE_MAX 63                /* rotations: a refaulted object's own age, at most */
+
 /*
  * A link of a circular doubly linked list (the kernel's struct list_head). The library's own
  * lists are made of these; the operations on them are private to the library.
@@ -82,6 +116,7 @@ struct ca_node {
 
 #define CA_NODE_LINKED 0x01 /* aged by a cache */
 #define CA_NODE_BUSY 0x02   /* answered CA_BUSY in this rotation: asked again at the next */
+#define CA_NODE_AGE_SHIFT 2 /* flags >> this: the node's own age (auto), 0 = the cache's */
 
 /* What a reclaim callback did with a node that fell due (kernel's enum lru_status). */
 enum ca_status {
@@ -105,17 +140,37 @@ struct ca_cache_ops {
          * insert and once when the node leaves the cache, so it must not change meanwhile.
          */
         size_t (*size)(const struct ca_cache *cache, const struct ca_node *node, void *userdata);
+        /*
+         * Optional. The object's identity: a 64-bit hash of its key, the same for the same key
+         * whenever it is asked (an object re-created with the key it had has the identity it
+         * had). Asked at insert and just before the reclaim callback, and only while the cache
+         * has a refault_window; without it the cache counts no refaults.
+         */
+        uint64_t (*identity)(const struct ca_cache *cache, const struct ca_node *node,
+                             void *userdata);
 };
 
-/* Aging parameters, in rotations (the rotation interval belongs to the driver). */
+/*
+ * Aging parameters, in rotations (the rotation interval belongs to the driver). A zeroed tail
+ * (refault_window, auto_ages, target_refault_ppm) means no refault memory and fixed ages.
+ */
 struct ca_params {
-        uint32_t single_use_age; /* 1..CA_AGE_MAX, default CA_SINGLE_USE_AGE_DEFAULT */
-        uint32_t max_age;        /* single_use_age..CA_AGE_MAX, default CA_MAX_AGE_DEFAULT */
+        uint32_t single_use_age; /* 1..CA_AGE_MAX, default CA_SINGLE_USE_AGE_DEFAULT; with
+                                    auto_ages the longest the cache may choose */
+        uint32_t max_age;        /* single_use_age..CA_AGE_MAX, default CA_MAX_AGE_DEFAULT;
+                                    with auto_ages the longest the cache may choose */
+        uint32_t refault_window; /* 0 (no refault memory) or 1..CA_REFAULT_WINDOW_MAX, default
+                                    CA_REFAULT_WINDOW_DEFAULT */
+        bool auto_ages;          /* move the ages to hold target_refault_ppm (needs a window) */
+        uint32_t target_refault_ppm; /* auto_ages: refaults per million reclaims to hold,
+                                        1..CA_TARGET_REFAULT_MAX_PPM; else ignored */
 };
 
 #define CA_PARAMS_DEFAULT                                                                  \
         ((struct ca_params){ .single_use_age = CA_SINGLE_USE_AGE_DEFAULT,                  \
-                             .max_age = CA_MAX_AGE_DEFAULT })
+                             .max_age = CA_MAX_AGE_DEFAULT,                                \
+                             .refault_window = CA_REFAULT_WINDOW_DEFAULT,                  \
+                             .target_refault_ppm = CA_TARGET_REFAULT_DEFAULT_PPM })
 
 /*
  * A cache's statistics. Every field is a uint64_t and has one descriptor in the table that
@@ -137,6 +192,13 @@ struct ca_stats {
         uint64_t last_rotation_duration_usec; /* slice time spent on the last rotation */
         uint64_t longest_slice_usec;        /* longest single ca_cache_age() call */
         uint64_t backlog;                   /* nodes pending, not yet aged */
+        uint64_t refaults;                  /* inserts of an identity reclaimed in the window */
+        uint64_t refault_share_ppm;         /* refaults per million reclaimed */
+        uint64_t remembered;                /* identities in the refault memory */
+        uint64_t refault_memory_bytes;      /* size of the refault memory */
+        uint64_t current_single_use_age;    /* single_use_age in force (auto moves it) */
+        uint64_t current_max_age;           /* max_age in force (auto moves it) */
+        uint64_t own_aged_objects;          /* objects with an age of their own (auto) */
 };
 
 /* What a statistic is, for a metrics system (and adapters' own statistics, plugin.h). */
@@ -152,8 +214,8 @@ struct ca_stat_desc {
         size_t offset;          /* of the uint64_t field in struct ca_stats */
         enum ca_stat_kind kind;
         /*
-         * "objects", "bytes", "rotations", "usec" (a duration), or "timestamp_usec"
-         * (CLOCK_REALTIME microseconds since the Unix epoch, 0 = never).
+         * "objects", "bytes", "rotations", "ppm" (parts per million), "usec" (a duration), or
+         * "timestamp_usec" (CLOCK_REALTIME microseconds since the Unix epoch, 0 = never).
          */
         const char *unit;
         const char *help;       /* one line, lower case, no final period */
@@ -196,8 +258,14 @@ struct ca_cache *ca_cache_free(struct ca_cache *cache);
  * starts a re-sweep of every waiting node, slot by slot, done by the next aging slices
  * (budgeted as usual) before they report the rotation done, so the new limit applies at
  * once: an object already idle past it goes in the current rotation.
- * Returns 0, or -EINVAL (and nothing changes) when a value is outside 1..CA_AGE_MAX or
- * max_age is below single_use_age (a reused object never goes before a single-use one).
+ * A new refault_window applies to what is remembered already; turning the window on sizes
+ * the refault memory at the next rotation, turning it off forgets everything remembered.
+ * Turning auto_ages on starts from the limits; lowering a limit under auto clamps the ages in
+ * force to it.
+ * Returns 0, -ENOMEM (the refault memory), or -EINVAL (and nothing changes) when a value is
+ * outside 1..CA_AGE_MAX, max_age is below single_use_age (a reused object never goes before a
+ * single-use one), refault_window is above CA_REFAULT_WINDOW_MAX, or auto_ages is asked
+ * without a refault_window or with target_refault_ppm outside 1..CA_TARGET_REFAULT_MAX_PPM.
  */
 int ca_cache_set_params(struct ca_cache *cache, const struct ca_params *params);
 void ca_cache_get_params(const struct ca_cache *cache, struct ca_params *ret);
@@ -208,7 +276,9 @@ int ca_cache_validate_params(const struct ca_params *params);
 /*
  * ca_cache_insert() - start aging @node, which is in no cache: zero-initialised (calloc, or
  * = { 0 }) or removed since. It is stamped with the current epoch, hits = 1, due after
- * single_use_age rotations. Inserting a linked node is a programmer error (assert).
+ * single_use_age rotations; but a refault (its identity was reclaimed within refault_window
+ * rotations) starts as reused: hits = 2, due after max_age (auto: after its own age).
+ * Inserting a linked node is a programmer error (assert).
  */
 void ca_cache_insert(struct ca_cache *cache, struct ca_node *node);
 
@@ -252,7 +322,9 @@ static inline void ca_touch(struct ca_cache *cache, struct ca_node *node)
 
 /*
  * ca_cache_rotate() - advance the clock by one and move the nodes that fell due to the
- * pending list. O(1): the slot is spliced, no node is looked at. Returns the number of
+ * pending list. The slot is spliced, no node is looked at; with a refault window, 1/64 of
+ * the refault memory is swept of what fell out of the window (and the memory grows when the
+ * cache has outgrown it by a quarter), and auto_ages takes its step. Returns the number of
  * nodes that fell due, and notes the wall-clock time for the statistics. The driver is
  * expected to run ca_cache_age() until it returns 0 before the next rotation (a backlog is
  * allowed, but is carried over).
@@ -277,9 +349,22 @@ size_t ca_cache_pending(const struct ca_cache *cache);
 void ca_cache_stats(const struct ca_cache *cache, struct ca_stats *ret);
 
 /*
- * ca_cache_reset_stats() - zero the counters (rotations, scanned, reclaimed, busy, kept) and
- * the durations (last rotation's, longest slice); the other gauges (objects, single-use
- * objects, bytes, backlog, last_rotation_usec) and the epoch stay.
+ * ca_cache_refault_histogram() - how long after their reclaim the refaults came back, in
+ * rotations: ret[0] counts those back within the rotation period of their reclaim, ret[i] for
+ * i >= 1 those back after 2^(i-1) to 2^i - 1 rotations, the last bucket everything from
+ * 2^(CA_REFAULT_BUCKETS - 2) up (ca_refault_bucket_floor() gives each bucket's lowest
+ * distance). The buckets add up to the refaults statistic; reset with it.
+ */
+void ca_cache_refault_histogram(const struct ca_cache *cache, uint64_t ret[CA_REFAULT_BUCKETS]);
+
+/* ca_refault_bucket_floor() - the lowest distance, in rotations, of histogram bucket @i. */
+uint32_t ca_refault_bucket_floor(unsigned i);
+
+/*
+ * ca_cache_reset_stats() - zero the counters (rotations, scanned, reclaimed, busy, kept,
+ * refaults and their histogram) and the durations (last rotation's, longest slice); the other
+ * gauges (objects, single-use objects, bytes, backlog, last_rotation_usec, the refault memory
+ * and the ages in force) and the epoch stay.
  */
 void ca_cache_reset_stats(struct ca_cache *cache);
 
