@@ -326,7 +326,13 @@ struct cache_info {
         bool enabled;
         uint64_t interval_usec;
         uint32_t single_use_age, max_age;
+        char *ages;          /* "fixed" or "auto" */
+        uint32_t refault_window, target_refault_ppm;
         unsigned have_props; /* bit i: cache_props[i] was read */
+        bool have_refault_histogram;
+        uint32_t refault_floor[CA_REFAULT_BUCKETS]; /* rotations */
+        uint64_t refault_histogram[CA_REFAULT_BUCKETS];
+        size_t n_refault_buckets;
         struct ca_stats stats;
         uint64_t have_stats; /* bit i: the field at i * 8 bytes in struct ca_stats */
         bool have_adapter_stats;
@@ -349,6 +355,9 @@ static const struct cache_prop {
         { "IntervalUSec", 't', FMT_DURATION, offsetof(struct cache_info, interval_usec) },
         { "SingleUseAge", 'u', FMT_PLAIN, offsetof(struct cache_info, single_use_age) },
         { "MaxAge", 'u', FMT_PLAIN, offsetof(struct cache_info, max_age) },
+        { "Ages", 's', FMT_PLAIN, offsetof(struct cache_info, ages) },
+        { "RefaultWindow", 'u', FMT_PLAIN, offsetof(struct cache_info, refault_window) },
+        { "TargetRefaultPpm", 'u', FMT_PLAIN, offsetof(struct cache_info, target_refault_ppm) },
 };
 #define N_CACHE_PROPS (sizeof(cache_props) / sizeof(cache_props[0]))
 
@@ -388,6 +397,7 @@ static void cache_info_clear(struct cache_info *c)
 {
         free(c->name);
         free(c->adapter);
+        free(c->ages);
         for (size_t i = 0; i < c->n_adapter_stats; i++)
                 free(c->adapter_stats[i].key);
         free(c->adapter_stats);
@@ -419,6 +429,34 @@ static int read_adapter_stats(sd_bus_message *m, struct cache_info *c)
         }
         if (r < 0)
                 return r;
+        return sd_bus_message_exit_container(m);
+}
+
+/* RefaultHistogram: a(ut), (lowest distance of the bucket, refaults); extra buckets ignored. */
+static int read_refault_histogram(sd_bus_message *m, struct cache_info *c)
+{
+        uint32_t floor;
+        uint64_t n;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'v', "a(ut)");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(m, 'a', "(ut)");
+        if (r < 0)
+                return r;
+        c->n_refault_buckets = 0;
+        while ((r = sd_bus_message_read(m, "(ut)", &floor, &n)) > 0)
+                if (c->n_refault_buckets < CA_REFAULT_BUCKETS) {
+                        c->refault_floor[c->n_refault_buckets] = floor;
+                        c->refault_histogram[c->n_refault_buckets++] = n;
+                }
+        if (r < 0)
+                return r;
+        r = sd_bus_message_exit_container(m);
+        if (r < 0)
+                return r;
+        c->have_refault_histogram = true;
         return sd_bus_message_exit_container(m);
 }
 
@@ -473,6 +511,8 @@ static int read_cache_property(sd_bus_message *m, const char *name, struct cache
                 c->have_stats |= UINT64_C(1) << (d->offset / sizeof(uint64_t));
                 return 0;
         }
+        if (strcmp(name, "RefaultHistogram") == 0)
+                return read_refault_histogram(m, c);
         if (strcmp(name, "AdapterStats") == 0) {
                 r = sd_bus_message_enter_container(m, 'v', "a{st}");
                 if (r < 0)
@@ -713,6 +753,17 @@ static void print_cache_json(FILE *f, const struct cache_info *c)
                 json_string(f, d[i].name);
                 fprintf(f, ":%" PRIu64, ca_stat_value(&c->stats, &d[i]));
         }
+        if (c->have_refault_histogram) {
+                if (!first)
+                        fputc(',', f);
+                first = false;
+                json_key(f, "RefaultHistogram");
+                fputs(":[", f);
+                for (size_t j = 0; j < c->n_refault_buckets; j++)
+                        fprintf(f, "%s{\"from_rotations\":%" PRIu32 ",\"refaults\":%" PRIu64 "}",
+                                j ? "," : "", c->refault_floor[j], c->refault_histogram[j]);
+                fputc(']', f);
+        }
         if (c->have_adapter_stats) {
                 bool first_stat = true;
 
@@ -741,7 +792,7 @@ static void print_cache_json(FILE *f, const struct cache_info *c)
 }
 
 enum { COL_CACHE, COL_ADAPTER, COL_STATE, COL_OBJECTS, COL_SINGLE_USE, COL_RECLAIMED,
-       COL_INTERVAL, COL_AGES, COL_LAST, N_COLS };
+       COL_REFAULTS, COL_INTERVAL, COL_AGES, COL_LAST, N_COLS };
 
 static const struct {
         const char *title;
@@ -749,7 +800,8 @@ static const struct {
 } columns[N_COLS] = {
         { "CACHE", false },     { "ADAPTER", false },  { "STATE", false },
         { "OBJECTS", true },    { "SINGLE-USE", true }, { "RECLAIMED", true },
-        { "INTERVAL", false },  { "AGES", false },     { "LAST ROTATION", false },
+        { "REFAULTS", true },   { "INTERVAL", false },  { "AGES", false },
+        { "LAST ROTATION", false },
 };
 
 #define CELL_MAX 96
@@ -764,9 +816,21 @@ static void status_row(const struct cache_info *c, uint64_t now, char cells[N_CO
         snprintf(cells[COL_OBJECTS], CELL_MAX, "%" PRIu64, c->stats.objects);
         snprintf(cells[COL_SINGLE_USE], CELL_MAX, "%" PRIu64, c->stats.single_use_objects);
         snprintf(cells[COL_RECLAIMED], CELL_MAX, "%" PRIu64, c->stats.reclaimed);
+        /* refaults, and their share of the reclaimed */
+        if (c->stats.reclaimed)
+                snprintf(cells[COL_REFAULTS], CELL_MAX, "%" PRIu64 " (%.1f%%)", c->stats.refaults,
+                         (double)c->stats.refault_share_ppm / 10000.0);
+        else
+                snprintf(cells[COL_REFAULTS], CELL_MAX, "%" PRIu64, c->stats.refaults);
         snprintf(cells[COL_INTERVAL], CELL_MAX, "%s",
                  ca_format_duration(c->interval_usec, d, sizeof(d)));
-        snprintf(cells[COL_AGES], CELL_MAX, "%" PRIu32 "/%" PRIu32, c->single_use_age, c->max_age);
+        /* the ages in force; under auto, which moves them, said so */
+        if (c->ages && strcmp(c->ages, "auto") == 0)
+                snprintf(cells[COL_AGES], CELL_MAX, "%" PRIu64 "/%" PRIu64 " auto",
+                         c->stats.current_single_use_age, c->stats.current_max_age);
+        else
+                snprintf(cells[COL_AGES], CELL_MAX, "%" PRIu32 "/%" PRIu32, c->single_use_age,
+                         c->max_age);
         format_relative(c->stats.last_rotation_usec, now, cells[COL_LAST], CELL_MAX);
 }
 
@@ -1031,6 +1095,19 @@ static int cmd_show(sd_bus *bus, int argc, char **argv)
                 if (have_stat(&c, &d[i]) && property_wanted(d[i].property, d[i].name, NULL))
                         show_value(d[i].property, stat_fmt(&d[i]),
                                    ca_stat_value(&c.stats, &d[i]), now);
+        if (c.have_refault_histogram &&
+            property_wanted("RefaultHistogram", "refault_histogram", NULL)) {
+                char hist[CA_REFAULT_BUCKETS * 32] = "";
+                size_t len = 0;
+
+                for (size_t j = 0; j < c.n_refault_buckets && len < sizeof(hist); j++)
+                        len += (size_t)snprintf(hist + len, sizeof(hist) - len,
+                                                "%s%" PRIu32 "%s:%" PRIu64, j ? " " : "",
+                                                c.refault_floor[j],
+                                                j + 1 == c.n_refault_buckets ? "+" : "",
+                                                c.refault_histogram[j]);
+                show_line("RefaultHistogram", hist);
+        }
         for (size_t j = 0; j < c.n_adapter_stats; j++) {
                 if (!property_wanted("AdapterStats", "adapter_stats", c.adapter_stats[j].key))
                         continue;

@@ -48,6 +48,8 @@
 #define CA_INTERVAL_MAX_USEC (7ULL * 24 * 3600 * 1000000) /* 1 week */
 
 
+enum { CA_CONF_AGES_FIXED, CA_CONF_AGES_AUTO };
+
 /* An adapter's own key, handed to its plugin with where it was written. */
 struct ca_conf_key {
         char *key;
@@ -62,7 +64,11 @@ struct ca_conf_cache {
         char *file;            /* where the section was first opened */
         unsigned line;
         uint64_t interval_usec; /* 0 = the daemon's default; else CA_INTERVAL_MIN..MAX_USEC */
-        struct ca_params params; /* single_use_age, max_age: 1..CA_AGE_MAX, age.h defaults */
+        struct ca_params params; /* single_use_age, max_age: 1..CA_AGE_MAX, age.h defaults;
+                                    refault_window: 0..CA_REFAULT_WINDOW_MAX; auto_ages and
+                                    target_refault_ppm from the two below */
+        int ages;              /* ages: CA_CONF_AGES_FIXED or CA_CONF_AGES_AUTO (default) */
+        double target_refault_pct; /* target_refault: (0, 50] percent of reclaims, default 2 */
         bool enabled;          /* default yes */
         struct ca_conf_key *keys; /* every other key, for the adapter; a repeat replaces */
         size_t n_keys;

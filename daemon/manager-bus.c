@@ -408,6 +408,43 @@ static int property_set_age(sd_bus *bus, const char *path, const char *interface
         return sd_bus_emit_properties_changed(bus, path, interface, property, NULL);
 }
 
+/* Ages, RefaultWindow, TargetRefaultPpm: read-only, set in the configuration. */
+static int property_get_refault_setting(sd_bus *bus, const char *path, const char *interface,
+                                        const char *property, sd_bus_message *reply,
+                                        void *userdata, sd_bus_error *error)
+{
+        struct ca_params p;
+
+        cache_params(userdata, &p);
+        if (strcmp(property, "Ages") == 0)
+                return sd_bus_message_append(reply, "s", p.auto_ages ? "auto" : "fixed");
+        return sd_bus_message_append(reply, "u", strcmp(property, "RefaultWindow") == 0
+                                                         ? p.refault_window
+                                                         : p.target_refault_ppm);
+}
+
+/* How long after their reclaim the refaults came back: (lowest distance in rotations, count). */
+static int property_get_refault_histogram(sd_bus *bus, const char *path, const char *interface,
+                                          const char *property, sd_bus_message *reply,
+                                          void *userdata, sd_bus_error *error)
+{
+        struct manager_cache *c = userdata;
+        uint64_t hist[CA_REFAULT_BUCKETS] = { 0 };
+        int r;
+
+        if (c->cache)
+                ca_cache_refault_histogram(c->cache, hist);
+        r = sd_bus_message_open_container(reply, 'a', "(ut)");
+        if (r < 0)
+                return r;
+        for (unsigned i = 0; i < CA_REFAULT_BUCKETS; i++) {
+                r = sd_bus_message_append(reply, "(ut)", ca_refault_bucket_floor(i), hist[i]);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_close_container(reply);
+}
+
 static int property_get_enabled(sd_bus *bus, const char *path, const char *interface,
                                 const char *property, sd_bus_message *reply, void *userdata,
                                 sd_bus_error *error)
@@ -528,9 +565,17 @@ static const sd_bus_vtable cache_vtable_head[] = {
                                  SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_WRITABLE_PROPERTY("Enabled", "b", property_get_enabled, property_set_enabled, 0,
                                  SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Ages", "s", property_get_refault_setting, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("RefaultWindow", "u", property_get_refault_setting, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("TargetRefaultPpm", "u", property_get_refault_setting, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 };
 
 static const sd_bus_vtable cache_vtable_tail[] = {
+        SD_BUS_PROPERTY("RefaultHistogram", "a(ut)", property_get_refault_histogram, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("AdapterStats", "a{st}", property_get_adapter_stats, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         /* What each adapter statistic is: the adapter's, for the life of the cache. */

@@ -73,6 +73,7 @@ struct ca_cache {
 
         /* auto_ages: refaults and reclaims of the last rotations, decaying (AUTO_SCALE units) */
         uint64_t reclaimed_total, refaults_total; /* never reset */
+        uint64_t refaults_steering;    /* of refaults_total, those the ages now would still make */
         uint64_t auto_reclaimed_mark, auto_refaults_mark;
         uint64_t auto_reclaimed, auto_refaults;
         uint32_t auto_hold;            /* rotations before the next move may be taken */
@@ -98,9 +99,10 @@ struct ghost_entry {
 /*
  * auto_ages: the decaying sums lose 1/AUTO_DECAY per rotation (a memory of about that many
  * rotations); the ages move when the share leaves [target / AUTO_BAND, target * AUTO_BAND],
- * by a quarter up or an eighth down (at least one rotation), then hold still for AUTO_HOLD
- * rotations so that the move shows in the share before the next one; and not on fewer than
- * AUTO_MIN_RECLAIMED reclaims in the sums' memory.
+ * by an eighth (at least one rotation), then hold still for AUTO_HOLD rotations (and a
+ * single_use_age more after shortening) so that the move shows in the share before the next
+ * one; and not on fewer than AUTO_MIN_RECLAIMED reclaims in the sums' memory. Steps of a
+ * quarter overshot the band on the test's steady workload and cycled; eighths settle.
  */
 #define AUTO_SCALE 1024u
 #define AUTO_DECAY 8u
@@ -430,12 +432,13 @@ static uint32_t auto_single_use_age(const struct ca_cache *c, uint32_t max_age)
 static void auto_step(struct ca_cache *c)
 {
         uint64_t reclaimed = c->reclaimed_total - c->auto_reclaimed_mark;
-        uint64_t refaults = c->refaults_total - c->auto_refaults_mark;
+        uint64_t refaults = c->refaults_steering - c->auto_refaults_mark;
         uint64_t target = c->params.target_refault_ppm, share;
         uint32_t max = c->max_age;
+        bool shorter;
 
         c->auto_reclaimed_mark = c->reclaimed_total;
-        c->auto_refaults_mark = c->refaults_total;
+        c->auto_refaults_mark = c->refaults_steering;
         c->auto_reclaimed += reclaimed * AUTO_SCALE - c->auto_reclaimed / AUTO_DECAY;
         c->auto_refaults += refaults * AUTO_SCALE - c->auto_refaults / AUTO_DECAY;
         if (c->auto_hold) {
@@ -446,9 +449,10 @@ static void auto_step(struct ca_cache *c)
                 return;
         share = c->auto_refaults * 1000000 / c->auto_reclaimed;
         if (share > target * AUTO_BAND)
-                max += max / 4 ? max / 4 : 1;
+                max += max / 8 ? max / 8 : 1;
         else if (share * AUTO_BAND < target)
                 max -= max / 8 ? max / 8 : 1;
+        shorter = max < c->max_age;
         if (max < 1)
                 max = 1;
         if (max > c->params.max_age)
@@ -461,7 +465,11 @@ static void auto_step(struct ca_cache *c)
          */
         c->max_age = max;
         c->single_use_age = auto_single_use_age(c, max);
-        c->auto_hold = AUTO_HOLD;
+        /*
+         * After shortening, what the new ages reclaim comes back (or not) a single_use_age
+         * later at the earliest: wait for it, or the next steps would overshoot.
+         */
+        c->auto_hold = AUTO_HOLD + (shorter ? c->single_use_age : 0);
 }
 
 
@@ -584,6 +592,14 @@ static bool insert_refault(struct ca_cache *c, const struct ca_node *node, uint3
                 return false;
         c->refaults++;
         c->refaults_total++;
+        /*
+         * auto_ages steers by the refaults that the ages in force would still make: one that
+         * idled longer than today's single_use_age before it came back. A refault of an object
+         * dropped under shorter ages, before the last lengthening, says nothing of these and
+         * would only push them further.
+         */
+        if (idle + distance > c->single_use_age)
+                c->refaults_steering++;
         c->refault_hist[refault_bucket(distance)]++;
         if (!c->params.auto_ages)
                 return true;
@@ -732,7 +748,7 @@ size_t ca_cache_rotate(struct ca_cache *cache)
         slot_fall_due(cache, slot);
         if (cache->ghost)
                 ghost_rotate(cache);
-        if (cache->params.auto_ages)
+        if (cache->params.auto_ages && cache->ghost) /* no refaults to steer by: fixed */
                 auto_step(cache);
 
         /*
@@ -892,11 +908,13 @@ size_t ca_cache_pending(const struct ca_cache *cache)
 
 int ca_cache_set_params(struct ca_cache *cache, const struct ca_params *params)
 {
-        uint32_t single_use_age = params->single_use_age, max_age = params->max_age;
+        uint32_t single_use_age, max_age;
         bool lowered;
 
         if (ca_cache_validate_params(params) < 0)
                 return -EINVAL;
+        single_use_age = params->single_use_age;
+        max_age = params->max_age;
         if (params->refault_window && cache->ops->identity && !cache->ghost) {
                 /* the smallest memory now; the next rotation sizes it to the cache */
                 if (ghost_resize(cache, CA_REFAULT_MEMORY_MIN / GHOST_WAYS) < 0)
@@ -916,7 +934,7 @@ int ca_cache_set_params(struct ca_cache *cache, const struct ca_params *params)
                 /* auto starts from the limits, with no history */
                 cache->auto_reclaimed = cache->auto_refaults = 0;
                 cache->auto_reclaimed_mark = cache->reclaimed_total;
-                cache->auto_refaults_mark = cache->refaults_total;
+                cache->auto_refaults_mark = cache->refaults_steering;
                 cache->auto_hold = 0;
         }
         lowered = single_use_age < cache->single_use_age || max_age < cache->max_age;

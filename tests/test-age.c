@@ -75,10 +75,21 @@ static size_t harness_size(const struct ca_cache *cache, const struct ca_node *n
         return container_of(node, const struct obj, node)->size_bytes;
 }
 
-static const struct ca_cache_ops harness_ops = { .reclaim = harness_reclaim };
+/* Identities only count with a refault_window, which harness_new() does not give. */
+static uint64_t harness_identity(const struct ca_cache *cache, const struct ca_node *node,
+                                 void *userdata)
+{
+        return container_of(node, const struct obj, node)->id + 1;
+}
+
+static const struct ca_cache_ops harness_ops = {
+        .reclaim = harness_reclaim,
+        .identity = harness_identity,
+};
 static const struct ca_cache_ops harness_sized_ops = {
         .reclaim = harness_reclaim,
         .size = harness_size,
+        .identity = harness_identity,
 };
 
 static struct harness *harness_new(size_t n_objs, uint32_t single_use_age, uint32_t max_age,
@@ -1127,11 +1138,14 @@ static uint64_t realtime_usec(void)
 Test(age, reset_zeroes_every_counter_and_keeps_the_time)
 {
         struct harness *h = harness_new(20, 1, 1, true);
+        struct ca_params p = { .single_use_age = 1, .max_age = 1, .refault_window = 4 };
+        uint64_t hist[CA_REFAULT_BUCKETS];
         const struct ca_stat_desc *d;
         struct ca_stats s;
         uint64_t before, after, last;
         size_t n;
 
+        cr_assert_eq(ca_cache_set_params(h->cache, &p), 0);
         for (size_t i = 0; i < 20; i++)
                 insert(h, i);
         h->objs[0].answer = CA_BUSY;
@@ -1141,6 +1155,8 @@ Test(age, reset_zeroes_every_counter_and_keeps_the_time)
         ca_cache_rotate(h->cache);
         after = realtime_usec();
         age_all(h);
+        insert(h, 2); /* a refault */
+        remove_obj(h, 2);
         s = stats(h);
         last = s.last_rotation_usec;
         cr_assert(last >= before && last <= after, "last rotation %llu not within [%llu, %llu]",
@@ -1158,6 +1174,9 @@ Test(age, reset_zeroes_every_counter_and_keeps_the_time)
                 if (d[i].kind == CA_STAT_COUNTER)
                         cr_assert_eq(ca_stat_value(&s, &d[i]), 0, "%s survived a reset",
                                      d[i].name);
+        ca_cache_refault_histogram(h->cache, hist);
+        for (unsigned b = 0; b < CA_REFAULT_BUCKETS; b++)
+                cr_assert_eq(hist[b], 0, "refault histogram bucket %u survived a reset", b);
         cr_assert_eq(s.objects, 2);
         cr_assert_eq(s.bytes, 100 + 101);
         cr_assert_eq(s.backlog, 2);
@@ -1768,7 +1787,7 @@ Test(age, randomized_against_reference_model, .timeout = 120)
                         rm_slice(m, 1 + (x >> 40) % 20);
                         rm_check(m, false);
                 } else { /* parameters, in small ranges, now and then past the ring */
-                        struct ca_params p;
+                        struct ca_params p = { 0 };
 
                         p.single_use_age = 1 + (uint32_t)((x >> 20) % 4);
                         p.max_age = p.single_use_age + (uint32_t)((x >> 30) % 8);

@@ -48,7 +48,7 @@ class Cache {
 public:
         explicit Cache(size_t n) : entries_(n)
         {
-                static const ca_cache_ops ops = { Cache::reclaim, nullptr };
+                static const ca_cache_ops ops = { Cache::reclaim, nullptr, nullptr };
 
                 if (ca_cache_new(&ops, this, nullptr, &cache_) < 0)
                         throw std::bad_alloc();

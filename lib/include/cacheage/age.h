@@ -43,7 +43,8 @@
  *   (its idle time at reclaim plus the rotations until it came back), up to CA_OWN_AGE_MAX and
  *   max_age: objects that proved to come back after a pause stay over the next one, the
  *   others go early. The own age lives in spare bits of the node's flags, so struct ca_node
- *   keeps its 24 bytes and ca_touch() does not change.
+ *   keeps its 24 bytes and ca_touch() does not change. A cache without refaults to steer by
+ *   (no ops->identity) keeps its ages at the limits, as fixed ones.
  *
  * Locking
  *   ca_touch() may be called from any thread, concurrently with everything else, as long

@@ -1,0 +1,462 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Unit tests of the aging framework's refaults and adaptive ages (lib/age.c) against their
+ * contract in cacheage/age.h: refault accounting exact on hand-made sequences (reclaim, insert
+ * again inside and outside the window, identities colliding), the refault memory within its
+ * bound, a refaulted object's own age, and ages = auto settling on a steady synthetic workload
+ * and moving the right way when the workload changes.
+ *
+ * Objects here are keyed: each has an identity the test chooses, and "using" a key touches its
+ * object when it is in the cache and inserts it (maybe a refault) when it is not.
+ */
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <criterion/criterion.h>
+
+#include "cacheage/age.h"
+#include "list.h" /* container_of */
+
+struct kobj {
+        struct ca_node node;
+        uint64_t identity;
+        bool live;
+        enum ca_status answer;
+};
+
+struct keyed {
+        struct ca_cache *cache;
+        struct kobj *objs;
+        size_t n;
+        size_t reclaimed;
+};
+
+static enum ca_status keyed_reclaim(struct ca_cache *cache, struct ca_node *node, void *userdata)
+{
+        struct keyed *k = userdata;
+        struct kobj *o = container_of(node, struct kobj, node);
+
+        cr_assert(o->live, "reclaim of an object not in the cache");
+        if (o->answer == CA_RECLAIMED) {
+                o->live = false;
+                k->reclaimed++;
+        }
+        return o->answer;
+}
+
+static uint64_t keyed_identity(const struct ca_cache *cache, const struct ca_node *node,
+                               void *userdata)
+{
+        return container_of(node, const struct kobj, node)->identity;
+}
+
+static const struct ca_cache_ops keyed_ops = {
+        .reclaim = keyed_reclaim,
+        .identity = keyed_identity,
+};
+
+static struct keyed *keyed_new(size_t n, const struct ca_params *p)
+{
+        struct keyed *k = calloc(1, sizeof(*k));
+
+        cr_assert_not_null(k);
+        k->objs = calloc(n, sizeof(*k->objs));
+        cr_assert_not_null(k->objs);
+        k->n = n;
+        for (size_t i = 0; i < n; i++) {
+                k->objs[i].identity = i + 1;
+                k->objs[i].answer = CA_RECLAIMED;
+        }
+        cr_assert_eq(ca_cache_new(&keyed_ops, k, p, &k->cache), 0);
+        return k;
+}
+
+static void keyed_free(struct keyed *k)
+{
+        cr_assert_null(ca_cache_free(k->cache));
+        free(k->objs);
+        free(k);
+}
+
+/* Use object @i now: touched when cached, else inserted. */
+static void use(struct keyed *k, size_t i)
+{
+        struct kobj *o = &k->objs[i];
+
+        if (o->live) {
+                ca_touch(k->cache, &o->node);
+                return;
+        }
+        o->node = (struct ca_node){ 0 };
+        ca_cache_insert(k->cache, &o->node);
+        o->live = true;
+}
+
+static void step(struct keyed *k)
+{
+        ca_cache_rotate(k->cache);
+        while (ca_cache_age(k->cache, 0, 0) > 0)
+                ;
+}
+
+static struct ca_stats stats(const struct keyed *k)
+{
+        struct ca_stats s;
+
+        ca_cache_stats(k->cache, &s);
+        return s;
+}
+
+static void steps_until_gone(struct keyed *k, size_t i, uint32_t expect_epoch)
+{
+        while (k->objs[i].live) {
+                cr_assert_lt(ca_cache_epoch(k->cache), expect_epoch, "object %zu still there",
+                             i);
+                step(k);
+        }
+        cr_assert_eq(ca_cache_epoch(k->cache), expect_epoch, "object %zu went at epoch %u", i,
+                     ca_cache_epoch(k->cache));
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+Test(refault, counted_inside_the_window_not_outside)
+{
+        struct ca_params p = { .single_use_age = 1, .max_age = 4, .refault_window = 3 };
+        struct keyed *k = keyed_new(4, &p);
+        uint64_t hist[CA_REFAULT_BUCKETS];
+        struct ca_stats s;
+
+        use(k, 0);
+        steps_until_gone(k, 0, 1); /* single use: gone after 1 rotation */
+        use(k, 0);                 /* back in the period of its reclaim: distance 0 */
+        s = stats(k);
+        cr_assert_eq(s.refaults, 1);
+        cr_assert_eq(s.single_use_objects, 0, "a refault starts as reused");
+        cr_assert_eq(s.remembered, 0, "a refault takes its identity out of the memory");
+        steps_until_gone(k, 0, 5); /* reused: max_age 4 after its stamp, epoch 1 */
+
+        for (int i = 0; i < 3; i++)
+                step(k);
+        use(k, 0); /* 3 rotations after its reclaim: the window's edge, still a refault */
+        cr_assert_eq(stats(k).refaults, 2);
+        steps_until_gone(k, 0, 12);
+
+        for (int i = 0; i < 4; i++)
+                step(k);
+        use(k, 0); /* 4 > 3 rotations: too late to be aging's mistake */
+        s = stats(k);
+        cr_assert_eq(s.refaults, 2);
+        cr_assert_eq(s.single_use_objects, 1, "not a refault: single use again");
+
+        /* Never reclaimed, or removed by its owner rather than reclaimed: no refault. */
+        use(k, 1);
+        ca_cache_remove(k->cache, &k->objs[1].node);
+        k->objs[1].live = false;
+        use(k, 1);
+        use(k, 2);
+        s = stats(k);
+        cr_assert_eq(s.refaults, 2);
+        cr_assert_eq(s.reclaimed, 3);
+        cr_assert_eq(s.refault_share_ppm, 2 * 1000000 / 3);
+
+        ca_cache_refault_histogram(k->cache, hist);
+        cr_assert_eq(hist[0], 1, "distance 0");
+        cr_assert_eq(hist[2], 1, "distance 3 is in the bucket of 2 and 3");
+        cr_assert_eq(hist[0] + hist[1] + hist[2] + hist[3] + hist[4] + hist[5] + hist[6] + hist[7],
+                     s.refaults, "the buckets add up to the refaults");
+        for (unsigned b = 0; b < CA_REFAULT_BUCKETS; b++)
+                cr_assert_eq(ca_refault_bucket_floor(b), b ? 1u << (b - 1) : 0u);
+        keyed_free(k);
+}
+
+Test(refault, busy_and_kept_objects_are_not_remembered)
+{
+        struct ca_params p = { .single_use_age = 1, .max_age = 1, .refault_window = 8 };
+        struct keyed *k = keyed_new(2, &p);
+
+        use(k, 0);
+        use(k, 1);
+        k->objs[0].answer = CA_BUSY;
+        k->objs[1].answer = CA_KEEP;
+        step(k);
+        cr_assert_eq(stats(k).remembered, 0);
+        cr_assert_eq(stats(k).reclaimed, 0);
+        keyed_free(k);
+}
+
+Test(refault, colliding_identities_are_one)
+{
+        struct ca_params p = { .single_use_age = 1, .max_age = 1, .refault_window = 8 };
+        struct keyed *k = keyed_new(4, &p);
+
+        k->objs[1].identity = k->objs[0].identity; /* two keys hashed alike */
+        use(k, 0);
+        step(k);
+        cr_assert(!k->objs[0].live);
+        use(k, 2); /* another identity: nothing */
+        cr_assert_eq(stats(k).refaults, 0);
+        use(k, 1); /* the same identity as the reclaimed object: taken for it */
+        cr_assert_eq(stats(k).refaults, 1);
+        use(k, 0); /* the entry went with the first: the second is new */
+        cr_assert_eq(stats(k).refaults, 1);
+        keyed_free(k);
+}
+
+Test(refault, no_identity_op_or_no_window_counts_nothing)
+{
+        static const struct ca_cache_ops no_identity = { .reclaim = keyed_reclaim };
+        struct ca_params p = { .single_use_age = 1, .max_age = 1, .refault_window = 8 };
+        struct keyed *k = keyed_new(1, &p);
+        struct ca_cache *c;
+
+        cr_assert_null(ca_cache_free(k->cache));
+        cr_assert_eq(ca_cache_new(&no_identity, k, &p, &c), 0);
+        k->cache = c;
+        use(k, 0);
+        step(k);
+        use(k, 0);
+        cr_assert_eq(stats(k).refaults, 0);
+        cr_assert_eq(stats(k).refault_memory_bytes, 0);
+        keyed_free(k);
+
+        p.refault_window = 0;
+        k = keyed_new(1, &p);
+        use(k, 0);
+        step(k);
+        use(k, 0);
+        cr_assert_eq(stats(k).refaults, 0);
+        cr_assert_eq(stats(k).refault_memory_bytes, 0);
+        /* turned on at run time: remembered from then on */
+        p.refault_window = 8;
+        cr_assert_eq(ca_cache_set_params(k->cache, &p), 0);
+        step(k);
+        step(k);
+        cr_assert(!k->objs[0].live);
+        use(k, 0);
+        cr_assert_eq(stats(k).refaults, 1);
+        /* off again: everything forgotten */
+        step(k);
+        step(k);
+        p.refault_window = 0;
+        cr_assert_eq(ca_cache_set_params(k->cache, &p), 0);
+        cr_assert_eq(stats(k).remembered, 0);
+        use(k, 0);
+        cr_assert_eq(stats(k).refaults, 1);
+        keyed_free(k);
+}
+
+/*
+ * The memory never holds more identities than the cache has held objects at its largest (or
+ * CA_REFAULT_MEMORY_MIN), nor takes more than CA_REFAULT_ENTRY_BYTES for each: through growth,
+ * churn of identities never seen again, and a shrinking cache. And it is big enough for what it
+ * is for: a cache emptied by aging and refilled with the same keys sees them as refaults.
+ */
+Test(refault, memory_stays_within_its_bound)
+{
+        enum { N = 20000, HELD = 5000 };
+        struct ca_params p = { .single_use_age = 1, .max_age = 1, .refault_window = 1000 };
+        struct keyed *k = keyed_new(N, &p);
+        uint64_t peak = 0, refaults;
+        size_t next = 0;
+
+        for (uint32_t r = 0; r < 400; r++) {
+                /* rises to HELD new objects per rotation, then falls to 50 */
+                size_t burst = r < 100 ? (r + 1) * (HELD / 100) : r < 200 ? HELD : 50;
+                struct ca_stats s;
+                uint64_t bound;
+
+                for (size_t i = 0; i < burst; i++) {
+                        k->objs[next].identity = ((uint64_t)r << 32) | i; /* never seen again */
+                        k->objs[next].live = false;
+                        use(k, next);
+                        next = (next + 1) % N;
+                }
+                s = stats(k);
+                if (s.objects > peak)
+                        peak = s.objects;
+                step(k);
+                s = stats(k);
+                bound = peak > CA_REFAULT_MEMORY_MIN ? peak : CA_REFAULT_MEMORY_MIN;
+                cr_assert_leq(s.remembered, bound, "rotation %u: %llu remembered, bound %llu", r,
+                              (unsigned long long)s.remembered, (unsigned long long)bound);
+                cr_assert_leq(s.refault_memory_bytes, bound * CA_REFAULT_ENTRY_BYTES,
+                              "rotation %u: %llu bytes", r,
+                              (unsigned long long)s.refault_memory_bytes);
+                cr_assert_leq(s.remembered * CA_REFAULT_ENTRY_BYTES, s.refault_memory_bytes);
+                cr_assert_eq(s.refaults, 0, "rotation %u: no identity came back", r);
+        }
+        keyed_free(k);
+
+        /* HELD keys, all reclaimed at once after a pause, all wanted again */
+        k = keyed_new(HELD, &p);
+        for (size_t i = 0; i < HELD; i++)
+                use(k, i);
+        step(k);
+        step(k); /* the memory is sized to the cache at a rotation */
+        cr_assert_eq(stats(k).objects, 0);
+        for (size_t i = 0; i < HELD; i++)
+                use(k, i);
+        refaults = stats(k).refaults;
+        cr_assert_geq(refaults, HELD * 95 / 100, "%llu of %d refaults seen",
+                      (unsigned long long)refaults, HELD);
+        keyed_free(k);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* ages = auto */
+
+Test(refault, auto_validation)
+{
+        static const struct ca_params bad[] = {
+                { .single_use_age = 1, .max_age = 2, .auto_ages = true,
+                  .target_refault_ppm = 1000 }, /* no window */
+                { .single_use_age = 1, .max_age = 2, .refault_window = 4, .auto_ages = true },
+                { .single_use_age = 1, .max_age = 2, .refault_window = 4, .auto_ages = true,
+                  .target_refault_ppm = CA_TARGET_REFAULT_MAX_PPM + 1 },
+                { .single_use_age = 1, .max_age = 2, .refault_window = CA_REFAULT_WINDOW_MAX + 1 },
+        };
+        struct keyed *k = keyed_new(1, NULL);
+        struct ca_params p;
+
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                cr_assert_eq(ca_cache_validate_params(&bad[i]), -EINVAL, "case %zu", i);
+                cr_assert_eq(ca_cache_set_params(k->cache, &bad[i]), -EINVAL, "case %zu", i);
+        }
+        ca_cache_get_params(k->cache, &p);
+        cr_assert_eq(p.refault_window, CA_REFAULT_WINDOW_DEFAULT, "the defaults stay");
+        cr_assert_eq(p.target_refault_ppm, CA_TARGET_REFAULT_DEFAULT_PPM);
+        cr_assert(!p.auto_ages);
+        keyed_free(k);
+}
+
+/*
+ * A refaulted object gets twice the idle gap it showed: reclaimed after 1 idle rotation, back
+ * 3 rotations later, it may now stay idle 2 * (1 + 3) = 8 rotations, where the cache's own
+ * max_age is 2.
+ */
+Test(refault, auto_gives_a_refault_its_own_age)
+{
+        struct ca_params p = { .single_use_age = 1, .max_age = 2, .refault_window = 16,
+                               .auto_ages = true, .target_refault_ppm = 20000 };
+        struct keyed *k = keyed_new(2, &p);
+
+        use(k, 0);
+        steps_until_gone(k, 0, 1);
+        for (int i = 0; i < 3; i++)
+                step(k);
+        use(k, 0); /* epoch 4 */
+        cr_assert_eq(stats(k).own_aged_objects, 1);
+        cr_assert_eq(stats(k).current_max_age, 2, "too few reclaims to move the cache's ages");
+        steps_until_gone(k, 0, 12);
+        cr_assert_eq(stats(k).own_aged_objects, 0);
+        keyed_free(k);
+}
+
+/*
+ * A workload of new keys, NEW per rotation; with @comeback each comes back once, after a gap
+ * drawn from 1..GAP_MAX rotations (a fixed random sequence). Returns the ages in force after
+ * each rotation in @max_ages (n entries).
+ */
+enum { NEW = 200, GAP_MAX = 20, POOL = NEW * (GAP_MAX + 2 * CA_OWN_AGE_MAX + 2) };
+
+struct workload {
+        struct keyed *k;
+        uint64_t rng;
+        uint64_t next_identity;
+        uint32_t due[POOL];   /* the epoch at which slot i comes back; 0 = never */
+        size_t next;
+};
+
+static uint32_t rnd(struct workload *w, uint32_t n)
+{
+        w->rng = w->rng * 6364136223846793005ull + 1442695040888963407ull;
+        return (uint32_t)((w->rng >> 33) % n);
+}
+
+static void run_workload(struct workload *w, bool comeback, size_t rotations, uint32_t *max_ages)
+{
+        for (size_t r = 0; r < rotations; r++) {
+                uint32_t epoch = ca_cache_epoch(w->k->cache);
+
+                for (size_t i = 0; i < POOL; i++)
+                        if (w->due[i] == epoch && epoch) {
+                                use(w->k, i);
+                                w->due[i] = 0;
+                        }
+                for (size_t i = 0; i < NEW; i++) {
+                        size_t slot = w->next;
+
+                        w->next = (w->next + 1) % POOL;
+                        cr_assert_eq(w->due[slot], 0, "pool too small");
+                        if (w->k->objs[slot].live) {
+                                ca_cache_remove(w->k->cache, &w->k->objs[slot].node);
+                                w->k->objs[slot].live = false;
+                        }
+                        w->k->objs[slot].identity = ++w->next_identity;
+                        use(w->k, slot);
+                        if (comeback)
+                                w->due[slot] = epoch + 1 + rnd(w, GAP_MAX);
+                }
+                step(w->k);
+                max_ages[r] = (uint32_t)stats(w->k).current_max_age;
+        }
+}
+
+/* How many times the ages in force changed in @ages[from, to). */
+static unsigned moves(const uint32_t *ages, size_t from, size_t to)
+{
+        unsigned n = 0;
+
+        for (size_t i = from + 1; i < to; i++)
+                n += ages[i] != ages[i - 1];
+        return n;
+}
+
+Test(refault, auto_shortens_when_nothing_comes_back_and_lengthens_when_things_do, .timeout = 120)
+{
+        enum { PHASE = 400 };
+        struct ca_params p = { .single_use_age = 24, .max_age = 32, .refault_window = 64,
+                               .auto_ages = true, .target_refault_ppm = 50000 };
+        struct workload *w = calloc(1, sizeof(*w));
+        uint32_t a[PHASE], b[PHASE];
+        struct ca_stats s0, s1;
+
+        cr_assert_not_null(w);
+        w->rng = 42;
+        w->k = keyed_new(POOL, &p);
+        cr_assert_eq(stats(w->k).current_max_age, 32, "auto starts from the limits");
+        cr_assert_eq(stats(w->k).current_single_use_age, 24);
+
+        /* nothing comes back: the ages go down to 1 and stay */
+        run_workload(w, false, PHASE, a);
+        for (size_t i = 1; i < PHASE; i++)
+                cr_assert_leq(a[i], a[i - 1], "rotation %zu: lengthened with no refault", i);
+        cr_assert_eq(a[PHASE - 1], 1);
+        cr_assert_eq(stats(w->k).current_single_use_age, 1);
+
+        /* everything comes back once, 1 to 20 rotations later: the ages go up, then settle */
+        run_workload(w, true, PHASE / 4, b);
+        s0 = stats(w->k);
+        run_workload(w, true, PHASE, b);
+        s1 = stats(w->k);
+        cr_assert_gt(b[PHASE - 1], 8, "ages stayed short (%u) with things coming back",
+                     b[PHASE - 1]);
+        cr_assert_leq(b[PHASE - 1], 32);
+        cr_assert_leq(moves(b, PHASE / 2, PHASE), 2, "%u moves on a steady workload",
+                      moves(b, PHASE / 2, PHASE));
+        /* and the share settled within the band around the target (2.5%..10%, with margin) */
+        {
+                uint64_t refaults = s1.refaults - s0.refaults;
+                uint64_t reclaimed = s1.reclaimed - s0.reclaimed;
+                uint64_t share = refaults * 1000000 / reclaimed;
+
+                cr_assert(share >= 50000 / 4 && share <= 50000 * 4,
+                          "share %llu ppm far from the target",
+                          (unsigned long long)share);
+        }
+        keyed_free(w->k);
+        free(w);
+}
