@@ -405,6 +405,16 @@ static void cache_rotation_done(struct manager_cache *c)
                   PRIu64 " us",
                   c->name, st.rotations, st.objects, c->last_reclaimed, st.reclaimed_single_use,
                   st.last_rotation_duration_usec, st.longest_slice_usec);
+        /* ages = auto moves them: say where they settled, once per move */
+        if (st.current_single_use_age != c->logged_ages[0] ||
+            st.current_max_age != c->logged_ages[1]) {
+                log_debug("%s: ages in force %" PRIu64 "/%" PRIu64 " (single-use/max), %" PRIu64
+                          " refaults, %.2f%% of the reclaimed",
+                          c->name, st.current_single_use_age, st.current_max_age, st.refaults,
+                          (double)st.refault_share_ppm / 10000.0);
+                c->logged_ages[0] = st.current_single_use_age;
+                c->logged_ages[1] = st.current_max_age;
+        }
         manager_update_status(m);
         if (m->bus)
                 manager_bus_cache_changed(m->bus, c);

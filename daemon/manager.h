@@ -53,6 +53,7 @@ struct manager_cache {
         uint64_t skipped_refreshing;    /* rotations skipped while a refresh was under way */
         uint64_t reclaimed_before;      /* stats.reclaimed when the rotation began */
         uint64_t last_reclaimed;        /* objects the last finished rotation reclaimed */
+        uint64_t logged_ages[2];        /* single-use and max age in force, as last logged */
         bool adapter_stats_warned;      /* a malformed adapter statistic was logged */
 };
 

@@ -12,6 +12,8 @@
  *     verdict = reclaim
  *     object_size = 64
  *     bad_stats = no      (yes: also emit two malformed statistics, which the host leaves out)
+ *     recreate = no       (yes: objects get identities, their index + 1, and what was
+ *                          reclaimed is created again before every rotation: refaults)
  */
 
 #include <errno.h>
@@ -34,7 +36,7 @@ struct fixed {
         struct fixed_object *objects;
         size_t n_objects, n_reused, object_size;
         enum ca_status verdict;
-        bool bad_stats;
+        bool bad_stats, recreate;
         uint64_t freed, touches, refreshes;
 };
 
@@ -57,9 +59,23 @@ static size_t fixed_size(const struct ca_cache *cache, const struct ca_node *nod
         return f->object_size;
 }
 
+static uint64_t fixed_identity(const struct ca_cache *cache, const struct ca_node *node,
+                               void *userdata)
+{
+        const struct fixed *f = userdata;
+
+        return (uint64_t)((const struct fixed_object *)node - f->objects) + 1;
+}
+
 static const struct ca_cache_ops fixed_ops = {
         .reclaim = fixed_reclaim,
         .size = fixed_size,
+};
+
+static const struct ca_cache_ops fixed_recreate_ops = {
+        .reclaim = fixed_reclaim,
+        .size = fixed_size,
+        .identity = fixed_identity,
 };
 
 static int fixed_before_rotate(struct ca_cache *cache, void *userdata)
@@ -67,6 +83,11 @@ static int fixed_before_rotate(struct ca_cache *cache, void *userdata)
         struct fixed *f = userdata;
 
         f->refreshes++;
+        for (size_t i = 0; f->recreate && i < f->n_objects; i++)
+                if (f->objects[i].freed) {
+                        f->objects[i] = (struct fixed_object){ 0 };
+                        ca_cache_insert(cache, &f->objects[i].node);
+                }
         for (size_t i = 0; i < f->n_reused; i++)
                 if (!f->objects[i].freed && ca_node_linked(&f->objects[i].node)) {
                         ca_touch(cache, &f->objects[i].node);
@@ -131,7 +152,7 @@ static void fixed_destroy(void *instance)
 struct fixed_config {
         size_t n_objects, n_reused, object_size;
         int verdict;
-        bool bad_stats;
+        bool bad_stats, recreate;
 };
 
 static const struct ca_key_spec fixed_keys[] = {
@@ -151,6 +172,8 @@ static const struct ca_key_spec fixed_keys[] = {
           .help = "what reclaim answers, always" },
         { .name = "bad_stats", .type = CA_KEY_BOOL, CA_KEY_FIELD(struct fixed_config, bad_stats),
           .def = "no", .help = "also emit malformed statistics (the host must leave them out)" },
+        { .name = "recreate", .type = CA_KEY_BOOL, CA_KEY_FIELD(struct fixed_config, recreate),
+          .def = "no", .help = "create the reclaimed again before every rotation (refaults)" },
         CA_KEY_END
 };
 
@@ -182,12 +205,13 @@ static int fixed_create(struct ca_host *host, const struct ca_section *s, void *
         f->object_size = cfg.object_size;
         f->verdict = (enum ca_status)cfg.verdict;
         f->bad_stats = cfg.bad_stats;
+        f->recreate = cfg.recreate;
         f->objects = calloc(f->n_objects ? f->n_objects : 1, sizeof(*f->objects));
         if (!f->objects) {
                 free(f);
                 return -ENOMEM;
         }
-        r = ca_cache_new(&fixed_ops, f, NULL, &f->cache);
+        r = ca_cache_new(f->recreate ? &fixed_recreate_ops : &fixed_ops, f, NULL, &f->cache);
         if (r < 0)
                 goto out_free;
         for (size_t i = 0; i < f->n_objects; i++)

@@ -25,6 +25,7 @@ struct mirror {
         struct mirror_object *objects;
         size_t n, reused;
         enum ca_status verdict;
+        bool recreate;           /* plugin-fixed's recreate = yes */
         uint64_t freed, touches;
 };
 
@@ -46,7 +47,20 @@ static size_t mirror_size(const struct ca_cache *cache, const struct ca_node *no
         return 64; /* plugin-fixed's default object_size */
 }
 
+static uint64_t mirror_identity(const struct ca_cache *cache, const struct ca_node *node,
+                                void *userdata)
+{
+        const struct mirror *mi = userdata;
+
+        return (uint64_t)((const struct mirror_object *)node - mi->objects) + 1;
+}
+
 static const struct ca_cache_ops mirror_ops = { .reclaim = mirror_reclaim, .size = mirror_size };
+static const struct ca_cache_ops mirror_recreate_ops = {
+        .reclaim = mirror_reclaim,
+        .size = mirror_size,
+        .identity = mirror_identity,
+};
 
 /*
  * What plugin-fixed and the daemon do: insert every object under the default parameters,
@@ -54,16 +68,24 @@ static const struct ca_cache_ops mirror_ops = { .reclaim = mirror_reclaim, .size
  * rotation is before_rotate's touches, the rotation, and slices until done.
  */
 static void mirror_run(struct mirror *mi, size_t n, size_t reused, enum ca_status verdict,
-                       struct ca_params params, unsigned rotations, struct ca_stats *ret)
+                       bool recreate, struct ca_params params, unsigned rotations,
+                       struct ca_stats *ret)
 {
-        *mi = (struct mirror){ .n = n, .reused = reused, .verdict = verdict };
+        *mi = (struct mirror){ .n = n, .reused = reused, .verdict = verdict,
+                               .recreate = recreate };
         mi->objects = calloc(n, sizeof(*mi->objects));
         cr_assert(mi->objects);
-        cr_assert(ca_cache_new(&mirror_ops, mi, NULL, &mi->cache) == 0);
+        cr_assert(ca_cache_new(recreate ? &mirror_recreate_ops : &mirror_ops, mi, NULL,
+                               &mi->cache) == 0);
         for (size_t i = 0; i < n; i++)
                 ca_cache_insert(mi->cache, &mi->objects[i].node);
         cr_assert(ca_cache_set_params(mi->cache, &params) == 0);
         for (unsigned k = 0; k < rotations; k++) {
+                for (size_t i = 0; recreate && i < n; i++)
+                        if (mi->objects[i].freed) {
+                                mi->objects[i] = (struct mirror_object){ 0 };
+                                ca_cache_insert(mi->cache, &mi->objects[i].node);
+                        }
                 for (size_t i = 0; i < reused; i++)
                         if (!mi->objects[i].freed && ca_node_linked(&mi->objects[i].node)) {
                                 ca_touch(mi->cache, &mi->objects[i].node);
@@ -394,7 +416,7 @@ Test(bus, properties_equal_library_figures, .fini = teardown, .timeout = 120)
         /* Before any rotation. */
         for (i = 0; i < 3; i++)
                 watch_changes(env.bus, &ch[i], strdup(cache_path(names[i])));
-        mirror_run(&mi[0], 1000, 100, CA_RECLAIMED, CA_PARAMS_DEFAULT, 0, &st[0]);
+        mirror_run(&mi[0], 1000, 100, CA_RECLAIMED, false, CA_PARAMS_DEFAULT, 0, &st[0]);
         expect_cache_equals(env.bus, names[0], &st[0], &ca_params_default,
                             3600000000ULL, true, 0);
         mirror_free(&mi[0]);
@@ -419,9 +441,9 @@ Test(bus, properties_equal_library_figures, .fini = teardown, .timeout = 120)
                 cr_expect_eq(ch[i].rotations, k);
         }
 
-        mirror_run(&mi[0], 1000, 100, CA_RECLAIMED, CA_PARAMS_DEFAULT, k, &st[0]);
-        mirror_run(&mi[1], 300, 0, CA_KEEP, keeper_params, k, &st[1]);
-        mirror_run(&mi[2], 200, 0, CA_BUSY, CA_PARAMS_DEFAULT, k, &st[2]);
+        mirror_run(&mi[0], 1000, 100, CA_RECLAIMED, false, CA_PARAMS_DEFAULT, k, &st[0]);
+        mirror_run(&mi[1], 300, 0, CA_KEEP, false, keeper_params, k, &st[1]);
+        mirror_run(&mi[2], 200, 0, CA_BUSY, false, CA_PARAMS_DEFAULT, k, &st[2]);
         /* What the library must have said, worked out by hand for the first one. */
         cr_assert_eq(st[0].reclaimed, 900);
         cr_assert_eq(st[0].objects, 100);
@@ -514,6 +536,112 @@ static char *adapter_stats_text(sd_bus *bus, const char *path, bool info)
         cr_assert(fclose(f) == 0);
         sd_bus_message_unref(reply);
         return text;
+}
+
+/* RefaultHistogram's buckets: (lowest distance, refaults), as the library's. */
+static void expect_histogram(sd_bus *bus, const char *name, struct ca_cache *want)
+{
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        uint64_t hist[CA_REFAULT_BUCKETS], n;
+        uint32_t floor;
+        unsigned i = 0;
+        int r;
+
+        ca_cache_refault_histogram(want, hist);
+        r = sd_bus_get_property(bus, CA_BUS_NAME, cache_path(name), CA_BUS_CACHE_IFACE,
+                                "RefaultHistogram", &error, &reply, "a(ut)");
+        cr_assert(r >= 0, "RefaultHistogram: %s", error.message);
+        cr_assert(sd_bus_message_enter_container(reply, 'a', "(ut)") >= 0);
+        while ((r = sd_bus_message_read(reply, "(ut)", &floor, &n)) > 0) {
+                cr_assert_lt(i, CA_REFAULT_BUCKETS);
+                cr_expect_eq(floor, ca_refault_bucket_floor(i), "%s: bucket %u", name, i);
+                cr_expect_eq(n, hist[i], "%s: bucket %u has %" PRIu64 ", the library's %" PRIu64,
+                             name, i, n, hist[i]);
+                i++;
+        }
+        cr_assert(r >= 0);
+        cr_expect_eq(i, CA_REFAULT_BUCKETS);
+        sd_bus_message_unref(reply);
+}
+
+/*
+ * Refaults and ages = auto on the bus: plugin-fixed creating again what was reclaimed, before
+ * every rotation, against the same cache driven in-process: every statistic (Refaults,
+ * RefaultSharePpm, Remembered, RefaultMemoryBytes, CurrentSingleUseAge, CurrentMaxAge,
+ * OwnAgedObjects among them), the settings, and the histogram.
+ */
+Test(bus, refaults_and_auto_ages_as_the_library_counts, .fini = teardown, .timeout = 120)
+{
+        const char *names[] = { "again", "auto" };
+        struct changes ch[2];
+        struct changes *chp[2] = { &ch[0], &ch[1] };
+        struct mirror mi[2];
+        struct ca_stats st[2];
+        struct ca_params fixed_params = { .single_use_age = 1, .max_age = 2,
+                                          .refault_window = 4 };
+        struct ca_params auto_params = CA_PARAMS_DEFAULT;
+        const unsigned k = 12;
+        char hdr[512], *s;
+
+        auto_params.auto_ages = true; /* the daemon's default */
+        bus_env_start(&env, NULL);
+        config_header(hdr, sizeof(hdr));
+        bus_env_daemon(&env,
+                       "%s\n"
+                       "[cache again]\nadapter = fixed\nobjects = 50\nrecreate = yes\n"
+                       "single_use_age = 1\nmax_age = 2\nrefault_window = 4\nages = fixed\n\n"
+                       "[cache auto]\nadapter = fixed\nobjects = 40\nreused = 10\n"
+                       "recreate = yes\n",
+                       hdr);
+        for (unsigned i = 0; i < 2; i++)
+                watch_changes(env.bus, &ch[i], strdup(cache_path(names[i])));
+        for (unsigned r = 1; r <= k; r++) {
+                struct wait_n w = { .ch = chp, .n_ch = 2, .want = r };
+
+                call_ok(env.bus, CA_BUS_MANAGER_PATH, CA_BUS_MANAGER_IFACE, "Rotate", "s", "");
+                cr_assert(pump_until(env.bus, all_reached, &w, 30000000),
+                          "rotation %u: PropertiesChanged %u/%u", r, ch[0].n, ch[1].n);
+        }
+        drain(env.bus);
+
+        mirror_run(&mi[0], 50, 0, CA_RECLAIMED, true, fixed_params, k, &st[0]);
+        mirror_run(&mi[1], 40, 10, CA_RECLAIMED, true, auto_params, k, &st[1]);
+        /*
+         * By hand for the first: all 50 go at the first rotation (single use), come back before
+         * the next as refaults (in the period of their reclaim: distance 0), so reused: they
+         * stay max_age 2 and go again at the third, and so on.
+         */
+        cr_assert_eq(st[0].reclaimed, 50 * k / 2);
+        cr_assert_eq(st[0].refaults, 50 * k / 2);
+        cr_assert_eq(st[0].remembered, 0);
+        cr_assert_eq(st[0].refault_share_ppm, 1000000);
+        {
+                uint64_t hist[CA_REFAULT_BUCKETS];
+
+                ca_cache_refault_histogram(mi[0].cache, hist);
+                cr_assert_eq(hist[0], 50 * k / 2);
+        }
+        cr_assert_gt(st[1].refaults, 0);
+        expect_cache_equals(env.bus, names[0], &st[0], &fixed_params, 3600000000ULL, true, 0);
+        expect_cache_equals(env.bus, names[1], &st[1], &auto_params, 3600000000ULL, true, 0);
+        for (unsigned i = 0; i < 2; i++) {
+                s = get_s(env.bus, cache_path(names[i]), CA_BUS_CACHE_IFACE, "Ages");
+                cr_expect_str_eq(s, i ? "auto" : "fixed");
+                free(s);
+                cr_expect_eq(get_u(env.bus, cache_path(names[i]), CA_BUS_CACHE_IFACE,
+                                   "RefaultWindow"),
+                             i ? CA_REFAULT_WINDOW_DEFAULT : 4);
+                cr_expect_eq(get_u(env.bus, cache_path(names[i]), CA_BUS_CACHE_IFACE,
+                                   "TargetRefaultPpm"),
+                             CA_TARGET_REFAULT_DEFAULT_PPM);
+                expect_histogram(env.bus, names[i], mi[i].cache);
+                cr_expect(strstr(ch[i].names, "|Refaults|") &&
+                          strstr(ch[i].names, "|RefaultHistogram|") &&
+                          strstr(ch[i].names, "|CurrentMaxAge|"),
+                          "%s: signals carried %s", names[i], ch[i].names);
+                mirror_free(&mi[i]);
+        }
 }
 
 Test(bus, adapter_stats_info_as_declared, .fini = teardown, .timeout = 60)

@@ -616,6 +616,37 @@ Test(config, log_levels)
 }
 
 /* Limits of the [daemon] and [cache] values, both edges. */
+/* ages, refault_window and target_refault into the aging parameters; their defaults. */
+Test(config, refault_keys)
+{
+        char *dir = test_mkdtemp("test-config"), *path = test_path_join(dir, "c.conf");
+        struct ca_conf *conf;
+
+        test_write_file(path, "%s", "[cache a]\nadapter = a\n"
+                        "[cache b]\nadapter = a\nages = fixed\nrefault_window = 0\n"
+                        "[cache c]\nadapter = a\nages = auto\nrefault_window = 65535\n"
+                        "target_refault = 0.5%\n"
+                        "[cache d]\nadapter = a\ntarget_refault = 50\nrefault_window = 1\n");
+        conf = load_ok(path);
+        cr_expect(conf->caches[0].params.auto_ages, "auto is the default");
+        cr_expect_eq(conf->caches[0].params.refault_window, CA_REFAULT_WINDOW_DEFAULT);
+        cr_expect_eq(conf->caches[0].params.target_refault_ppm, CA_TARGET_REFAULT_DEFAULT_PPM);
+        cr_expect(!conf->caches[1].params.auto_ages);
+        cr_expect_eq(conf->caches[1].params.refault_window, 0);
+        cr_expect(conf->caches[2].params.auto_ages);
+        cr_expect_eq(conf->caches[2].params.refault_window, CA_REFAULT_WINDOW_MAX);
+        cr_expect_eq(conf->caches[2].params.target_refault_ppm, 5000);
+        cr_expect_eq(conf->caches[3].params.target_refault_ppm, CA_TARGET_REFAULT_MAX_PPM);
+        cr_expect_eq(conf->caches[3].params.refault_window, 1);
+        for (size_t i = 0; i < conf->n_caches; i++)
+                cr_expect_eq(ca_cache_validate_params(&conf->caches[i].params), 0, "cache %zu",
+                             i);
+        ca_conf_free(conf);
+        test_rm_rf(dir);
+        free(dir);
+        free(path);
+}
+
 Test(config, value_limits)
 {
         char *dir = test_mkdtemp("test-config"), *path = test_path_join(dir, "c.conf");
@@ -693,6 +724,12 @@ Test(config, bad_daemon_values)
 Test(config, bad_cache_values)
 {
         check_bad_fixture("cache-values");
+}
+
+/* ages, refault_window, target_refault: each bad value, and auto without a window. */
+Test(config, bad_refault_values)
+{
+        check_bad_fixture("refaults");
 }
 
 Test(config, bad_syntax)
