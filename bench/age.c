@@ -4,7 +4,10 @@
  *
  *   hot path   an access a cache makes anyway (read the object's key) with ca_touch(), against
  *              the same access with a move-to-front in a mutex-protected LRU list, with one and
- *              with two threads;
+ *              with two threads; on uniform accesses (the adversarial case: most touches are
+ *              the first of their object in the period) and on a Zipf-like pattern (skew 0.99
+ *              over 1M objects, a rotation every 10M accesses: what caches see); and what the
+ *              first touch of a period costs against a repeated one;
  *   aging      nodes aged per second, and the longest ca_cache_age() slice at 10M nodes;
  *   rotation   one rotation of a 10M-node cache of which 10% fell due, against one pass of the
  *              kernel's CLOCK list walk (dentry_lru_isolate) over the same nodes and touches.
@@ -38,6 +41,11 @@
 
 /* Targets, printed next to the results (PASS/MISS); never turned into an exit status. */
 #define TARGET_TOUCH_VS_LRU 0.2
+#define TARGET_ZIPF_TOUCH_VS_LRU 0.1
+#define ZIPF_SKEW 0.99
+#define ZIPF_ACCESSES 20000000     /* two periods */
+#define ZIPF_ROTATE_EVERY 10000000 /* accesses */
+#define FIRST_PASSES 5             /* rounds of the first-touch measure */
 #define TARGET_ROTATE_VS_CLOCK 0.2
 #define TARGET_LONGEST_SLICE_USEC 1000.0
 
@@ -59,6 +67,7 @@ struct config {
         size_t age_nodes;    /* nodes aged per second: cache size */
         size_t clock_nodes;  /* rotation against CLOCK: cache size */
         size_t slice_nodes;  /* longest slice: cache size */
+        size_t zipf_accesses, zipf_rotate_every;
         unsigned runs;
         bool json;
         bool quick;
@@ -68,6 +77,8 @@ struct results {
         double access_ns, touch_ns, lru_ns, touch_vs_lru;
         double access_2t_ns, touch_2t_ns, lru_2t_ns, touch_vs_lru_2t;
         double touch_slow_pct; /* touches that were the first of their object in the period */
+        double zipf_access_ns, zipf_touch_ns, zipf_lru_ns, zipf_touch_vs_lru, zipf_slow_pct;
+        double first_touch_ns, repeat_touch_ns; /* touch minus access, 100% / 0% first touches */
         double age_nodes_per_s;
         double rotate_ms, clock_ms, rotate_vs_clock;
         size_t rotate_due, rotate_objects, rotate_reclaimed;
@@ -474,6 +485,158 @@ out_free:
 }
 
 /*
+ * ---- Zipf, and the first touch of a period ------------------------------------------------
+ *
+ * A cache's real traffic is skewed: a few objects take most accesses. Ranks follow Zipf's law
+ * with skew ZIPF_SKEW (P(rank k) ~ 1 / k^0.99) over the same 1M objects, hot ranks scattered
+ * over memory by a random permutation, and the cache rotates every ZIPF_ROTATE_EVERY accesses:
+ * most touches then find the stamp current (two loads, no store), which is where ca_touch()
+ * beats a move-to-front that locks and writes two lists at every access.
+ *
+ * The first touch of a period stores the stamp and bumps hits in the object's line: measured
+ * alone with passes that each touch every object once in a random order, rotated before each
+ * pass (every touch a first), against the same passes not rotated (no touch a first).
+ */
+
+/* @len Zipf-distributed indices below @n, by inverting the CDF; rank r is object perm[r]. */
+static uint32_t *zipf_seq_new(size_t len, size_t n, double skew, uint64_t seed)
+{
+        double *cdf = malloc(n * sizeof(*cdf)), sum = 0;
+        uint32_t *perm = perm_new(n, seed ^ 0x5a5a), *s = malloc(len * sizeof(*s));
+
+        if (!cdf || !perm || !s) {
+                free(s);
+                s = NULL;
+                goto out_free;
+        }
+        for (size_t k = 0; k < n; k++) {
+                sum += 1.0 / pow((double)(k + 1), skew);
+                cdf[k] = sum;
+        }
+        for (size_t i = 0; i < len; i++) {
+                double u = (double)(rng_next(&seed) >> 11) / 9007199254740992.0 * sum;
+                size_t lo = 0, hi = n - 1;
+
+                while (lo < hi) {
+                        size_t mid = (lo + hi) / 2;
+
+                        if (cdf[mid] < u)
+                                lo = mid + 1;
+                        else
+                                hi = mid;
+                }
+                s[i] = perm[lo];
+        }
+out_free:
+        free(perm);
+        free(cdf);
+        return s;
+}
+
+/*
+ * Single-thread marginal costs over @seq: per run, touch and lru minus the same run's access;
+ * medians into ret[variant] (access: its own median).
+ */
+static int measure_1t(const struct config *cfg, struct obj *objs, struct ca_cache *cache,
+                      struct lru *lru, const uint32_t *seq, size_t len, size_t rotate_every,
+                      double ret[_VARIANT_MAX])
+{
+        double *samples = calloc(_VARIANT_MAX * cfg->runs, sizeof(*samples));
+        int r = 0;
+
+        if (!samples)
+                return -ENOMEM;
+        for (unsigned run = 0; run < cfg->runs && r == 0; run++)
+                for (unsigned v = 0; v < _VARIANT_MAX && r == 0; v++) {
+                        struct worker w = { .variant = v, .objs = objs, .seq = seq, .n = len,
+                                            .cache = cache, .rotate_every = rotate_every,
+                                            .lru = lru };
+
+                        r = run_workers(&w, 1, &samples[v * cfg->runs + run]);
+                }
+        if (r == 0) {
+                for (unsigned run = 0; run < cfg->runs; run++) {
+                        samples[VARIANT_TOUCH * cfg->runs + run] -= samples[run];
+                        samples[VARIANT_LRU * cfg->runs + run] -= samples[run];
+                }
+                for (unsigned v = 0; v < _VARIANT_MAX; v++)
+                        ret[v] = median(samples + v * cfg->runs, cfg->runs);
+        }
+        free(samples);
+        return r;
+}
+
+static int bench_zipf(const struct config *cfg, struct results *res)
+{
+        size_t n = cfg->objects, len = cfg->zipf_accesses;
+        struct lru lru = { .lock = PTHREAD_MUTEX_INITIALIZER };
+        struct ca_cache *cache = NULL;
+        struct obj *objs = NULL;
+        uint32_t *seq = NULL, *order = NULL, *passes = NULL;
+        double v[_VARIANT_MAX], first[_VARIANT_MAX], repeat[_VARIANT_MAX];
+        size_t never = 0;
+        int r;
+
+        objs = objs_new(n);
+        seq = zipf_seq_new(len, n, ZIPF_SKEW, 4);
+        order = perm_new(n, 3);
+        passes = malloc(FIRST_PASSES * n * sizeof(*passes));
+        if (!objs || !seq || !order || !passes) {
+                r = -ENOMEM;
+                goto out_free;
+        }
+        for (unsigned p = 0; p < FIRST_PASSES; p++) {
+                uint32_t *perm = perm_new(n, 10 + p);
+
+                if (!perm) {
+                        r = -ENOMEM;
+                        goto out_free;
+                }
+                memcpy(passes + p * n, perm, n * sizeof(*perm));
+                free(perm);
+        }
+        r = ca_cache_new(&count_ops, &never, NULL, &cache);
+        if (r < 0)
+                goto out_free;
+        list_init(&lru.head);
+        for (size_t i = 0; i < n; i++) {
+                ca_cache_insert(cache, &objs[order[i]].node);
+                list_add_tail(&objs[order[i]].lru, &lru.head);
+        }
+        r = slow_touch_pct(seq, len, n, cfg->zipf_rotate_every, &res->zipf_slow_pct);
+        if (r < 0)
+                goto out_free;
+        sink += loop_access(objs, seq, len);
+
+        r = measure_1t(cfg, objs, cache, &lru, seq, len, cfg->zipf_rotate_every, v);
+        if (r < 0)
+                goto out_free;
+        res->zipf_access_ns = v[VARIANT_ACCESS];
+        res->zipf_touch_ns = v[VARIANT_TOUCH];
+        res->zipf_lru_ns = v[VARIANT_LRU];
+        res->zipf_touch_vs_lru = res->zipf_touch_ns / res->zipf_lru_ns;
+
+        /* every touch the first of its period: a rotation before each pass */
+        r = measure_1t(cfg, objs, cache, &lru, passes, FIRST_PASSES * n, n, first);
+        if (r < 0)
+                goto out_free;
+        /* none: no rotation, the stamps current from the pass before */
+        sink += loop_touch(cache, objs, passes, n, 0);
+        r = measure_1t(cfg, objs, cache, &lru, passes, FIRST_PASSES * n, 0, repeat);
+        if (r < 0)
+                goto out_free;
+        res->first_touch_ns = first[VARIANT_TOUCH];
+        res->repeat_touch_ns = repeat[VARIANT_TOUCH];
+out_free:
+        ca_cache_free(cache);
+        free(passes);
+        free(order);
+        free(seq);
+        free(objs);
+        return r;
+}
+
+/*
  * ---- Aging rate ---------------------------------------------------------------------------
  *
  * Every node due: @n nodes inserted in a random order, single_use_age rotations, then slices
@@ -835,6 +998,15 @@ static void print_json(const struct config *cfg, const struct results *res)
         json_number("lru_2t_ns", res->lru_2t_ns, ",");
         json_number("touch_vs_lru_2t", res->touch_vs_lru_2t, ",");
         json_number("touch_slow_pct", res->touch_slow_pct, ",");
+        printf("\"zipf_skew\":%.2f,\"zipf_accesses\":%zu,\"zipf_rotate_every\":%zu,", ZIPF_SKEW,
+               cfg->zipf_accesses, cfg->zipf_rotate_every);
+        json_number("zipf_access_ns", res->zipf_access_ns, ",");
+        json_number("zipf_touch_ns", res->zipf_touch_ns, ",");
+        json_number("zipf_lru_ns", res->zipf_lru_ns, ",");
+        json_number("zipf_touch_vs_lru", res->zipf_touch_vs_lru, ",");
+        json_number("zipf_slow_pct", res->zipf_slow_pct, ",");
+        json_number("first_touch_ns", res->first_touch_ns, ",");
+        json_number("repeat_touch_ns", res->repeat_touch_ns, ",");
         printf("\"age_nodes\":%zu,\"age_reclaim\":\"CA_RECLAIMED\",", cfg->age_nodes);
         json_number("age_nodes_per_s", res->age_nodes_per_s, ",");
         printf("\"rotate_objects\":%zu,\"rotate_due\":%zu,\"rotate_reclaimed\":%zu,",
@@ -875,6 +1047,19 @@ static void print_table(const struct config *cfg, const struct results *res)
         printf("  %-22s %9.2f ns\n", "lru_2t_ns", res->lru_2t_ns);
         printf("  %-22s %12.3f %12s  %s\n", "touch_vs_lru_2t", res->touch_vs_lru_2t, "<= 0.2",
                verdict(res->touch_vs_lru_2t, TARGET_TOUCH_VS_LRU));
+        printf("zipf: %zu objects, %zu accesses of skew %.2f, rotation every %zu accesses\n",
+               cfg->objects, cfg->zipf_accesses, ZIPF_SKEW, cfg->zipf_rotate_every);
+        printf("  %-22s %9.2f ns\n", "zipf_access_ns", res->zipf_access_ns);
+        printf("  %-22s %9.2f ns %12s  (%.1f%% of touches first in their period)\n",
+               "zipf_touch_ns", res->zipf_touch_ns, "", res->zipf_slow_pct);
+        printf("  %-22s %9.2f ns\n", "zipf_lru_ns", res->zipf_lru_ns);
+        printf("  %-22s %12.3f %12s  %s\n", "zipf_touch_vs_lru", res->zipf_touch_vs_lru,
+               "<= 0.1", verdict(res->zipf_touch_vs_lru, TARGET_ZIPF_TOUCH_VS_LRU));
+        printf("first touch: %d passes over every object in a random order\n", FIRST_PASSES);
+        printf("  %-22s %9.2f ns %12s  (rotated before each pass: every touch a first)\n",
+               "first_touch_ns", res->first_touch_ns, "");
+        printf("  %-22s %9.2f ns %12s  (not rotated: the stamp is current)\n",
+               "repeat_touch_ns", res->repeat_touch_ns, "");
         printf("aging: %zu nodes all due, reclaim answers CA_RECLAIMED\n", cfg->age_nodes);
         printf("  %-22s %10.2f M/s\n", "age_nodes_per_s", res->age_nodes_per_s / 1e6);
         printf("rotation: %zu nodes, %zu due (%.1f%%), %zu reclaimed; CLOCK pass over the same\n",
@@ -919,6 +1104,14 @@ static void help(void)
                "                   5M accesses over the same objects; thread 0 rotates every\n"
                "                   500k of its accesses while thread 1 touches; the LRU shares\n"
                "                   one mutex\n"
+               "  zipf_touch_vs_lru  touch_ns / lru_ns over 20M accesses of Zipf skew 0.99 to\n"
+               "                   the same 1M objects (hot ones scattered), rotated every 10M\n"
+               "                   accesses: the pattern caches see (target <= 0.1)\n"
+               "  first_touch_ns   touch minus access when every touch is the first of its\n"
+               "                   object in the period (5 passes over all objects, each in a\n"
+               "                   random order, rotated before each); repeat_touch_ns the\n"
+               "                   same passes not rotated: the difference is what the stores\n"
+               "                   of the first touch cost\n"
                "  age_nodes_per_s  1M nodes inserted in a random order, rotated single_use_age\n"
                "                   times so that all are due, then ca_cache_age() until done;\n"
                "                   reclaim answers CA_RECLAIMED\n"
@@ -1031,12 +1224,19 @@ int main(int argc, char **argv)
         cfg.age_nodes = 1000000 / scale;
         cfg.clock_nodes = 10000000 / scale;
         cfg.slice_nodes = 10000000 / scale;
+        cfg.zipf_accesses = ZIPF_ACCESSES / scale;
+        cfg.zipf_rotate_every = ZIPF_ROTATE_EVERY / scale;
 
         res.loadavg = loadavg_1min();
         /* One phase at a time, each freeing its memory before the next. */
         r = bench_hot_path(&cfg, &res);
         if (r < 0) {
                 fprintf(stderr, "Failed to run the hot path benchmark: %s\n", strerror(-r));
+                return 1;
+        }
+        r = bench_zipf(&cfg, &res);
+        if (r < 0) {
+                fprintf(stderr, "Failed to run the Zipf benchmark: %s\n", strerror(-r));
                 return 1;
         }
         r = bench_age_rate(&cfg, &res);

@@ -11,7 +11,8 @@
 #   LOOP=N    repetitions of each fixture, a long-running program repeating its lookups (50)
 #
 # Output: capture.strace (the log), capture.txt / .json / .svg, fixtures.txt / .json / .svg,
-# and a .png of each plot where rsvg-convert is installed (apt-get install librsvg2-bin).
+# sessions.txt / .json (the recorded interactive sessions against their targets), and a .png
+# of each plot where rsvg-convert is installed (apt-get install librsvg2-bin).
 set -eu
 
 src=$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)
@@ -36,7 +37,7 @@ echo "== capture (recorded now): python import, stat storms, PATH searches, a sc
 # Aging on the trace's own clock (10 ms, 100 ms of traced time: how fast the workload ran under
 # strace on a shared machine moves these rows) and on the event clock (the same for any run
 # of the same workload).
-"$exe" --capture --out "$out" --names "$names" --rotate-events 1000,10000 \
+"$exe" --capture --out "$out" --names "$names" --rotate-events 1000,10000 --ages auto \
         --svg "$out/capture.svg" | tee "$out/capture.txt"
 
 # The same log again for the JSON; the directories it reports are named in the table.
@@ -44,12 +45,26 @@ set --
 for d in $(sed -n 's/^  [A-Z] = //p' "$out/capture.txt"); do
         set -- "$@" --dir "$d"
 done
-"$exe" --json --rotate-events 1000,10000 "$@" "$out/capture.strace" >"$out/capture.json"
+"$exe" --json --rotate-events 1000,10000 --ages auto "$@" "$out/capture.strace" \
+        >"$out/capture.json"
 
 echo
 echo "== fixtures (tests/fixtures/trace), each replayed $loop times in a row"
-"$exe" --loop "$loop" --svg "$out/fixtures.svg" "$fixtures"/*.log | tee "$out/fixtures.txt"
-"$exe" --json --loop "$loop" "$fixtures"/*.log >"$out/fixtures.json"
+"$exe" --loop "$loop" --ages auto --svg "$out/fixtures.svg" "$fixtures"/*.log |
+        tee "$out/fixtures.txt"
+"$exe" --json --loop "$loop" --ages auto "$fixtures"/*.log >"$out/fixtures.json"
+
+echo
+echo "== interactive sessions (tests/fixtures/sessions): one configuration, a rotation every 3 s"
+sessions=$src/tests/fixtures/sessions
+conf="--rotate-ms 3000 --ages auto --single-use-age 12 --max-age 24"
+# shellcheck disable=SC2086
+{
+        "$exe" $conf --target 0.2:1 "$sessions"/session-3min-*.log.xz
+        "$exe" $conf --target 0.3:0.5 "$sessions"/session-10min-*.log.xz
+} | tee "$out/sessions.txt"
+# shellcheck disable=SC2086
+"$exe" --json $conf "$sessions"/session-*.log.xz >"$out/sessions.json"
 
 if command -v rsvg-convert >/dev/null 2>&1; then
         for f in capture fixtures; do
