@@ -396,6 +396,25 @@ static int slow_touch_pct(const uint32_t *seq, size_t len, size_t n, size_t rota
         return 0;
 }
 
+/*
+ * The cache and the LRU of the hot-path measures: @n objects inserted and linked in the random
+ * @order, so that list neighbours are random lines. Returns 0 or a negative errno.
+ */
+static int hot_cache_new(struct obj *objs, const uint32_t *order, size_t n, size_t *never,
+                         struct lru *lru, struct ca_cache **ret)
+{
+        int r = ca_cache_new(&count_ops, never, NULL, ret);
+
+        if (r < 0)
+                return r;
+        list_init(&lru->head);
+        for (size_t i = 0; i < n; i++) {
+                ca_cache_insert(*ret, &objs[order[i]].node);
+                list_add_tail(&objs[order[i]].lru, &lru->head);
+        }
+        return 0;
+}
+
 static int bench_hot_path(const struct config *cfg, struct results *res)
 {
         size_t n = cfg->objects, len = cfg->accesses, half = cfg->accesses / 2;
@@ -420,15 +439,9 @@ static int bench_hot_path(const struct config *cfg, struct results *res)
                 for (unsigned v = 0; v < _VARIANT_MAX; v++)
                         s[t][v] = samples + (t * _VARIANT_MAX + v) * cfg->runs;
 
-        r = ca_cache_new(&count_ops, &never, NULL, &cache);
+        r = hot_cache_new(objs, order, n, &never, &lru, &cache);
         if (r < 0)
                 goto out_free;
-        /* Inserted and linked in a random order, so that list neighbours are random lines. */
-        list_init(&lru.head);
-        for (size_t i = 0; i < n; i++) {
-                ca_cache_insert(cache, &objs[order[i]].node);
-                list_add_tail(&objs[order[i]].lru, &lru.head);
-        }
         r = slow_touch_pct(seq, len, n, cfg->rotate_every, &res->touch_slow_pct);
         if (r < 0)
                 goto out_free;
@@ -595,14 +608,9 @@ static int bench_zipf(const struct config *cfg, struct results *res)
                 memcpy(passes + p * n, perm, n * sizeof(*perm));
                 free(perm);
         }
-        r = ca_cache_new(&count_ops, &never, NULL, &cache);
+        r = hot_cache_new(objs, order, n, &never, &lru, &cache);
         if (r < 0)
                 goto out_free;
-        list_init(&lru.head);
-        for (size_t i = 0; i < n; i++) {
-                ca_cache_insert(cache, &objs[order[i]].node);
-                list_add_tail(&objs[order[i]].lru, &lru.head);
-        }
         r = slow_touch_pct(seq, len, n, cfg->zipf_rotate_every, &res->zipf_slow_pct);
         if (r < 0)
                 goto out_free;

@@ -262,7 +262,7 @@ struct ca_cache *ca_cache_free(struct ca_cache *cache);
  * A new refault_window applies to what is remembered already; turning the window on sizes
  * the refault memory at the next rotation, turning it off forgets everything remembered.
  * Turning auto_ages on starts from the limits; lowering a limit under auto clamps the ages in
- * force to it.
+ * force to it; turning it off leaves objects the own ages they earned until they leave.
  * Returns 0, -ENOMEM (the refault memory), or -EINVAL (and nothing changes) when a value is
  * outside 1..CA_AGE_MAX, max_age is below single_use_age (a reused object never goes before a
  * single-use one), refault_window is above CA_REFAULT_WINDOW_MAX, or auto_ages is asked
