@@ -703,7 +703,9 @@ static int check_properties(void)
         for (size_t i = 0; i < n_arg_properties; i++) {
                 const char *p = arg_properties[i];
                 size_t stem = strcspn(p, ".");
-                bool known = ca_stat_desc_find(p) != NULL;
+                bool known = ca_stat_desc_find(p) != NULL ||
+                             strcmp(p, "RefaultHistogram") == 0 ||
+                             strcmp(p, "refault_histogram") == 0;
 
                 for (size_t j = 0; j < N_CACHE_PROPS && !known; j++)
                         known = strcmp(p, cache_props[j].name) == 0 ||
@@ -753,7 +755,8 @@ static void print_cache_json(FILE *f, const struct cache_info *c)
                 json_string(f, d[i].name);
                 fprintf(f, ":%" PRIu64, ca_stat_value(&c->stats, &d[i]));
         }
-        if (c->have_refault_histogram) {
+        if (c->have_refault_histogram &&
+            property_wanted("RefaultHistogram", "refault_histogram", NULL)) {
                 if (!first)
                         fputc(',', f);
                 first = false;
@@ -824,8 +827,11 @@ static void status_row(const struct cache_info *c, uint64_t now, char cells[N_CO
                 snprintf(cells[COL_REFAULTS], CELL_MAX, "%" PRIu64, c->stats.refaults);
         snprintf(cells[COL_INTERVAL], CELL_MAX, "%s",
                  ca_format_duration(c->interval_usec, d, sizeof(d)));
-        /* the ages in force; under auto, which moves them, said so */
-        if (c->ages && strcmp(c->ages, "auto") == 0)
+        /*
+         * The ages in force; under auto, which moves them, said so (not for a cache with no
+         * refault memory: its adapter gives no identities, and its ages stay as written).
+         */
+        if (c->ages && strcmp(c->ages, "auto") == 0 && c->stats.refault_memory_bytes > 0)
                 snprintf(cells[COL_AGES], CELL_MAX, "%" PRIu64 "/%" PRIu64 " auto",
                          c->stats.current_single_use_age, c->stats.current_max_age);
         else

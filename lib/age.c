@@ -99,10 +99,11 @@ struct ghost_entry {
 /*
  * auto_ages: the decaying sums lose 1/AUTO_DECAY per rotation (a memory of about that many
  * rotations); the ages move when the share leaves [target / AUTO_BAND, target * AUTO_BAND],
- * by an eighth (at least one rotation), then hold still for AUTO_HOLD rotations (and a
- * single_use_age more after shortening) so that the move shows in the share before the next
- * one; and not on fewer than AUTO_MIN_RECLAIMED reclaims in the sums' memory. Steps of a
- * quarter overshot the band on the test's steady workload and cycled; eighths settle.
+ * up by a sixteenth or down by an eighth (at least one rotation), then hold still for
+ * AUTO_HOLD rotations (and a single_use_age more after shortening) so that the move shows in
+ * the share before the next one; and not on fewer than AUTO_MIN_RECLAIMED reclaims in the
+ * sums' memory. Larger steps up overshot the band on the test's steady workload (where the
+ * share falls from 13% to nothing within three rotations of single_use_age) and cycled.
  */
 #define AUTO_SCALE 1024u
 #define AUTO_DECAY 8u
@@ -449,7 +450,7 @@ static void auto_step(struct ca_cache *c)
                 return;
         share = c->auto_refaults * 1000000 / c->auto_reclaimed;
         if (share > target * AUTO_BAND)
-                max += max / 8 ? max / 8 : 1;
+                max += max / 16 ? max / 16 : 1;
         else if (share * AUTO_BAND < target)
                 max -= max / 8 ? max / 8 : 1;
         shorter = max < c->max_age;
@@ -594,11 +595,11 @@ static bool insert_refault(struct ca_cache *c, const struct ca_node *node, uint3
         c->refaults_total++;
         /*
          * auto_ages steers by the refaults that the ages in force would still make: one that
-         * idled longer than today's single_use_age before it came back. A refault of an object
-         * dropped under shorter ages, before the last lengthening, says nothing of these and
-         * would only push them further.
+         * idled at least today's single_use_age before it came back (it would be reclaimed
+         * first again). A refault of an object dropped under shorter ages, before the last
+         * lengthening, says nothing of these and would only push them further.
          */
-        if (idle + distance > c->single_use_age)
+        if (idle + distance >= c->single_use_age)
                 c->refaults_steering++;
         c->refault_hist[refault_bucket(distance)]++;
         if (!c->params.auto_ages)
@@ -922,7 +923,7 @@ int ca_cache_set_params(struct ca_cache *cache, const struct ca_params *params)
         } else if (!params->refault_window && cache->ghost) {
                 ghost_off(cache);
         }
-        if (params->auto_ages && cache->params.auto_ages) {
+        if (params->auto_ages && cache->params.auto_ages && cache->ghost) {
                 /* auto goes on from where it is, within the new limits */
                 if (cache->max_age < max_age)
                         max_age = cache->max_age;

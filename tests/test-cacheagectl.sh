@@ -79,6 +79,14 @@ interval = 30s
 single_use_age = 1
 max_age = 4
 enabled = no
+
+[cache gamma]
+adapter = fixed
+objects = 20
+recreate = yes
+single_use_age = 1
+max_age = 2
+enabled = no
 EOF
 }
 write_conf ""
@@ -238,6 +246,19 @@ run_colour
 timeout 2 "$CACHEAGECTL" --address="$addr" --watch=0.2 status > "$dir/watch" 2>&1
 n=$(grep -c '^cacheaged ' "$dir/watch")
 echo "\$ timeout 2 cacheagectl --watch=0.2 status: at least 3 refreshes: $([ "$n" -ge 3 ] && echo yes || echo "no ($n)")" >> "$out"
+
+# Refaults: gamma creates again what was reclaimed before its next rotation (ages = auto by
+# default, and it has identities): the column, the share, the histogram, the ages in force.
+run rotate gamma
+settle gamma
+run rotate gamma
+settle gamma
+run status gamma
+run show gamma -p Ages,RefaultWindow,TargetRefaultPpm,Reclaimed,Refaults,RefaultSharePpm
+run show gamma -p Remembered,RefaultMemoryBytes,CurrentSingleUseAge,CurrentMaxAge,OwnAgedObjects
+run show gamma -p RefaultHistogram
+run show gamma -p RefaultHistogram --value
+run --json show gamma -p refaults,refault_histogram
 
 # Reading is open to all, the rest needs root.
 nobody status

@@ -40,8 +40,10 @@
 extern "C" {
 #endif
 
-#define CA_PLUGIN_ABI 3 /* 2: key tables, statistics that say their kind, pressure and idle;
-                          3: asynchronous refresh (CA_ROTATE_LATER, ca_host_rotate_ready) */
+#define CA_PLUGIN_ABI 4 /* 2: key tables, statistics that say their kind, pressure and idle;
+                          3: asynchronous refresh (CA_ROTATE_LATER, ca_host_rotate_ready);
+                          4: struct ca_cache_ops and struct ca_params grew (refaults, ages =
+                          auto): a table built for 3 would be read past its end */
 #define CA_PLUGIN_SYMBOL "cacheage_plugin"
 
 struct event_base;
