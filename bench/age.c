@@ -397,11 +397,14 @@ static int slow_touch_pct(const uint32_t *seq, size_t len, size_t n, size_t rota
 }
 
 /*
- * The cache and the LRU of the hot-path measures: @n objects inserted and linked in the random
- * @order, so that list neighbours are random lines. Returns 0 or a negative errno.
+ * The setup of the hot-path measures: the cache and the LRU, @n objects inserted and linked in
+ * the random @order, so that list neighbours are random lines; the share of first touches of
+ * @seq rotated every @rotate_every accesses; one pass of plain accesses to warm the TLB, the
+ * caches and the clock frequency. Returns 0 or a negative errno (*ret may be set: free it).
  */
-static int hot_cache_new(struct obj *objs, const uint32_t *order, size_t n, size_t *never,
-                         struct lru *lru, struct ca_cache **ret)
+static int hot_setup(struct obj *objs, const uint32_t *order, size_t n, size_t *never,
+                     const uint32_t *seq, size_t len, size_t rotate_every, struct lru *lru,
+                     struct ca_cache **ret, double *ret_slow_pct)
 {
         int r = ca_cache_new(&count_ops, never, NULL, ret);
 
@@ -412,6 +415,10 @@ static int hot_cache_new(struct obj *objs, const uint32_t *order, size_t n, size
                 ca_cache_insert(*ret, &objs[order[i]].node);
                 list_add_tail(&objs[order[i]].lru, &lru->head);
         }
+        r = slow_touch_pct(seq, len, n, rotate_every, ret_slow_pct);
+        if (r < 0)
+                return r;
+        sink += loop_access(objs, seq, len);
         return 0;
 }
 
@@ -439,13 +446,10 @@ static int bench_hot_path(const struct config *cfg, struct results *res)
                 for (unsigned v = 0; v < _VARIANT_MAX; v++)
                         s[t][v] = samples + (t * _VARIANT_MAX + v) * cfg->runs;
 
-        r = hot_cache_new(objs, order, n, &never, &lru, &cache);
+        r = hot_setup(objs, order, n, &never, seq, len, cfg->rotate_every, &lru, &cache,
+                      &res->touch_slow_pct);
         if (r < 0)
                 goto out_free;
-        r = slow_touch_pct(seq, len, n, cfg->rotate_every, &res->touch_slow_pct);
-        if (r < 0)
-                goto out_free;
-        sink += loop_access(objs, seq, len); /* warm-up: TLB, caches, frequency */
 
         for (unsigned run = 0; run < cfg->runs; run++)
                 for (unsigned t = 0; t < 2; t++)
@@ -608,13 +612,10 @@ static int bench_zipf(const struct config *cfg, struct results *res)
                 memcpy(passes + p * n, perm, n * sizeof(*perm));
                 free(perm);
         }
-        r = hot_cache_new(objs, order, n, &never, &lru, &cache);
+        r = hot_setup(objs, order, n, &never, seq, len, cfg->zipf_rotate_every, &lru, &cache,
+                      &res->zipf_slow_pct);
         if (r < 0)
                 goto out_free;
-        r = slow_touch_pct(seq, len, n, cfg->zipf_rotate_every, &res->zipf_slow_pct);
-        if (r < 0)
-                goto out_free;
-        sink += loop_access(objs, seq, len);
 
         r = measure_1t(cfg, objs, cache, &lru, seq, len, cfg->zipf_rotate_every, v);
         if (r < 0)
