@@ -323,6 +323,7 @@ struct adapter_stat {
  */
 struct cache_info {
         char *name, *adapter;
+        char *objects_name, *part_name, *mechanism; /* what the objects are (age.h) */
         bool enabled;
         uint64_t interval_usec;
         uint32_t single_use_age, max_age;
@@ -358,6 +359,9 @@ static const struct cache_prop {
         { "Ages", 's', FMT_PLAIN, offsetof(struct cache_info, ages) },
         { "RefaultWindow", 'u', FMT_PLAIN, offsetof(struct cache_info, refault_window) },
         { "TargetRefaultPpm", 'u', FMT_PLAIN, offsetof(struct cache_info, target_refault_ppm) },
+        { "ObjectsName", 's', FMT_PLAIN, offsetof(struct cache_info, objects_name) },
+        { "PartName", 's', FMT_PLAIN, offsetof(struct cache_info, part_name) },
+        { "Mechanism", 's', FMT_PLAIN, offsetof(struct cache_info, mechanism) },
 };
 #define N_CACHE_PROPS (sizeof(cache_props) / sizeof(cache_props[0]))
 
@@ -398,6 +402,9 @@ static void cache_info_clear(struct cache_info *c)
         free(c->name);
         free(c->adapter);
         free(c->ages);
+        free(c->objects_name);
+        free(c->part_name);
+        free(c->mechanism);
         for (size_t i = 0; i < c->n_adapter_stats; i++)
                 free(c->adapter_stats[i].key);
         free(c->adapter_stats);
@@ -794,7 +801,7 @@ static void print_cache_json(FILE *f, const struct cache_info *c)
         fputc('}', f);
 }
 
-enum { COL_CACHE, COL_ADAPTER, COL_STATE, COL_OBJECTS, COL_SINGLE_USE, COL_RECLAIMED,
+enum { COL_CACHE, COL_ADAPTER, COL_STATE, COL_OBJECTS, COL_PART, COL_RECLAIMED,
        COL_REFAULTS, COL_INTERVAL, COL_AGES, COL_LAST, N_COLS };
 
 static const struct {
@@ -809,29 +816,108 @@ static const struct {
 
 #define CELL_MAX 96
 
-static void status_row(const struct cache_info *c, uint64_t now, char cells[N_COLS][CELL_MAX])
+/*
+ * The columns say what they count. A cache of nodes counts "objects", of which "single-use",
+ * aged by its ages; the kernel adapter counts the kernel's "dentries", of which "negative",
+ * aged by a mechanism (cacheage/age.h, struct ca_cache_counts). When every cache counts the
+ * same things the titles name them and the cells are bare numbers; when they differ the
+ * titles are general and each cell names what it counts.
+ */
+struct status_titles {
+        char objects[CELL_MAX], part[CELL_MAX];
+        const char *ages;
+        bool name_objects, name_part; /* cells say what they count */
+};
+
+static const char *info_objects_name(const struct cache_info *c)
+{
+        return c->objects_name && *c->objects_name ? c->objects_name : "objects";
+}
+
+static const char *info_part_name(const struct cache_info *c)
+{
+        return c->part_name && *c->part_name ? c->part_name : "single-use";
+}
+
+static bool info_counted(const struct cache_info *c)
+{
+        return c->mechanism && *c->mechanism;
+}
+
+static void upper(char *dst, size_t len, const char *src)
+{
+        size_t i;
+
+        for (i = 0; src[i] && i + 1 < len; i++)
+                dst[i] = src[i] >= 'a' && src[i] <= 'z' ? (char)(src[i] - 'a' + 'A') : src[i];
+        dst[i] = '\0';
+}
+
+static void status_titles(const struct cache_info *caches, size_t n, struct status_titles *t)
+{
+        size_t n_counted = 0;
+
+        *t = (struct status_titles){ .ages = "AGES" };
+        for (size_t i = 0; i < n; i++) {
+                n_counted += info_counted(&caches[i]);
+                if (strcmp(info_objects_name(&caches[i]), info_objects_name(&caches[0])) != 0)
+                        t->name_objects = true;
+                if (strcmp(info_part_name(&caches[i]), info_part_name(&caches[0])) != 0)
+                        t->name_part = true;
+        }
+        if (n == 0 || t->name_objects)
+                snprintf(t->objects, sizeof(t->objects), "OBJECTS");
+        else
+                upper(t->objects, sizeof(t->objects), info_objects_name(&caches[0]));
+        if (n == 0 || t->name_part)
+                snprintf(t->part, sizeof(t->part), "OF WHICH");
+        else
+                upper(t->part, sizeof(t->part), info_part_name(&caches[0]));
+        if (n_counted > 0)
+                t->ages = n_counted == n ? "MECHANISM" : "AGING";
+}
+
+static void status_row(const struct cache_info *c, const struct status_titles *t, uint64_t now,
+                       char cells[N_COLS][CELL_MAX])
 {
         char d[CA_DURATION_MAX_STR];
+        bool counted = info_counted(c);
 
         snprintf(cells[COL_CACHE], CELL_MAX, "%s", c->name ? c->name : "?");
         snprintf(cells[COL_ADAPTER], CELL_MAX, "%s", c->adapter ? c->adapter : "?");
         snprintf(cells[COL_STATE], CELL_MAX, "%s", c->enabled ? "enabled" : "disabled");
-        snprintf(cells[COL_OBJECTS], CELL_MAX, "%" PRIu64, c->stats.objects);
-        snprintf(cells[COL_SINGLE_USE], CELL_MAX, "%" PRIu64, c->stats.single_use_objects);
-        snprintf(cells[COL_RECLAIMED], CELL_MAX, "%" PRIu64, c->stats.reclaimed);
-        /* refaults, and their share of the reclaimed */
-        if (c->stats.reclaimed)
-                snprintf(cells[COL_REFAULTS], CELL_MAX, "%" PRIu64 " (%.1f%%)", c->stats.refaults,
-                         (double)c->stats.refault_share_ppm / 10000.0);
-        else
-                snprintf(cells[COL_REFAULTS], CELL_MAX, "%" PRIu64, c->stats.refaults);
+        snprintf(cells[COL_OBJECTS], CELL_MAX, "%" PRIu64 "%s%s", c->stats.objects,
+                 t->name_objects ? " " : "", t->name_objects ? info_objects_name(c) : "");
+        /* An older daemon has no PartObjects: its part is the single-use objects. */
+        snprintf(cells[COL_PART], CELL_MAX, "%" PRIu64 "%s%s",
+                 have_stat(c, ca_stat_desc_find("part_objects")) ? c->stats.part_objects
+                                                                 : c->stats.single_use_objects,
+                 t->name_part ? " " : "", t->name_part ? info_part_name(c) : "");
+        /* The framework reclaims nothing of a cache without nodes (the kernel does), so
+           nothing of it can come back either. */
+        if (counted) {
+                snprintf(cells[COL_RECLAIMED], CELL_MAX, "-");
+                snprintf(cells[COL_REFAULTS], CELL_MAX, "-");
+        } else {
+                snprintf(cells[COL_RECLAIMED], CELL_MAX, "%" PRIu64, c->stats.reclaimed);
+                /* refaults, and their share of the reclaimed */
+                if (c->stats.reclaimed)
+                        snprintf(cells[COL_REFAULTS], CELL_MAX, "%" PRIu64 " (%.1f%%)",
+                                 c->stats.refaults,
+                                 (double)c->stats.refault_share_ppm / 10000.0);
+                else
+                        snprintf(cells[COL_REFAULTS], CELL_MAX, "%" PRIu64, c->stats.refaults);
+        }
         snprintf(cells[COL_INTERVAL], CELL_MAX, "%s",
                  ca_format_duration(c->interval_usec, d, sizeof(d)));
         /*
-         * The ages in force; under auto, which moves them, said so (not for a cache with no
-         * refault memory: its adapter gives no identities, and its ages stay as written).
+         * A counted cache's mechanism; else the ages in force, and under auto, which moves
+         * them, said so (not for a cache with no refault memory: its adapter gives no
+         * identities, and its ages stay as written).
          */
-        if (c->ages && strcmp(c->ages, "auto") == 0 && c->stats.refault_memory_bytes > 0)
+        if (counted)
+                snprintf(cells[COL_AGES], CELL_MAX, "%s", c->mechanism);
+        else if (c->ages && strcmp(c->ages, "auto") == 0 && c->stats.refault_memory_bytes > 0)
                 snprintf(cells[COL_AGES], CELL_MAX, "%" PRIu64 "/%" PRIu64 " auto",
                          c->stats.current_single_use_age, c->stats.current_max_age);
         else
@@ -840,14 +926,15 @@ static void status_row(const struct cache_info *c, uint64_t now, char cells[N_CO
         format_relative(c->stats.last_rotation_usec, now, cells[COL_LAST], CELL_MAX);
 }
 
-/* One line of the table; @row NULL prints the titles. */
-static void print_row(const size_t width[N_COLS], char (*row)[CELL_MAX])
+/* One line of the table; @row NULL prints @titles. */
+static void print_row(const size_t width[N_COLS], char (*row)[CELL_MAX],
+                      const char *const titles[N_COLS])
 {
         /* Bold titles; the state in colour (the padding outside the colour's codes). */
         if (!row)
                 fputs(ansi(ANSI_BOLD), stdout);
         for (size_t j = 0; j < N_COLS; j++) {
-                const char *s = row ? row[j] : columns[j].title;
+                const char *s = row ? row[j] : titles[j];
                 const char *on = "", *off = "";
 
                 if (row && j == COL_STATE) {
@@ -911,6 +998,8 @@ static int status_once(sd_bus *bus, int argc, char **argv)
         struct manager_info m;
         struct cache_info *caches;
         char (*cells)[N_COLS][CELL_MAX] = NULL;
+        const char *titles[N_COLS];
+        struct status_titles t;
         size_t width[N_COLS];
         uint64_t now;
         char d[CA_DURATION_MAX_STR], di[CA_DURATION_MAX_STR], ts[128];
@@ -969,18 +1058,24 @@ static int status_once(sd_bus *bus, int argc, char **argv)
                         printf("No caches configured.\n");
                 goto out_free;
         }
+        status_titles(caches, m.n_names, &t);
         for (size_t j = 0; j < N_COLS; j++)
-                width[j] = strlen(columns[j].title);
+                titles[j] = columns[j].title;
+        titles[COL_OBJECTS] = t.objects;
+        titles[COL_PART] = t.part;
+        titles[COL_AGES] = t.ages;
+        for (size_t j = 0; j < N_COLS; j++)
+                width[j] = strlen(titles[j]);
         for (size_t i = 0; i < m.n_names; i++) {
-                status_row(&caches[i], now, cells[i]);
+                status_row(&caches[i], &t, now, cells[i]);
                 for (size_t j = 0; j < N_COLS; j++)
                         if (strlen(cells[i][j]) > width[j])
                                 width[j] = strlen(cells[i][j]);
         }
         if (!arg_no_legend)
-                print_row(width, NULL);
+                print_row(width, NULL, titles);
         for (size_t i = 0; i < m.n_names; i++)
-                print_row(width, cells[i]);
+                print_row(width, cells[i], titles);
 
 out_free:
         for (size_t i = 0; caches && i < m.n_names; i++)
@@ -1518,7 +1613,9 @@ static void help(void)
                "                         cache (or per NAME): adapter, state, objects,\n"
                "                         single-use objects, objects reclaimed, rotation\n"
                "                         interval, ages (single-use/max, in rotations), time\n"
-               "                         since the last rotation. The default command.\n"
+               "                         since the last rotation. The kernel adapter shows the\n"
+               "                         kernel's dentries, of which negative, and its\n"
+               "                         mechanism in place of the ages. The default command.\n"
                "  show NAME              Show every property of one cache, the adapter's own\n"
                "                         statistics included (AdapterStats.KEY=VALUE).\n"
                "  set NAME KEY=VALUE...  Change a cache's settings at once (root only):\n"

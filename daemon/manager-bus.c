@@ -338,6 +338,21 @@ static int property_get_cache_string(sd_bus *bus, const char *path, const char *
                                                                                  : c->adapter);
 }
 
+/* What the cache counts as its objects (cacheage/age.h, struct ca_cache_counts). */
+static int property_get_counts_name(sd_bus *bus, const char *path, const char *interface,
+                                    const char *property, sd_bus_message *reply,
+                                    void *userdata, sd_bus_error *error)
+{
+        struct ca_cache_counts counts;
+
+        manager_cache_counts(userdata, &counts);
+        if (strcmp(property, "ObjectsName") == 0)
+                return sd_bus_message_append(reply, "s", counts.objects_name);
+        if (strcmp(property, "PartName") == 0)
+                return sd_bus_message_append(reply, "s", counts.part_name);
+        return sd_bus_message_append(reply, "s", counts.mechanism);
+}
+
 static int property_get_interval(sd_bus *bus, const char *path, const char *interface,
                                  const char *property, sd_bus_message *reply, void *userdata,
                                  sd_bus_error *error)
@@ -575,6 +590,12 @@ static const sd_bus_vtable cache_vtable_head[] = {
 
 static const sd_bus_vtable cache_vtable_tail[] = {
         SD_BUS_PROPERTY("RefaultHistogram", "a(ut)", property_get_refault_histogram, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("ObjectsName", "s", property_get_counts_name, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("PartName", "s", property_get_counts_name, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Mechanism", "s", property_get_counts_name, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("AdapterStats", "a{st}", property_get_adapter_stats, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),

@@ -1081,6 +1081,16 @@ void manager_cache_stats(const struct manager_cache *c, struct ca_stats *ret)
         ca_cache_stats(c->cache, ret);
 }
 
+void manager_cache_counts(const struct manager_cache *c, struct ca_cache_counts *ret)
+{
+        if (!c->cache) {
+                *ret = (struct ca_cache_counts){ .objects_name = "objects",
+                                                 .part_name = "single-use", .mechanism = "" };
+                return;
+        }
+        ca_cache_get_counts(c->cache, ret);
+}
+
 struct adapter_stats_filter {
         struct manager_cache *cache;
         ca_stat_emit_t emit;

@@ -106,6 +106,8 @@ int manager_reload(struct manager *m, struct ca_errors *errors);
 
 /* Statistics of @c: the library's (zero before the plugin registered its cache). */
 void manager_cache_stats(const struct manager_cache *c, struct ca_stats *ret);
+/* What @c counts as its objects, and how they are aged (ca_cache_get_counts()). */
+void manager_cache_counts(const struct manager_cache *c, struct ca_cache_counts *ret);
 /*
  * The adapter's own statistics through @emit, the well-formed ones only: a malformed one
  * (ca_adapter_stat_check()) is left out, and logged once for the cache.

@@ -77,6 +77,11 @@ struct ca_cache {
         uint64_t auto_reclaimed_mark, auto_refaults_mark;
         uint64_t auto_reclaimed, auto_refaults;
         uint32_t auto_hold;            /* rotations before the next move may be taken */
+        /* A cache whose objects are not its nodes: what its owner counted (set_counts). */
+        bool counted;
+        uint64_t counted_objects, counted_part;
+        char objects_name[CA_COUNTS_NAME_MAX], part_name[CA_COUNTS_NAME_MAX];
+        char mechanism[CA_COUNTS_NAME_MAX];
 };
 
 /*
@@ -988,6 +993,58 @@ void ca_cache_stats(const struct ca_cache *cache, struct ca_stats *ret)
                 .current_max_age = cache->max_age,
                 .own_aged_objects = cache->own_aged,
         };
+        if (cache->counted) {
+                ret->objects = cache->counted_objects;
+                ret->single_use_objects = 0;
+                ret->part_objects = cache->counted_part;
+        } else {
+                ret->part_objects = ret->single_use_objects;
+        }
+}
+
+/* A name of ca_cache_counts: what status lines print, so short, lower case and plain. */
+static bool counts_name_ok(const char *s, bool may_be_empty)
+{
+        size_t n;
+
+        if (!s)
+                return false;
+        n = strlen(s);
+        if (n >= CA_COUNTS_NAME_MAX || (n == 0 && !may_be_empty))
+                return false;
+        return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789._- ") == n;
+}
+
+int ca_cache_set_counts(struct ca_cache *cache, const struct ca_cache_counts *counts)
+{
+        if (!counts || !counts_name_ok(counts->objects_name, false) ||
+            !counts_name_ok(counts->part_name, false) || !counts_name_ok(counts->mechanism, true))
+                return -EINVAL;
+        strcpy(cache->objects_name, counts->objects_name);
+        strcpy(cache->part_name, counts->part_name);
+        strcpy(cache->mechanism, counts->mechanism);
+        cache->counted_objects = counts->objects;
+        cache->counted_part = counts->part;
+        cache->counted = true;
+        return 0;
+}
+
+void ca_cache_get_counts(const struct ca_cache *cache, struct ca_cache_counts *ret)
+{
+        struct ca_stats st;
+
+        if (cache->counted) {
+                *ret = (struct ca_cache_counts){ .objects_name = cache->objects_name,
+                                                 .part_name = cache->part_name,
+                                                 .mechanism = cache->mechanism,
+                                                 .objects = cache->counted_objects,
+                                                 .part = cache->counted_part };
+                return;
+        }
+        ca_cache_stats(cache, &st);
+        *ret = (struct ca_cache_counts){ .objects_name = "objects", .part_name = "single-use",
+                                         .mechanism = "", .objects = st.objects,
+                                         .part = st.single_use_objects };
 }
 
 #define STAT(field, prop, kind_, unit_, help_)                                                  \
@@ -1001,6 +1058,8 @@ static const struct ca_stat_desc stat_descs[] = {
         STAT(objects, "Objects", CA_STAT_GAUGE, "objects", "objects in the cache"),
         STAT(single_use_objects, "SingleUseObjects", CA_STAT_GAUGE, "objects",
              "objects in the cache used in one rotation period only"),
+        STAT(part_objects, "PartObjects", CA_STAT_GAUGE, "objects",
+             "objects in the cache of the kind PartName names (single-use, for a cache of nodes)"),
         STAT(bytes, "Bytes", CA_STAT_GAUGE, "bytes", "size of the objects in the cache"),
         STAT(rotations, "Rotations", CA_STAT_COUNTER, "rotations", "rotations of the cache"),
         STAT(scanned, "Scanned", CA_STAT_COUNTER, "objects",

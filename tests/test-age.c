@@ -1112,6 +1112,7 @@ Test(age, stat_value_reads_the_named_field)
         memset(&s, 0, sizeof(s));
         FIELD(objects);
         FIELD(single_use_objects);
+        FIELD(part_objects);
         FIELD(bytes);
         FIELD(rotations);
         FIELD(scanned);
@@ -1124,6 +1125,67 @@ Test(age, stat_value_reads_the_named_field)
         FIELD(longest_slice_usec);
         FIELD(backlog);
 #undef FIELD
+}
+
+/* A cache of nodes names its counts itself; one whose owner counts elsewhere shows those. */
+Test(age, counts_of_a_cache_of_nodes_and_of_a_counted_cache)
+{
+        struct harness *h = harness_new(10, 2, 8, false);
+        struct ca_cache_counts c;
+        struct ca_stats st;
+
+        for (size_t i = 0; i < 10; i++)
+                ca_cache_insert(h->cache, &h->objs[i].node);
+        ca_cache_rotate(h->cache);
+        ca_touch(h->cache, &h->objs[0].node); /* reused: 9 single-use left */
+        ca_cache_get_counts(h->cache, &c);
+        cr_assert_str_eq(c.objects_name, "objects");
+        cr_assert_str_eq(c.part_name, "single-use");
+        cr_assert_str_eq(c.mechanism, "");
+        cr_assert_eq(c.objects, 10);
+        cr_assert_eq(c.part, 9);
+        ca_cache_stats(h->cache, &st);
+        cr_assert_eq(st.part_objects, 9);
+        cr_assert_eq(st.single_use_objects, 9);
+
+        /* Malformed names change nothing. */
+        static const struct ca_cache_counts bad[] = {
+                { .objects_name = NULL, .part_name = "negative", .mechanism = "" },
+                { .objects_name = "dentries", .part_name = "", .mechanism = "" },
+                { .objects_name = "dentries", .part_name = "negative", .mechanism = NULL },
+                { .objects_name = "Dentries", .part_name = "negative", .mechanism = "" },
+                { .objects_name = "dentries", .part_name = "neg\native", .mechanism = "" },
+                { .objects_name = "dentries", .part_name = "negative",
+                  .mechanism = "a mechanism with a name far too long" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                cr_assert_eq(ca_cache_set_counts(h->cache, &bad[i]), -EINVAL, "bad[%zu]", i);
+        cr_assert_eq(ca_cache_set_counts(h->cache, NULL), -EINVAL);
+        ca_cache_get_counts(h->cache, &c);
+        cr_assert_str_eq(c.objects_name, "objects");
+
+        /* Counted: the owner's figures and names, copied; no object is known single-use. */
+        char objects_name[] = "dentries", part_name[] = "negative", mechanism[] = "report";
+        cr_assert_eq(ca_cache_set_counts(h->cache,
+                                         &(struct ca_cache_counts){ .objects_name = objects_name,
+                                                                    .part_name = part_name,
+                                                                    .mechanism = mechanism,
+                                                                    .objects = 84213,
+                                                                    .part = 13428 }),
+                     0);
+        objects_name[0] = part_name[0] = mechanism[0] = 'x';
+        ca_cache_get_counts(h->cache, &c);
+        cr_assert_str_eq(c.objects_name, "dentries");
+        cr_assert_str_eq(c.part_name, "negative");
+        cr_assert_str_eq(c.mechanism, "report");
+        cr_assert_eq(c.objects, 84213);
+        cr_assert_eq(c.part, 13428);
+        ca_cache_stats(h->cache, &st);
+        cr_assert_eq(st.objects, 84213);
+        cr_assert_eq(st.part_objects, 13428);
+        cr_assert_eq(st.single_use_objects, 0);
+        cr_assert_eq(st.rotations, 1, "the framework's own figures stay");
+        harness_free(h);
 }
 
 static uint64_t realtime_usec(void)

@@ -182,6 +182,7 @@ struct ca_params {
 struct ca_stats {
         uint64_t objects;                   /* nodes in the cache */
         uint64_t single_use_objects;        /* of which touched in one period only */
+        uint64_t part_objects;              /* of which of the kind ca_cache_counts() names */
         uint64_t bytes;                     /* sum of ops->size, 0 without it */
         uint64_t rotations;                 /* ca_cache_rotate() calls */
         uint64_t scanned;                   /* nodes looked at by aging slices */
@@ -360,6 +361,42 @@ void ca_cache_refault_histogram(const struct ca_cache *cache, uint64_t ret[CA_RE
 
 /* ca_refault_bucket_floor() - the lowest distance, in rotations, of histogram bucket @i. */
 uint32_t ca_refault_bucket_floor(unsigned i);
+
+/*
+ * A cache whose objects are not its nodes: the host's dentry cache, which the kernel keeps and
+ * ages itself while an adapter watches it and steers the kernel's reclaim. Such a cache holds
+ * no node; its owner counts the objects where they live and says what the counts are, so that
+ * what a cache shows as its objects is always a real count, named for what it counts.
+ * For a cache of nodes the same questions have the framework's answers: "objects",
+ * "single-use" and no mechanism.
+ */
+#define CA_COUNTS_NAME_MAX 32 /* bytes of a name, NUL included */
+
+struct ca_cache_counts {
+        const char *objects_name; /* what an object is, a plural noun: "dentries" */
+        const char *part_name;    /* the part of them `part` counts, an adjective: "negative" */
+        const char *mechanism;    /* how they are aged now: "memory.reclaim"; "" for a cache of
+                                     nodes (the framework's own rotation) */
+        uint64_t objects;         /* how many objects there are */
+        uint64_t part;            /* how many of them are part_name */
+};
+
+/*
+ * ca_cache_set_counts() - from now on @cache reports @counts: ca_cache_stats() gives
+ * counts->objects as `objects` and counts->part as `part_objects` (its nodes, if it has any,
+ * are no longer what it shows), `single_use_objects` 0 (no object of such a cache is known
+ * to be single-use), and ca_cache_get_counts() the names. The names are copied; each is 1 to
+ * CA_COUNTS_NAME_MAX - 1 bytes of [a-z0-9._-] and space (mechanism may be empty).
+ * Returns 0, or -EINVAL (and nothing changes) for a missing or malformed name.
+ */
+int ca_cache_set_counts(struct ca_cache *cache, const struct ca_cache_counts *counts);
+
+/*
+ * ca_cache_get_counts() - what @cache shows as objects: the counts its owner set, or for a
+ * cache of nodes its nodes ("objects", of which "single-use", mechanism ""). The names
+ * point into the cache, valid until the next ca_cache_set_counts() or ca_cache_free().
+ */
+void ca_cache_get_counts(const struct ca_cache *cache, struct ca_cache_counts *ret);
 
 /*
  * ca_cache_reset_stats() - zero the counters (rotations, scanned, reclaimed, busy, kept,
