@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The kernel's files that the kernel adapter reads and the few it writes, and nothing else:
+ *
+ *   read   /proc/sys/fs/dentry-state, /proc/sys/fs/dentry-negative, /proc/self/mountinfo;
+ *          a memory cgroup's memory.current, memory.stat, memory.pressure (v2) or
+ *          memory.usage_in_bytes, memory.kmem.usage_in_bytes, memory.stat (v1);
+ *          the count file of each /sys/kernel/debug/shrinker/sb-* shrinker
+ *   write  memory.reclaim (v2), memory.force_empty (v1), the scan file of each sb-* shrinker,
+ *          /proc/sys/vm/drop_caches
+ *
+ * Every path is taken under a root, "/" but in tests, where it is a fake tree laid out like the
+ * real one (KS_ROOT_ENV). A group is opened from the memory controller's mount point one
+ * component at a time with O_NOFOLLOW and without leaving its filesystem, so neither a
+ * symlink nor a mount can lead a write outside the cgroup tree; ".." and "." are refused before.
+ *
+ * No global state: everything here may run on the adapter's worker thread. Functions return 0
+ * or a negative errno.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Tests only: a directory standing for "/" (proc/sys/fs/dentry-state, proc/self/mountinfo,
+ * sys/fs/cgroup/..., sys/kernel/debug/shrinker/..., proc/sys/vm/drop_caches), so that the v2
+ * and shrinker paths, which this machine's kernel lacks, and drop_caches, which would disturb
+ * everyone, run on fake trees. The daemon's environment is root's (the unit), so this gives
+ * nobody anything.
+ */
+#define KS_ROOT_ENV "CACHEAGED_KERNEL_ROOT"
+
+#define KS_PATH_MAX 4096
+
+/* /proc/sys/fs/dentry-state, every field in the kernel's order (fs/dcache.c). */
+struct ks_dentry_state {
+        uint64_t nr_dentry;
+        uint64_t nr_unused;
+        uint64_t age_limit;  /* seconds; a constant 45 */
+        uint64_t want_pages; /* unused by the kernel */
+        uint64_t nr_negative;
+        uint64_t dummy;      /* padding */
+};
+
+/* ks_read_dentry_state() - read it; -EBADMSG when it is not six numbers. */
+int ks_read_dentry_state(const char *root, struct ks_dentry_state *ret);
+
+/*
+ * ks_read_dentry_negative() - fs.dentry-negative (1: unlink deletes the dentry rather than
+ * leaving it negative). -ENOENT on kernels without it.
+ */
+int ks_read_dentry_negative(const char *root, uint64_t *ret);
+
+/* Where the memory controller is. */
+enum ks_memcg_version {
+        KS_MEMCG_NONE = 0,
+        KS_MEMCG_V1 = 1,
+        KS_MEMCG_V2 = 2,
+};
+
+struct ks_memcg {
+        enum ks_memcg_version version;
+        char mount[KS_PATH_MAX]; /* its mount point, without the root */
+};
+
+/*
+ * ks_find_memcg() - the memory controller's hierarchy, from root/proc/self/mountinfo: the
+ * unified hierarchy (cgroup2) when its cgroup.controllers lists "memory", else a v1 hierarchy
+ * mounted with the memory option. -ENOENT when there is none (ret->version KS_MEMCG_NONE).
+ */
+int ks_find_memcg(const char *root, struct ks_memcg *ret);
+
+/*
+ * ks_cgroup_path_check() - a group path as configured: absolute, at most KS_PATH_MAX / 2
+ * bytes, no empty, "." or ".." component. -EINVAL with the reason in @msg.
+ */
+int ks_cgroup_path_check(const char *path, char *msg, size_t msg_len);
+
+/*
+ * ks_cgroup_open() - open @group (checked by ks_cgroup_path_check()) under the memory
+ * controller @mc as a directory fd: each component with O_NOFOLLOW|O_DIRECTORY on the
+ * controller's own filesystem. -ENOENT when it does not exist (a stopped service), -ELOOP for
+ * a symlink, -EXDEV for a mount crossed, -ENOTDIR; the reason in @msg (may be NULL).
+ */
+int ks_cgroup_open(const char *root, const struct ks_memcg *mc, const char *group, int *ret_fd,
+                   char *msg, size_t msg_len);
+
+/* A memory cgroup's figures; what the version lacks stays 0 (and have_* says so). */
+struct ks_group {
+        uint64_t ino;                 /* the group directory's inode: the cgroup id */
+        uint64_t memory_bytes;        /* v2 memory.current, v1 memory.usage_in_bytes */
+        uint64_t kernel_bytes;        /* v2 memory.stat kernel, v1 memory.kmem.usage_in_bytes */
+        uint64_t file_bytes;          /* v2 memory.stat file, v1 memory.stat total_cache */
+        uint64_t slab_reclaimable_bytes; /* v2 memory.stat slab_reclaimable */
+        double pressure_some_avg10;   /* v2 memory.pressure, percent */
+        uint64_t pressure_some_usec;  /* v2 memory.pressure "some" total */
+        bool have_slab, have_pressure;
+};
+
+/*
+ * ks_read_group() - the figures of the group open at @fd, as @version has them. -ENOENT when
+ * the group was removed meanwhile, -EBADMSG for a file not of the kernel's form.
+ */
+int ks_read_group(int fd, enum ks_memcg_version version, struct ks_group *ret);
+
+/*
+ * ks_reclaim_accepts() - whether the group's memory.reclaim takes @key ("swappiness=0"):
+ * writes "0 @key", which asks the kernel to reclaim nothing, so that the kernel's own parser
+ * answers (mm/vmscan.c user_proactive_reclaim(): an unknown key is -EINVAL). Returns 1, 0
+ * (refused), or another negative errno (the answer is unknown).
+ */
+int ks_reclaim_accepts(int fd, const char *key);
+
+/*
+ * ks_reclaim() - write "@bytes[ @key]" to the group's memory.reclaim: the kernel's reclaim on
+ * this group, slab shrinkers included, in the calling thread until done. -EAGAIN when the
+ * kernel reclaimed less than asked (it tried; some was reclaimed).
+ */
+int ks_reclaim(int fd, uint64_t bytes, const char *key);
+
+/*
+ * ks_force_empty() - write memory.force_empty (v1): everything the group holds that can be
+ * reclaimed, page cache too, in the calling thread. -EINVAL for a root group.
+ */
+int ks_force_empty(int fd);
+
+/* ks_drop_caches() - write @what (2: dentries and inodes) to /proc/sys/vm/drop_caches. */
+int ks_drop_caches(const char *root, unsigned what);
+
+/* ks_shrinker_present() - whether root/sys/kernel/debug/shrinker exists (CONFIG_SHRINKER_DEBUG). */
+bool ks_shrinker_present(const char *root);
+
+/* What one pass over the superblock shrinkers did. */
+struct ks_shrinker_pass {
+        uint64_t shrinkers;  /* sb-* shrinkers holding objects of the group */
+        uint64_t objects;    /* objects they counted for it, and asked to scan */
+        uint64_t failed;     /* writes refused (a shrinker gone meanwhile) */
+};
+
+/*
+ * ks_shrinker_scan() - one rotation of the group whose cgroup id is @ino through shrinker
+ * debugfs: for each superblock shrinker ("sb-*"; they hold dentries and inodes), its count
+ * line for @ino, then "@ino NODE N" into its scan file for each node with N objects, so that
+ * the dcache's LRU walk visits each of the group's objects once: a dentry referenced since
+ * the last pass loses its mark and stays (DCACHE_REFERENCED, fs/dcache.c dentry_lru_isolate),
+ * the others are freed. At most @max_objects are asked per node of a shrinker (0: no bound).
+ */
+int ks_shrinker_scan(const char *root, uint64_t ino, uint64_t max_objects,
+                     struct ks_shrinker_pass *ret);
+
+/*
+ * ks_parse_size() - "4096", "64K", "10M", "1G" (binary, as the kernel's memparse) into bytes,
+ * at most 1T. -EINVAL, -ERANGE.
+ */
+int ks_parse_size(const char *s, uint64_t *ret);
+
+/* ks_format_size() - "20.0M"; @buf of at least 16 bytes. Returns @buf. */
+char *ks_format_size(uint64_t bytes, char *buf, size_t len);
+
+/*
+ * ks_unit_name_check() - a systemd unit name this adapter can ask for: [A-Za-z0-9:_.\@-],
+ * at most 255 bytes, ending in .service, .scope, .slice, .socket, .mount or .swap. -EINVAL
+ * with the reason in @msg.
+ */
+int ks_unit_name_check(const char *unit, char *msg, size_t msg_len);
+
+/* ks_unit_interface() - the systemd D-Bus interface with the ControlGroup of @unit's type. */
+const char *ks_unit_interface(const char *unit);
