@@ -1,6 +1,7 @@
 #!/bin/sh
 # The systemd unit as built: "systemd-analyze verify" passes and "systemd-analyze security
-# --offline=yes" rates its exposure at most 2.5 (no systemd as PID 1 is needed for either);
+# --offline=yes" rates its exposure at most 2.0 (the shipped configuration, the kernel adapter
+# reporting, runs under it; no systemd as PID 1 is needed for either);
 # the same for the unit with each sandbox drop-in of $CA_SANDBOX_DROPINS on top.
 # ExecStart= is pointed at the built binary, which verify requires to exist, and man(1) finds the
 # built man pages, which verify looks up for each Documentation= entry.
@@ -30,17 +31,17 @@ fi
 report=$(systemd-analyze security --offline=yes "$tmp/cacheaged.service" 2>&1 || true)
 level=$(printf '%s\n' "$report" | sed -n 's/.*Overall exposure level for cacheaged.service: \([0-9.]*\).*/\1/p')
 echo "# exposure level: ${level:-unknown}"
-if [ -n "$level" ] && awk -v l="$level" 'BEGIN { exit !(l <= 2.5) }'; then
-    echo "ok 2 - exposure $level <= 2.5"
+if [ -n "$level" ] && awk -v l="$level" 'BEGIN { exit !(l <= 2.0) }'; then
+    echo "ok 2 - exposure $level <= 2.0"
 else
-    echo "not ok 2 - exposure ${level:-unknown} (expected <= 2.5)"
+    echo "not ok 2 - exposure ${level:-unknown} (expected <= 2.0)"
 fi
 
 # The threshold flag agrees (systemd counts it in tenths).
-if systemd-analyze security --offline=yes --threshold=25 "$tmp/cacheaged.service" >/dev/null 2>&1; then
-    echo "ok 3 - --threshold=25 accepted"
+if systemd-analyze security --offline=yes --threshold=20 "$tmp/cacheaged.service" >/dev/null 2>&1; then
+    echo "ok 3 - --threshold=20 accepted"
 else
-    echo "not ok 3 - --threshold=25 refused"
+    echo "not ok 3 - --threshold=20 refused"
 fi
 
 # Each sandbox drop-in (systemd/sandbox/) on top of the unit: verify stays clean, the exposure
