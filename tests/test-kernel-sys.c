@@ -1,0 +1,650 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The kernel adapter's own units, compiled in: its kernel files (lib/adapters/kernel-sys.c)
+ * on fake trees laid out like the real ones (tests/kernel-fake.c) and, where this machine has
+ * them, on the real kernel's; and its decisions (lib/adapters/kernel-policy.c), replaying
+ * dentry-state and PSI sequences recorded on this kind of machine
+ * (the .seq files of tests/fixtures/kernel) as well as made-up ones that reach each branch.
+ *
+ * Needs root for the real memory cgroup and the mount namespace (as CI runs); those tests
+ * skip with a message where no memory cgroup can be made.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "kernel-fake.h"
+#include "kernel-policy.h"
+#include "kernel-sys.h"
+#include "test-util.h"
+
+static struct kernel_fake fake;
+
+static void fake_fini(void)
+{
+        kernel_fake_free(&fake);
+}
+
+/* ---- dentry-state ---- */
+
+Test(kernel_sys, dentry_state_every_field, .fini = fake_fini)
+{
+        struct ks_dentry_state ds;
+        uint64_t dn = 7;
+
+        kernel_fake_new(&fake, 2, 0, 0);
+        kernel_fake_write(&fake, "/proc/sys/fs/dentry-state", "62113\t60285\t45\t0\t18919\t0\n");
+        cr_assert_eq(ks_read_dentry_state(fake.root, &ds), 0);
+        cr_assert_eq(ds.nr_dentry, 62113);
+        cr_assert_eq(ds.nr_unused, 60285);
+        cr_assert_eq(ds.age_limit, 45);
+        cr_assert_eq(ds.want_pages, 0);
+        cr_assert_eq(ds.nr_negative, 18919);
+        cr_assert_eq(ds.dummy, 0);
+        cr_assert_eq(ks_read_dentry_negative(fake.root, &dn), 0);
+        cr_assert_eq(dn, 0);
+
+        static const char *const bad[] = { "", "1 2 3 4 5\n", "1 2 3 4 5 6 7\n", "1 2 x 4 5 6\n",
+                                           "-1 2 3 4 5 6\n", "1 2 3 4 5 99999999999999999999\n" };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                kernel_fake_write(&fake, "/proc/sys/fs/dentry-state", bad[i]);
+                cr_assert_eq(ks_read_dentry_state(fake.root, &ds), -EBADMSG, "\"%s\"", bad[i]);
+        }
+        kernel_fake_write(&fake, "/proc/sys/fs/dentry-state", "");
+        cr_assert_eq(ks_read_dentry_state("/nonexistent", &ds), -ENOENT);
+}
+
+/* The real file reads, and shows what a storm does (other processes add their own noise). */
+Test(kernel_sys, dentry_state_real_kernel)
+{
+        struct ks_dentry_state a, b;
+        char *dir = test_mkdtemp("cacheage-kstate"), path[256];
+        struct stat st;
+
+        cr_assert_eq(ks_read_dentry_state("/", &a), 0);
+        cr_assert(a.nr_dentry >= a.nr_negative && a.age_limit == 45);
+        for (int i = 0; i < 20000; i++) {
+                snprintf(path, sizeof(path), "%s/missing-%d", dir, i);
+                cr_assert(stat(path, &st) < 0);
+        }
+        cr_assert_eq(ks_read_dentry_state("", &b), 0, "an empty root is /");
+        /* Others may free dentries meanwhile, but not 15,000 of ours within a moment. */
+        cr_assert(b.nr_negative >= a.nr_negative + 5000, "%" PRIu64 " -> %" PRIu64,
+                  a.nr_negative, b.nr_negative);
+        test_rm_rf(dir);
+        free(dir);
+}
+
+/* ---- the memory controller and its groups ---- */
+
+Test(kernel_sys, memcg_found_v2_v1_and_none, .fini = fake_fini)
+{
+        struct ks_memcg mc;
+
+        kernel_fake_new(&fake, 2, 10, 1);
+        cr_assert_eq(ks_find_memcg(fake.root, &mc), 0);
+        cr_assert_eq(mc.version, KS_MEMCG_V2);
+        cr_assert_str_eq(mc.mount, "/sys/fs/cgroup");
+        kernel_fake_free(&fake);
+
+        /* v1: the unified hierarchy has no memory controller, the v1 one is taken. */
+        kernel_fake_new(&fake, 1, 10, 1);
+        cr_assert_eq(ks_find_memcg(fake.root, &mc), 0);
+        cr_assert_eq(mc.version, KS_MEMCG_V1);
+        cr_assert_str_eq(mc.mount, "/sys/fs/cgroup/memory");
+
+        /* An escaped mount point ("\040" is a blank); a v1 "memory" inside another word is not. */
+        kernel_fake_write(&fake, "/proc/self/mountinfo",
+                          "35 25 0:30 / /sys/fs/cgroup/mem\\040ory rw - cgroup cgroup rw,memory\n");
+        cr_assert_eq(ks_find_memcg(fake.root, &mc), 0);
+        cr_assert_str_eq(mc.mount, "/sys/fs/cgroup/mem ory");
+        kernel_fake_write(&fake, "/proc/self/mountinfo",
+                          "35 25 0:30 / /sys/fs/cgroup/x rw - cgroup cgroup rw,nomemory,cpu\n"
+                          "36 25 0:31 / /y rw - tmpfs tmpfs rw,memory\n");
+        cr_assert_eq(ks_find_memcg(fake.root, &mc), -ENOENT);
+        cr_assert_eq(mc.version, KS_MEMCG_NONE);
+}
+
+Test(kernel_sys, memcg_real_kernel)
+{
+        struct ks_memcg mc;
+        int version;
+        const char *mount = kernel_real_memcg(&version);
+
+        if (!mount)
+                cr_skip_test("no memory cgroup controller is mounted here");
+        cr_assert_eq(ks_find_memcg("/", &mc), 0);
+        cr_assert_eq((int)mc.version, version);
+        cr_assert_str_eq(mc.mount, mount);
+}
+
+Test(kernel_sys, cgroup_path_check)
+{
+        static const char *const good[] = { "/", "/a", "/system.slice/foo.service", "/a/b/",
+                                            "/a..b/.c/d." };
+        static const char *const bad[] = { "a", "", "/a/../b", "/..", "/a/.", "//a", "/a//b",
+                                           "/a/./b" };
+        char msg[256];
+
+        for (size_t i = 0; i < ELEMENTSOF(good); i++)
+                cr_assert_eq(ks_cgroup_path_check(good[i], msg, sizeof(msg)), 0, "%s: %s",
+                             good[i], msg);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                msg[0] = '\0';
+                cr_assert_eq(ks_cgroup_path_check(bad[i], msg, sizeof(msg)), -EINVAL, "%s",
+                             bad[i]);
+                cr_assert(msg[0], "%s: no reason", bad[i]);
+        }
+}
+
+Test(kernel_sys, cgroup_open_refuses_symlinks_files_and_mounts, .fini = fake_fini)
+{
+        struct ks_memcg mc, rootfs = { .version = KS_MEMCG_V2, .mount = "/" };
+        char msg[512], *g, *link;
+        struct stat st;
+        int fd;
+
+        kernel_fake_new(&fake, 2, 10, 1);
+        cr_assert_eq(ks_find_memcg(fake.root, &mc), 0);
+        g = kernel_fake_group(&fake, "/system.slice/foo.service", 1 << 20, 1 << 19, 0);
+        cr_assert_eq(ks_cgroup_open(fake.root, &mc, "/system.slice/foo.service", &fd, msg,
+                                    sizeof(msg)),
+                     0, "%s", msg);
+        cr_assert(fstat(fd, &st) == 0 && S_ISDIR(st.st_mode));
+        close(fd);
+        cr_assert_eq(ks_cgroup_open(fake.root, &mc, "/", &fd, NULL, 0), 0);
+        close(fd);
+
+        cr_assert_eq(ks_cgroup_open(fake.root, &mc, "/system.slice/bar.service", &fd, msg,
+                                    sizeof(msg)),
+                     -ENOENT);
+        cr_assert(strstr(msg, "no such group"), "%s", msg);
+
+        /* A symlink anywhere on the way, to a group or out of the tree. */
+        link = test_path_join(fake.memcg, "elsewhere");
+        cr_assert(symlink("/tmp", link) == 0);
+        cr_assert_eq(ks_cgroup_open(fake.root, &mc, "/elsewhere", &fd, msg, sizeof(msg)), -ELOOP);
+        cr_assert(strstr(msg, "\"elsewhere\" is a symlink"), "%s", msg);
+        free(link);
+        link = test_path_join(fake.memcg, "system.slice/alias");
+        cr_assert(symlink("foo.service", link) == 0);
+        cr_assert_eq(ks_cgroup_open(fake.root, &mc, "/system.slice/alias", &fd, msg, sizeof(msg)),
+                     -ELOOP);
+        free(link);
+        cr_assert_eq(ks_cgroup_open(fake.root, &mc, "/system.slice/foo.service/memory.stat", &fd,
+                                    msg, sizeof(msg)),
+                     -ENOTDIR);
+
+        /* Another filesystem on the way (procfs under "/"): outside the tree. */
+        cr_assert_eq(ks_cgroup_open("/", &rootfs, "/proc", &fd, msg, sizeof(msg)), -EXDEV);
+        cr_assert(strstr(msg, "another filesystem"), "%s", msg);
+        free(g);
+}
+
+Test(kernel_sys, group_figures_v2_and_v1, .fini = fake_fini)
+{
+        struct ks_memcg mc;
+        struct ks_group g;
+        struct stat st;
+        char *dir;
+        int fd;
+
+        kernel_fake_new(&fake, 2, 10, 1);
+        cr_assert_eq(ks_find_memcg(fake.root, &mc), 0);
+        dir = kernel_fake_group(&fake, "/a", 20 << 20, 18 << 20, 1.5);
+        cr_assert_eq(ks_cgroup_open(fake.root, &mc, "/a", &fd, NULL, 0), 0);
+        cr_assert_eq(ks_read_group(fd, KS_MEMCG_V2, &g), 0);
+        cr_assert(stat(dir, &st) == 0);
+        cr_assert_eq(g.ino, st.st_ino);
+        cr_assert_eq(g.memory_bytes, (20 << 20) + 4096000);
+        cr_assert_eq(g.kernel_bytes, 20 << 20);
+        cr_assert_eq(g.slab_reclaimable_bytes, 18 << 20);
+        cr_assert_eq(g.file_bytes, 3072000);
+        cr_assert(g.have_slab && g.have_pressure);
+        cr_assert_float_eq(g.pressure_some_avg10, 1.5, 1e-9);
+        cr_assert_eq(g.pressure_some_usec, 1234);
+
+        /* A kernel without PSI has no memory.pressure; one without "kernel" has slab. */
+        char *p = test_path_join(dir, "memory.pressure");
+        cr_assert(unlink(p) == 0);
+        free(p);
+        kernel_fake_write(&fake, "/sys/fs/cgroup/a/memory.stat",
+                          "anon 1\nfile 2\nslab 300\nslab_reclaimable 200\n");
+        cr_assert_eq(ks_read_group(fd, KS_MEMCG_V2, &g), 0);
+        cr_assert(!g.have_pressure);
+        cr_assert_eq(g.kernel_bytes, 300);
+        kernel_fake_write(&fake, "/sys/fs/cgroup/a/memory.stat", "anon 1\nfile 2\n");
+        cr_assert_eq(ks_read_group(fd, KS_MEMCG_V2, &g), -EBADMSG);
+        close(fd);
+        free(dir);
+        kernel_fake_free(&fake);
+
+        kernel_fake_new(&fake, 1, 10, 1);
+        cr_assert_eq(ks_find_memcg(fake.root, &mc), 0);
+        dir = kernel_fake_group(&fake, "/a", 5 << 20, 0, 0);
+        cr_assert_eq(ks_cgroup_open(fake.root, &mc, "/a", &fd, NULL, 0), 0);
+        cr_assert_eq(ks_read_group(fd, KS_MEMCG_V1, &g), 0);
+        cr_assert_eq(g.kernel_bytes, 5 << 20);
+        cr_assert_eq(g.memory_bytes, (5 << 20) + 3072000);
+        cr_assert_eq(g.file_bytes, 3072000);
+        cr_assert(!g.have_slab && !g.have_pressure);
+        /* The group removed under an open fd (a stopped service): -ENOENT. */
+        test_rm_rf(dir);
+        cr_assert_eq(ks_read_group(fd, KS_MEMCG_V1, &g), -ENOENT);
+        close(fd);
+        free(dir);
+}
+
+/* The real kernel's v1 group: its kernel memory is what a storm of lookups in it costs. */
+Test(kernel_sys, group_figures_real_kernel)
+{
+        char *group = kernel_real_group_new("figures"), *dir, path[256];
+        struct ks_memcg mc;
+        struct ks_group before, after;
+        struct stat st;
+        pid_t pid;
+        int fd, status;
+
+        if (!group)
+                cr_skip_test("no memory cgroup can be made here (not root, or none mounted)");
+        cr_assert_eq(ks_find_memcg("/", &mc), 0);
+        cr_assert_eq(ks_cgroup_open("/", &mc, strrchr(group, '/'), &fd, NULL, 0), 0);
+        cr_assert_eq(ks_read_group(fd, mc.version, &before), 0);
+        dir = test_mkdtemp("cacheage-kgroup");
+        pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+                kernel_real_group_join(group);
+                for (int i = 0; i < 20000; i++) {
+                        snprintf(path, sizeof(path), "%s/missing-%d", dir, i);
+                        (void)stat(path, &st);
+                }
+                _exit(0);
+        }
+        cr_assert(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+        cr_assert_eq(ks_read_group(fd, mc.version, &after), 0);
+        /* 20,000 dentries of about 192 bytes each: at least 2 MiB of kernel memory. */
+        cr_assert(after.kernel_bytes >= before.kernel_bytes + (2 << 20),
+                  "kernel memory %" PRIu64 " -> %" PRIu64, before.kernel_bytes,
+                  after.kernel_bytes);
+        close(fd);
+        test_rm_rf(dir);
+        free(dir);
+        kernel_real_group_remove(group);
+}
+
+/* ---- writes ---- */
+
+Test(kernel_sys, reclaim_force_empty_and_drop_write_what_the_kernel_reads, .fini = fake_fini)
+{
+        struct ks_memcg mc;
+        char *s;
+        int fd;
+
+        kernel_fake_new(&fake, 2, 10, 1);
+        cr_assert_eq(ks_find_memcg(fake.root, &mc), 0);
+        free(kernel_fake_group(&fake, "/a", 1 << 20, 1 << 19, 0));
+        cr_assert_eq(ks_cgroup_open(fake.root, &mc, "/a", &fd, NULL, 0), 0);
+        cr_assert_eq(ks_reclaim(fd, 20971520, "swappiness=0"), 0);
+        s = kernel_fake_read(&fake, "/sys/fs/cgroup/a/memory.reclaim");
+        cr_assert_str_eq(s, "20971520 swappiness=0");
+        free(s);
+        cr_assert_eq(ks_reclaim(fd, 4096, NULL), 0);
+        s = kernel_fake_read(&fake, "/sys/fs/cgroup/a/memory.reclaim");
+        cr_assert_str_eq(s, "4096", "each write replaces the last, as the kernel's file reads");
+        free(s);
+        /* A regular file takes anything: this fake kernel takes the key. */
+        cr_assert_eq(ks_reclaim_accepts(fd, "swappiness=0"), 1);
+        s = kernel_fake_read(&fake, "/sys/fs/cgroup/a/memory.reclaim");
+        cr_assert_str_eq(s, "0 swappiness=0", "the probe asks for nothing");
+        free(s);
+
+        /* Nothing but a regular file is written (a FIFO would block), nor through a link. */
+        char *p = test_path_join(fake.memcg, "a/memory.reclaim");
+        cr_assert(unlink(p) == 0);
+        cr_assert(mkfifo(p, 0600) == 0);
+        cr_assert_eq(ks_reclaim(fd, 4096, NULL), -ENXIO, "no reader: refused before blocking");
+        cr_assert(unlink(p) == 0);
+        cr_assert(symlink("/proc/sys/vm/drop_caches", p) == 0);
+        cr_assert_eq(ks_reclaim(fd, 4096, NULL), -ELOOP);
+        free(p);
+
+        cr_assert_eq(ks_drop_caches(fake.root, 2), 0);
+        s = kernel_fake_read(&fake, "/proc/sys/vm/drop_caches");
+        cr_assert_str_eq(s, "2");
+        free(s);
+        close(fd);
+        kernel_fake_free(&fake);
+
+        kernel_fake_new(&fake, 1, 10, 1);
+        cr_assert_eq(ks_find_memcg(fake.root, &mc), 0);
+        free(kernel_fake_group(&fake, "/a", 1 << 20, 0, 0));
+        cr_assert_eq(ks_cgroup_open(fake.root, &mc, "/a", &fd, NULL, 0), 0);
+        cr_assert_eq(ks_force_empty(fd), 0);
+        s = kernel_fake_read(&fake, "/sys/fs/cgroup/memory/a/memory.force_empty");
+        cr_assert_str_eq(s, "0");
+        free(s);
+        close(fd);
+}
+
+/*
+ * The kernel's own parser answers the probe: a file of the real kernel that parses a size and
+ * refuses anything after it (v1 memory.soft_limit_in_bytes) stands, in a private mount
+ * namespace, for the memory.reclaim of a kernel that has no swappiness= key.
+ */
+Test(kernel_sys, reclaim_key_refused_by_the_real_kernel, .fini = fake_fini)
+{
+        char *group = kernel_real_group_new("probe"), *target, *soft, *s;
+        struct ks_memcg mc;
+        int fd;
+
+        if (!group)
+                cr_skip_test("no memory cgroup can be made here (not root, or none mounted)");
+        soft = test_path_join(group, "memory.soft_limit_in_bytes");
+        if (access(soft, F_OK) != 0) {
+                kernel_real_group_remove(group);
+                cr_skip_test("no memory.soft_limit_in_bytes (a v2-only kernel)");
+        }
+        cr_assert(unshare(CLONE_NEWNS) == 0, "unshare: %s", strerror(errno));
+        cr_assert(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+        kernel_fake_new(&fake, 2, 10, 1);
+        cr_assert_eq(ks_find_memcg(fake.root, &mc), 0);
+        free(kernel_fake_group(&fake, "/a", 1 << 20, 1 << 19, 0));
+        target = test_path_join(fake.memcg, "a/memory.reclaim");
+        cr_assert(mount(soft, target, NULL, MS_BIND, NULL) == 0, "bind: %s", strerror(errno));
+        cr_assert_eq(ks_cgroup_open(fake.root, &mc, "/a", &fd, NULL, 0), 0);
+
+        cr_assert_eq(ks_reclaim_accepts(fd, "swappiness=0"), 0, "EINVAL is a refusal");
+        cr_assert_eq(ks_reclaim(fd, 1 << 20, NULL), 0, "the amount alone is taken");
+        s = test_read_file(soft);
+        cr_assert_str_eq(s, "1048576\n", "the kernel parsed what was written");
+        free(s);
+        close(fd);
+        cr_assert(umount(target) == 0);
+        free(target);
+        free(soft);
+        kernel_real_group_remove(group);
+}
+
+/* v1 force_empty on the real kernel: the group's dentries go, the host's others stay. */
+Test(kernel_sys, force_empty_real_kernel)
+{
+        char *group = kernel_real_group_new("empty"), *dir, path[256];
+        struct ks_dentry_state a, b, c;
+        struct ks_memcg mc;
+        struct ks_group g;
+        struct stat st;
+        pid_t pid;
+        int fd, status;
+
+        if (!group)
+                cr_skip_test("no memory cgroup can be made here (not root, or none mounted)");
+        cr_assert_eq(ks_find_memcg("/", &mc), 0);
+        if (mc.version != KS_MEMCG_V1) {
+                kernel_real_group_remove(group);
+                cr_skip_test("cgroup v2 here: no memory.force_empty");
+        }
+        cr_assert_eq(ks_cgroup_open("/", &mc, strrchr(group, '/'), &fd, NULL, 0), 0);
+        dir = test_mkdtemp("cacheage-kempty");
+        cr_assert_eq(ks_read_dentry_state("/", &a), 0);
+        pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+                kernel_real_group_join(group);
+                for (int i = 0; i < 50000; i++) {
+                        snprintf(path, sizeof(path), "%s/missing-%d", dir, i);
+                        (void)stat(path, &st);
+                }
+                _exit(0);
+        }
+        cr_assert(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+        cr_assert_eq(ks_read_dentry_state("/", &b), 0);
+        cr_assert_eq(ks_force_empty(fd), 0);
+        cr_assert_eq(ks_read_dentry_state("/", &c), 0);
+        cr_assert_eq(ks_read_group(fd, mc.version, &g), 0);
+        /* 50,000 negatives came and went (others' noise is far below 10,000 in a moment). */
+        cr_assert(b.nr_negative >= a.nr_negative + 40000, "%" PRIu64 " -> %" PRIu64,
+                  a.nr_negative, b.nr_negative);
+        cr_assert(c.nr_negative + 40000 <= b.nr_negative, "%" PRIu64 " -> %" PRIu64,
+                  b.nr_negative, c.nr_negative);
+        cr_assert(c.nr_negative >= a.nr_negative / 2, "the host's other negatives stay: %"
+                  PRIu64 " before, %" PRIu64 " after", a.nr_negative, c.nr_negative);
+        close(fd);
+        test_rm_rf(dir);
+        free(dir);
+        kernel_real_group_remove(group);
+}
+
+/* ---- shrinker debugfs ---- */
+
+Test(kernel_sys, shrinker_scan_passes_over_the_group_on_each_superblock, .fini = fake_fini)
+{
+        struct ks_shrinker_pass pass;
+        char *s;
+
+        kernel_fake_new(&fake, 2, 10, 1);
+        cr_assert(!ks_shrinker_present(fake.root));
+        cr_assert_eq(ks_shrinker_scan(fake.root, 55, 0, &pass), -ENOENT);
+        kernel_fake_shrinkers(&fake, 55, 802, 5, 40);
+        cr_assert(ks_shrinker_present(fake.root));
+        cr_assert_eq(ks_shrinker_scan(fake.root, 55, 0, &pass), 0);
+        cr_assert_eq(pass.shrinkers, 2, "two superblocks hold the group's objects");
+        cr_assert_eq(pass.objects, 802 + 5 + 40);
+        cr_assert_eq(pass.failed, 0);
+        /* One write per node with objects, the last one stays in a fake file. */
+        s = kernel_fake_read(&fake, "/sys/kernel/debug/shrinker/sb-ext4:vda1-14/scan");
+        cr_assert_str_eq(s, "55 1 5");
+        free(s);
+        s = kernel_fake_read(&fake, "/sys/kernel/debug/shrinker/sb-tmpfs-3/scan");
+        cr_assert_str_eq(s, "55 0 40");
+        free(s);
+        s = kernel_fake_read(&fake, "/sys/kernel/debug/shrinker/thp-zero-9/scan");
+        cr_assert_str_eq(s, "", "not a superblock's shrinker");
+        free(s);
+
+        /* Bounded per node; a node without objects is not written. */
+        kernel_fake_shrinkers(&fake, 55, 802, 0, 40);
+        kernel_fake_write(&fake, "/sys/kernel/debug/shrinker/sb-ext4:vda1-14/scan", "");
+        cr_assert_eq(ks_shrinker_scan(fake.root, 55, 100, &pass), 0);
+        cr_assert_eq(pass.objects, 100 + 40);
+        s = kernel_fake_read(&fake, "/sys/kernel/debug/shrinker/sb-ext4:vda1-14/scan");
+        cr_assert_str_eq(s, "55 0 100");
+        free(s);
+
+        /* A group no superblock holds anything of; 557 is not 55. */
+        cr_assert_eq(ks_shrinker_scan(fake.root, 5, 0, &pass), 0);
+        cr_assert_eq(pass.shrinkers, 0);
+        cr_assert_eq(pass.objects, 0);
+}
+
+/* ---- values ---- */
+
+Test(kernel_sys, sizes_and_unit_names)
+{
+        uint64_t v;
+        char msg[256], buf[16];
+
+        cr_assert_eq(ks_parse_size("4096", &v), 0);
+        cr_assert_eq(v, 4096);
+        cr_assert_eq(ks_parse_size("64K", &v), 0);
+        cr_assert_eq(v, 65536);
+        cr_assert_eq(ks_parse_size("10m", &v), 0);
+        cr_assert_eq(v, 10 << 20);
+        cr_assert_eq(ks_parse_size("1G", &v), 0);
+        cr_assert_eq(v, 1 << 30);
+        cr_assert_eq(ks_parse_size("1T", &v), 0);
+        cr_assert_eq(ks_parse_size("2T", &v), -ERANGE);
+        cr_assert_eq(ks_parse_size("99999999999999999999", &v), -ERANGE);
+        cr_assert_eq(ks_parse_size("", &v), -EINVAL);
+        cr_assert_eq(ks_parse_size("M", &v), -EINVAL);
+        cr_assert_eq(ks_parse_size("1MB", &v), -EINVAL);
+        cr_assert_eq(ks_parse_size("-1", &v), -EINVAL);
+        cr_assert_str_eq(ks_format_size(20 << 20, buf, sizeof(buf)), "20.0M");
+        cr_assert_str_eq(ks_format_size(512, buf, sizeof(buf)), "512B");
+
+        cr_assert_eq(ks_unit_name_check("foo.service", msg, sizeof(msg)), 0);
+        cr_assert_eq(ks_unit_name_check("getty@tty1.service", msg, sizeof(msg)), 0);
+        cr_assert_eq(ks_unit_name_check("user-1000.slice", msg, sizeof(msg)), 0);
+        cr_assert_str_eq(ks_unit_interface("session-2.scope"), "org.freedesktop.systemd1.Scope");
+        cr_assert_eq(ks_unit_name_check("foo.timer", msg, sizeof(msg)), -EINVAL);
+        cr_assert(strstr(msg, "not a unit with a control group"), "%s", msg);
+        cr_assert_eq(ks_unit_name_check("foo bar.service", msg, sizeof(msg)), -EINVAL);
+        cr_assert_eq(ks_unit_name_check("../x.service", msg, sizeof(msg)), -EINVAL);
+        cr_assert_eq(ks_unit_name_check("", msg, sizeof(msg)), -EINVAL);
+}
+
+/* ---- decisions ---- */
+
+Test(kernel_policy, gate_and_amount)
+{
+        cr_assert_eq(kp_gate(true, 0, -1), KP_GO);
+        cr_assert_eq(kp_gate(false, 0, -1), KP_BUSY);
+        cr_assert_eq(kp_gate(true, 0.01, -1), KP_PRESSURE);
+        cr_assert_eq(kp_gate(true, 0, 2.5), KP_PRESSURE, "the group's own pressure counts");
+        cr_assert_eq(kp_gate(false, 3, 0), KP_PRESSURE, "pressure is said before busy");
+
+        cr_assert_eq(kp_reclaim_amount(0, 1 << 20, 21 << 20, 1 << 20, 64 << 20), 20 << 20);
+        cr_assert_eq(kp_reclaim_amount(0, 1 << 20, 200 << 20, 1 << 20, 64 << 20), 64 << 20);
+        cr_assert_eq(kp_reclaim_amount(0, 21 << 20, 1 << 20, 1 << 20, 64 << 20), 0, "fell");
+        cr_assert_eq(kp_reclaim_amount(0, 1 << 20, (1 << 20) + 4096, 1 << 20, 64 << 20), 0,
+                     "below min");
+        cr_assert_eq(kp_reclaim_amount(16 << 20, 0, 0, 1 << 20, 64 << 20), 16 << 20, "fixed");
+        cr_assert_eq(kp_reclaim_amount(0, 0, 0, 0, 64 << 20), 0, "nothing is never a write");
+}
+
+/* One line of a recorded sequence. */
+struct sample {
+        uint64_t usec, nr_dentry, nr_negative;
+        double cpu, memory;
+};
+
+static size_t read_seq(const char *name, struct sample *v, size_t max)
+{
+        char path[512], line[256];
+        size_t n = 0;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/fixtures/kernel/%s", test_env("CA_TEST_SRCDIR"), name);
+        f = fopen(path, "re");
+        cr_assert(f, "%s: %s", path, strerror(errno));
+        while (n < max && fgets(line, sizeof(line), f)) {
+                if (line[0] == '#')
+                        continue;
+                cr_assert(sscanf(line, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %lf %lf", &v[n].usec,
+                                 &v[n].nr_dentry, &v[n].nr_negative, &v[n].cpu,
+                                 &v[n].memory) == 5,
+                          "%s: %s", name, line);
+                n++;
+        }
+        fclose(f);
+        return n;
+}
+
+/*
+ * Replay @v through the decision as the adapter runs it, idle meaning CPU "some avg10" at most
+ * @idle_cpu (the daemon's idle_cpu_pressure); a drop leaves nr_negative at @after_drop.
+ * Returns the drops' sample indexes in @drops.
+ */
+static size_t replay_drops(const struct kp_drop_config *cfg, const struct sample *v, size_t n,
+                           double idle_cpu, size_t *drops, size_t max)
+{
+        struct kp_drop_state st = { 0 };
+        size_t n_drops = 0;
+        char why[256];
+
+        for (size_t i = 0; i < n; i++) {
+                enum kp_gate g = kp_gate(v[i].cpu <= idle_cpu, v[i].memory, -1);
+
+                if (kp_drop_decide(cfg, &st, v[i].nr_dentry, v[i].nr_negative, g, v[i].usec, why,
+                                   sizeof(why)) == KP_DROP_NOW) {
+                        cr_assert(strstr(why, "grew"), "%s", why);
+                        if (n_drops < max)
+                                drops[n_drops++] = i;
+                        kp_drop_done(&st, v[i].usec, v[i].nr_negative / 100);
+                }
+        }
+        return n_drops;
+}
+
+/*
+ * The recorded storms: six steps of 30,000 negatives under a busy CPU. With the daemon's idle
+ * gate (20%) nothing drops: the machine is never idle. Without it, the first drop comes at the
+ * first sample past the limit after three rotations of growth, and min_interval holds the next.
+ */
+Test(kernel_policy, drop_on_the_recorded_storms)
+{
+        struct sample v[256];
+        size_t n = read_seq("storm-busy.seq", v, ELEMENTSOF(v)), drops[16], k;
+        struct kp_drop_config cfg = { .negative_limit = 100000, .growth_rotations = 3,
+                                      .min_interval_usec = 3600ull * 1000000 };
+
+        cr_assert(n >= 20);
+        cr_assert_eq(replay_drops(&cfg, v, n, 20.0, drops, ELEMENTSOF(drops)), 0,
+                     "busy all along: no drop");
+        k = replay_drops(&cfg, v, n, 100.0, drops, ELEMENTSOF(drops));
+        cr_assert_eq(k, 1, "%zu drops: min_interval holds the others", k);
+        /* The first sample at or past 100,000 negatives that follows 3 rises in a row. */
+        size_t want = SIZE_MAX;
+        for (size_t i = 3; i < n && want == SIZE_MAX; i++)
+                if (v[i].nr_negative >= 100000 && v[i].nr_negative > v[i - 1].nr_negative &&
+                    v[i - 1].nr_negative > v[i - 2].nr_negative &&
+                    v[i - 2].nr_negative > v[i - 3].nr_negative)
+                        want = i;
+        cr_assert_eq(drops[0], want, "dropped at sample %zu, expected %zu", drops[0], want);
+
+        /* With min_interval of 1 s, growth must build up again after each drop. */
+        cfg.min_interval_usec = 1000000;
+        k = replay_drops(&cfg, v, n, 100.0, drops, ELEMENTSOF(drops));
+        cr_assert(k >= 2, "%zu drops", k);
+        for (size_t i = 1; i < k; i++)
+                cr_assert(drops[i] >= drops[i - 1] + 3, "drops at %zu and %zu", drops[i - 1],
+                          drops[i]);
+
+        /* The ratio alone: 193,718 negatives to about 8,600 positives is far past 5. */
+        cfg = (struct kp_drop_config){ .negative_ratio = 5, .growth_rotations = 2,
+                                       .min_interval_usec = 3600ull * 1000000 };
+        cr_assert_eq(replay_drops(&cfg, v, n, 100.0, drops, ELEMENTSOF(drops)), 1);
+}
+
+Test(kernel_policy, drop_decisions_branch_by_branch)
+{
+        struct kp_drop_config cfg = { .negative_limit = 1000, .growth_rotations = 2,
+                                      .min_interval_usec = 10000000 };
+        struct kp_drop_state st = { 0 };
+        char why[256];
+
+#define DECIDE(neg, gate, t) kp_drop_decide(&cfg, &st, 100000, neg, gate, t, why, sizeof(why))
+        cr_assert_eq(DECIDE(500, KP_GO, 0), KP_DROP_UNDER_LIMIT);
+        cr_assert(strstr(why, "under the limits"), "%s", why);
+        cr_assert_eq(DECIDE(1500, KP_GO, 1), KP_DROP_NOT_GROWING, "grew once");
+        cr_assert(strstr(why, "nr_negative 1500 >= negative_limit 1000, grew 1"), "%s", why);
+        cr_assert_eq(DECIDE(1500, KP_GO, 2), KP_DROP_NOT_GROWING, "flat: the streak ends");
+        cr_assert_eq(DECIDE(1600, KP_GO, 3), KP_DROP_NOT_GROWING);
+        cr_assert_eq(DECIDE(1700, KP_BUSY, 4), KP_DROP_GATED);
+        cr_assert(strstr(why, "but busy"), "%s", why);
+        cr_assert_eq(DECIDE(1800, KP_PRESSURE, 5), KP_DROP_GATED);
+        cr_assert(strstr(why, "but memory pressure"), "%s", why);
+        cr_assert_eq(DECIDE(1900, KP_GO, 6), KP_DROP_NOW, "the streak lasted through the gate");
+        kp_drop_done(&st, 6, 10);
+        cr_assert_eq(DECIDE(1000, KP_GO, 7), KP_DROP_NOT_GROWING, "over again, growing 1");
+        cr_assert_eq(DECIDE(1100, KP_GO, 8), KP_DROP_TOO_SOON);
+        cr_assert(strstr(why, "min_interval"), "%s", why);
+        cr_assert_eq(DECIDE(1200, KP_GO, 6 + 10000000), KP_DROP_NOW);
+        /* No limit at all never drops. */
+        cfg.negative_limit = 0;
+        st = (struct kp_drop_state){ 0 };
+        for (uint64_t i = 0; i < 10; i++)
+                cr_assert_eq(DECIDE(1000000 * (i + 1), KP_GO, i), KP_DROP_UNDER_LIMIT);
+#undef DECIDE
+}
