@@ -59,6 +59,8 @@ static void help(void)
                "                          /proc/pressure); for tests\n"
                "  CACHEAGED_CONFIG_ROOT   A directory the configuration search looks below\n"
                "                          instead of /; for tests\n"
+               "  CACHEAGED_KERNEL_ROOT   The kernel adapter reads and writes the kernel's\n"
+               "                          files under this directory, not /; for tests\n"
                "  NOTIFY_SOCKET, WATCHDOG_USEC, JOURNAL_STREAM\n"
                "                          Set by systemd: readiness, status and watchdog\n"
                "                          notifications; log levels as <N> prefixes\n"

@@ -13,10 +13,11 @@
  *   shrinker-scan   (shrinker debugfs) one pass of each superblock shrinker over the group's
  *                   objects: the dcache's referenced bit spares what was used since the last
  *                   pass, the rest goes: Chinner's rotation, per service;
- *   memory.reclaim  (cgroup v2) the group's growth in reclaimable slab since the last rotation,
- *                   bounded, with swappiness=0 where the kernel takes that key (detected);
+ *   memory.reclaim  (cgroup v2) the group's growth in reclaimable slab since the last reclaim
+ *                   (or its lowest level since), bounded, with swappiness=0 where the kernel
+ *                   takes that key (detected);
  *   force_empty     (cgroup v1, only with allow_force_empty) everything the group holds, page
- *                   cache too, when its kernel memory grew since the last rotation.
+ *                   cache too, when its kernel memory grew as much since the last one.
  *
  * action = drop writes 2 to /proc/sys/vm/drop_caches, host-wide, only past negative_limit or
  * negative_ratio after growth_rotations rotations of growth, at most once per min_interval.
@@ -156,7 +157,7 @@ struct kn {
         sd_bus *bus;
         bool have_base;
         uint64_t base_bytes;              /* the group's slab (v2) or kernel memory (v1) level
-                                             when the last rotation ended */
+                                             the last reclaim left, or its lowest since */
         struct kp_drop_state drop;
         enum kn_key_state key_state;
         char key[KN_SWAPPINESS_KEY_MAX];
@@ -171,6 +172,7 @@ struct kn {
         uint64_t last_action_usec, last_freed_dentries, last_freed_negative;
         uint64_t reclaim_asked_bytes, shrinker_scanned;
         uint64_t host_memory_stall_usec;
+        uint64_t loop_longest_usec;       /* the longest this adapter held the host's loop */
         bool logged_read_error;
 };
 
@@ -246,8 +248,7 @@ static int kn_memory_reclaim(struct kn *kn, int fd, struct kn_job *job)
         char a[16], b[16];
         int r;
 
-        snprintf(job->why, sizeof(job->why), "reclaimable slab %s, %s when the last rotation "
-                 "ended", ks_format_size(kn_level(kn, &job->gbefore), a, sizeof(a)),
+        snprintf(job->why, sizeof(job->why), "reclaimable slab %s, %s after the last reclaim", ks_format_size(kn_level(kn, &job->gbefore), a, sizeof(a)),
                  ks_format_size(kn->base_bytes, b, sizeof(b)));
         if (amount == 0)
                 return 0;
@@ -277,7 +278,7 @@ static int kn_force_empty(struct kn *kn, int fd, struct kn_job *job)
                                            kn->cfg.min_reclaim, UINT64_MAX);
         char a[16], b[16];
 
-        snprintf(job->why, sizeof(job->why), "kernel memory %s, %s when the last rotation ended",
+        snprintf(job->why, sizeof(job->why), "kernel memory %s, %s after the last reclaim",
                  ks_format_size(job->gbefore.kernel_bytes, a, sizeof(a)),
                  ks_format_size(kn->base_bytes, b, sizeof(b)));
         if (grown == 0)
@@ -408,8 +409,14 @@ static void kn_run_job(struct kn *kn, struct kn_job *job)
         if (fd >= 0) {
                 if (ks_read_group(fd, kn->memcg.version, &job->gafter) < 0)
                         job->gafter = job->gbefore;
-                /* Growth is counted from where this rotation leaves the group. */
-                kn->base_bytes = kn_level(kn, &job->gafter);
+                /*
+                 * Growth is counted from where the last reclaim left the group, or from its
+                 * lowest level since: growth too small to act on, or put off, adds up.
+                 */
+                if (job->acted)
+                        kn->base_bytes = kn_level(kn, &job->gafter);
+                else if (kn_level(kn, &job->gafter) < kn->base_bytes)
+                        kn->base_bytes = kn_level(kn, &job->gafter);
                 close(fd);
         }
 }
@@ -520,11 +527,13 @@ static void kn_log_action(struct kn *kn, const struct kn_job *job)
                     job->act_usec / 1000);
 }
 
+static void kn_done_job(struct kn *kn);
+
+/* The loop's side of a finished job; how long it held the loop is measured. */
 static void kn_done(evutil_socket_t fd, short what, void *userdata)
 {
         struct kn *kn = userdata;
-        struct kn_job *job = &kn->job;
-        uint64_t n;
+        uint64_t t0 = now_usec(), n;
         bool pending;
 
         if (read(kn->efd, &n, sizeof(n)) < 0)
@@ -534,13 +543,23 @@ static void kn_done(evutil_socket_t fd, short what, void *userdata)
         pthread_mutex_unlock(&kn->lock);
         if (pending)
                 return;
+        kn_done_job(kn);
+        n = now_usec() - t0;
+        if (n > kn->loop_longest_usec)
+                kn->loop_longest_usec = n;
+        /* Last: the host may rotate at once, and destroy nothing of ours meanwhile. */
+        ca_host_rotate_ready(kn->host, kn->cache, kn->job.error < 0 ? kn->job.error : 0);
+}
+
+static void kn_done_job(struct kn *kn)
+{
+        struct kn_job *job = &kn->job;
 
         if (job->error < 0) {
                 if (!kn->logged_read_error)
                         ca_host_log(kn->host, LOG_WARNING, "Failed to read dentry-state: %s",
                                     strerror(-job->error));
                 kn->logged_read_error = true;
-                ca_host_rotate_ready(kn->host, kn->cache, job->error);
                 return;
         }
         kn->logged_read_error = false;
@@ -570,7 +589,6 @@ static void kn_done(evutil_socket_t fd, short what, void *userdata)
         kn_publish_counts(kn, &job->after);
         kn->last = *job;
         kn->have_last = true;
-        ca_host_rotate_ready(kn->host, kn->cache, 0);
 }
 
 /* ---- hooks ---- */
@@ -580,6 +598,7 @@ static int kn_before_rotate(struct ca_cache *cache, void *userdata)
         struct kn *kn = userdata;
         struct ca_pressure p;
         double memory_pct = 0;
+        uint64_t t0 = now_usec(), dt;
 
         if (ca_host_pressure(kn->host, &p) == 0) {
                 memory_pct = p.memory_some.avg10_pct;
@@ -592,6 +611,9 @@ static int kn_before_rotate(struct ca_cache *cache, void *userdata)
         kn->job_pending = true;
         pthread_cond_signal(&kn->cond);
         pthread_mutex_unlock(&kn->lock);
+        dt = now_usec() - t0;
+        if (dt > kn->loop_longest_usec)
+                kn->loop_longest_usec = dt;
         return CA_ROTATE_LATER;
 }
 
@@ -627,6 +649,9 @@ static void kn_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
         EMIT("host_memory_stall_usec", CA_STAT_COUNTER, "usec",
              "host memory pressure, some tasks stalled (/proc/pressure/memory total)",
              kn->host_memory_stall_usec);
+        EMIT("loop_longest_usec", CA_STAT_GAUGE, "usec",
+             "the longest this cache held the daemon's loop (the kernel's work is on a thread)",
+             kn->loop_longest_usec);
         if (kn->group_target) {
                 EMIT("group_missing", CA_STAT_GAUGE, NULL,
                      "1 when the group was not found at the last rotation", kn->group_missing);

@@ -1,0 +1,1014 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The kernel adapter in the real daemon, on a private system-type bus (test-bus-harness.h):
+ *
+ *  - on the real kernel (root and a memory cgroup; skipped with a message where none can be
+ *    made): report mode shows the host's dentries at once and a storm as growth; two child
+ *    groups, a storm of lookups of missing names in A and a hot set statted every 200 ms in
+ *    B: with cgroup = A and action = reclaim the host's nr_negative is back within 5% of its
+ *    value before the storm within 5 rotations, B's hot set stays cached, and the host's
+ *    other negatives stay;
+ *  - on fake trees (tests/kernel-fake.c, CACHEAGED_KERNEL_ROOT) for what this kernel lacks or
+ *    what would disturb every other test on the machine: cgroup v2's memory.reclaim (amounts,
+ *    bounds, the swappiness= key taken or, answered by the real kernel's parser in a private
+ *    mount namespace, refused), shrinker debugfs, drop_caches and its limits, the idle and
+ *    pressure gates, a group that vanishes and comes back, a unit's group asked from a fake
+ *    systemd on the private bus;
+ *  - every bad key and path, with its file and line.
+ *
+ * Environment (from tests/meson.build): CACHEAGED, CACHEAGECTL, CA_ADAPTER_DIR, CA_TEST_SRCDIR.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <systemd/sd-bus.h>
+
+#include "kernel-fake.h"
+#include "test-bus-harness.h"
+#include "test-util.h"
+
+#define ROTATION_WAIT_USEC 20000000 /* a rotation of a 1 s interval on a loaded machine */
+
+static struct bus_env env;
+static struct kernel_fake fake;
+static char *psi_dir;
+static char *group_a, *group_b;
+static pid_t hot_pid = -1;
+
+static void teardown(void)
+{
+        if (hot_pid > 0)
+                test_kill(hot_pid);
+        hot_pid = -1;
+        bus_env_stop(&env);
+        kernel_fake_free(&fake);
+        kernel_real_group_remove(group_a);
+        kernel_real_group_remove(group_b);
+        group_a = group_b = NULL;
+        if (psi_dir) {
+                test_rm_rf(psi_dir);
+                free(psi_dir);
+                psi_dir = NULL;
+        }
+        unsetenv("CACHEAGED_KERNEL_ROOT");
+        unsetenv("CACHEAGED_PSI_DIR");
+        unsetenv("DBUS_SYSTEM_BUS_ADDRESS");
+}
+
+/* Fake PSI the daemon reads: CPU and memory "some avg10" as given, io idle. */
+static void set_psi(double cpu, double memory)
+{
+        char *io;
+
+        if (!psi_dir) {
+                psi_dir = test_mkdtemp("cacheage-kpsi");
+                setenv("CACHEAGED_PSI_DIR", psi_dir, 1);
+        }
+        test_write_psi(psi_dir, cpu, memory);
+        io = test_path_join(psi_dir, "io");
+        test_write_file(io, "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+                            "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+        free(io);
+}
+
+/* Start the bus and the daemon with "[daemon]" (1 s, no PSI gate) and @sections. */
+static void start(const char *policy, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void start(const char *policy, const char *fmt, ...)
+{
+        char sections[4096];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(sections, sizeof(sections), fmt, ap);
+        va_end(ap);
+        if (!psi_dir)
+                set_psi(0, 0);
+        if (!env.dir)
+                bus_env_start(&env, policy);
+        bus_env_daemon(&env,
+                       "[daemon]\nplugin_dir = %s\ninterval = 1s\nidle_cpu_pressure = 0\n"
+                       "idle_memory_pressure = 0\nlog_level = debug\n%s",
+                       test_env("CA_ADAPTER_DIR"), sections);
+}
+
+/* One of the cache's AdapterStats; UINT64_MAX when it has no such statistic. */
+static uint64_t astat(const char *cache, const char *name)
+{
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        uint64_t v, found = UINT64_MAX;
+        const char *key;
+        int r;
+
+        r = sd_bus_get_property(env.bus, CA_BUS_NAME, cache_path(cache), CA_BUS_CACHE_IFACE,
+                                "AdapterStats", &error, &reply, "a{st}");
+        cr_assert(r >= 0, "AdapterStats: %s", error.message);
+        cr_assert(sd_bus_message_enter_container(reply, 'a', "{st}") >= 0);
+        while ((r = sd_bus_message_read(reply, "{st}", &key, &v)) > 0)
+                if (strcmp(key, name) == 0)
+                        found = v;
+        cr_assert(r >= 0);
+        sd_bus_message_unref(reply);
+        return found;
+}
+
+static uint64_t rotations(const char *cache)
+{
+        return get_t(env.bus, cache_path(cache), CA_BUS_CACHE_IFACE, "Rotations");
+}
+
+/* Wait until @cache has done @want rotations. */
+static void wait_rotations_from(const char *cache, uint64_t want)
+{
+        uint64_t until = test_now_usec() + 5 * ROTATION_WAIT_USEC;
+
+        while (rotations(cache) < want) {
+                cr_assert(test_now_usec() < until, "%s: not %" PRIu64 " rotations in time\n%s",
+                          cache, want, test_read_file(env.daemon_err));
+                usleep(20000);
+        }
+}
+
+/* Wait for @n more rotations of @cache to be done. */
+static void wait_rotations(const char *cache, uint64_t n)
+{
+        wait_rotations_from(cache, rotations(cache) + n);
+}
+
+/* Wait until the daemon's log holds @needle (past @from bytes). */
+static void wait_log(size_t from, const char *needle)
+{
+        uint64_t until = test_now_usec() + 30000000;
+        char *log;
+
+        for (;;) {
+                log = test_read_file(env.daemon_err);
+                if (strlen(log) > from && strstr(log + from, needle))
+                        break;
+                cr_assert(test_now_usec() < until, "no \"%s\" in the log:\n%s", needle, log);
+                free(log);
+                usleep(20000);
+        }
+        free(log);
+}
+
+static size_t log_size(void)
+{
+        char *log = test_read_file(env.daemon_err);
+        size_t n = strlen(log);
+
+        free(log);
+        return n;
+}
+
+static size_t count_in_log(const char *needle)
+{
+        char *log = test_read_file(env.daemon_err);
+        size_t n = 0;
+
+        for (const char *p = log; (p = strstr(p, needle)); p++)
+                n++;
+        free(log);
+        return n;
+}
+
+static struct ks_dentry_state_t {
+        uint64_t nr_dentry, nr_negative;
+} dentry_state(void)
+{
+        char *s = test_read_file("/proc/sys/fs/dentry-state");
+        unsigned long long a, b, c, d, e;
+
+        cr_assert(sscanf(s, "%llu %llu %llu %llu %llu", &a, &b, &c, &d, &e) == 5);
+        free(s);
+        return (struct ks_dentry_state_t){ .nr_dentry = a, .nr_negative = e };
+}
+
+/* stat() @n unique missing names in @dir, from @group (NULL: here), in a child. */
+static void storm(const char *group, const char *dir, unsigned n)
+{
+        pid_t pid = fork();
+        int status;
+
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+                char path[512];
+                struct stat st;
+
+                if (group)
+                        kernel_real_group_join(group);
+                for (unsigned i = 0; i < n; i++) {
+                        snprintf(path, sizeof(path), "%s/missing-%u", dir, i);
+                        (void)stat(path, &st);
+                }
+                _exit(0);
+        }
+        cr_assert(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+                  WEXITSTATUS(status) == 0);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The real kernel.                                                                            */
+
+/* A fresh install: the host's dentries and negatives in the status at once; a storm is growth. */
+Test(kernel, report_shows_the_host_and_a_storm_as_growth, .fini = teardown, .timeout = 300)
+{
+        const char *path = cache_path("kernel");
+        struct ks_dentry_state_t ds = dentry_state();
+        char *s, *dir, cmd[1024], out[4096];
+        uint64_t objects, growth = 0, until;
+        FILE *p;
+        size_t n;
+
+        start(NULL, "[cache kernel]\nadapter = kernel\n");
+        /* Before any rotation: the counts read at start. */
+        cr_assert_eq(rotations("kernel"), 0);
+        objects = get_t(env.bus, path, CA_BUS_CACHE_IFACE, "Objects");
+        cr_assert(objects > 0 && objects > ds.nr_dentry / 2 && objects < ds.nr_dentry * 2,
+                  "Objects %" PRIu64 ", nr_dentry %" PRIu64, objects, ds.nr_dentry);
+        cr_assert(get_t(env.bus, path, CA_BUS_CACHE_IFACE, "PartObjects") > 0);
+        cr_assert_eq(get_t(env.bus, path, CA_BUS_CACHE_IFACE, "SingleUseObjects"), 0,
+                     "a negative dentry is not known to be single-use");
+        s = get_s(env.bus, path, CA_BUS_CACHE_IFACE, "ObjectsName");
+        cr_assert_str_eq(s, "dentries");
+        free(s);
+        s = get_s(env.bus, path, CA_BUS_CACHE_IFACE, "PartName");
+        cr_assert_str_eq(s, "negative");
+        free(s);
+        s = get_s(env.bus, path, CA_BUS_CACHE_IFACE, "Mechanism");
+        cr_assert_str_eq(s, "report");
+        free(s);
+
+        /* cacheagectl status: the columns say what they count. */
+        snprintf(cmd, sizeof(cmd), "%s --address=%s status 2>&1", test_env("CACHEAGECTL"),
+                 env.address);
+        p = popen(cmd, "r");
+        cr_assert(p);
+        n = fread(out, 1, sizeof(out) - 1, p);
+        out[n] = '\0';
+        cr_assert(pclose(p) == 0, "%s", out);
+        cr_assert(strstr(out, "DENTRIES") && strstr(out, "NEGATIVE") && strstr(out, "MECHANISM"),
+                  "%s", out);
+        cr_assert(strstr(out, "report"), "%s", out);
+        cr_assert(!strstr(out, "SINGLE-USE"), "%s", out);
+
+        /* 100,000 new negatives between two rotations: growth of about that much. */
+        wait_rotations("kernel", 1);
+        dir = test_mkdtemp("cacheage-kstorm");
+        storm(NULL, dir, 100000);
+        until = test_now_usec() + 5 * ROTATION_WAIT_USEC;
+        while ((growth = astat("kernel", "nr_negative_growth")) < 90000) {
+                cr_assert(test_now_usec() < until, "nr_negative_growth %" PRIu64 "\n%s", growth,
+                          test_read_file(env.daemon_err));
+                usleep(50000);
+        }
+        cr_assert(astat("kernel", "nr_dentry_growth") >= 90000);
+        cr_assert(astat("kernel", "nr_negative") >= 100000);
+        cr_assert_eq(astat("kernel", "actions"), UINT64_MAX, "report mode has no actions");
+        cr_assert_eq(astat("kernel", "age_limit"), 45);
+        test_rm_rf(dir);
+        free(dir);
+}
+
+/* B: 2,000 files it made itself, statted every 200 ms until killed. */
+static pid_t hot_set(const char *group, const char *dir)
+{
+        int fds[2];
+        pid_t pid;
+        char c;
+
+        cr_assert(pipe(fds) == 0);
+        pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+                char path[512];
+                struct stat st;
+
+                kernel_real_group_join(group);
+                for (int i = 0; i < 2000; i++) {
+                        snprintf(path, sizeof(path), "%s/hot-%d", dir, i);
+                        FILE *f = fopen(path, "we");
+
+                        if (!f)
+                                _exit(1);
+                        fclose(f);
+                }
+                (void)!write(fds[1], "r", 1);
+                for (;;) {
+                        for (int i = 0; i < 2000; i++) {
+                                snprintf(path, sizeof(path), "%s/hot-%d", dir, i);
+                                (void)stat(path, &st);
+                        }
+                        usleep(200000);
+                }
+        }
+        close(fds[1]);
+        cr_assert(read(fds[0], &c, 1) == 1, "the hot set was not made");
+        close(fds[0]);
+        return pid;
+}
+
+/* nr_dentry's rise while the test stats B's 2,000 files once more. */
+static uint64_t restat_rise(const char *dir)
+{
+        struct ks_dentry_state_t a = dentry_state(), b;
+        char path[512];
+        struct stat st;
+
+        for (int i = 0; i < 2000; i++) {
+                snprintf(path, sizeof(path), "%s/hot-%d", dir, i);
+                cr_assert(stat(path, &st) == 0);
+        }
+        b = dentry_state();
+        return b.nr_dentry > a.nr_dentry ? b.nr_dentry - a.nr_dentry : 0;
+}
+
+/* The host's nr_negative drift per second from others' activity, sampled over @usec. */
+static double noise_per_s(uint64_t usec)
+{
+        struct ks_dentry_state_t a = dentry_state(), b;
+
+        usleep(usec);
+        b = dentry_state();
+        return ((double)b.nr_negative - (double)a.nr_negative) * 1e6 / (double)usec;
+}
+
+/*
+ * One attempt of the two-group scenario. Returns true when within 5 rotations nr_negative came
+ * back within 5% of @before; false when others' activity moved it meanwhile (the caller
+ * measures again).
+ */
+static bool two_groups_attempt(const char *dir, unsigned attempt, uint64_t *ret_before,
+                               uint64_t *ret_after, uint64_t *ret_peak, uint64_t *ret_rotations)
+{
+        struct ks_dentry_state_t before, now;
+        uint64_t r0, band, actions = astat("a", "actions");
+        char sub[512];
+
+        snprintf(sub, sizeof(sub), "%s/storm-%u", dir, attempt);
+        cr_assert(mkdir(sub, 0755) == 0);
+        wait_rotations("a", 1); /* the group's level is taken at a rotation before the storm */
+        before = dentry_state();
+        storm(group_a, sub, 100000);
+        now = dentry_state();
+        *ret_before = before.nr_negative;
+        /* Reclaim may have run during the storm already: this is no peak, only a figure. */
+        *ret_peak = now.nr_negative;
+        band = before.nr_negative / 20;
+        r0 = rotations("a");
+        for (;;) {
+                now = dentry_state();
+                *ret_after = now.nr_negative;
+                *ret_rotations = rotations("a") - r0;
+                /* Back, and by the adapter's doing: it acted since the storm began. */
+                if (now.nr_negative <= before.nr_negative + band &&
+                    now.nr_negative + band >= before.nr_negative &&
+                    astat("a", "actions") > actions)
+                        return true;
+                if (*ret_rotations >= 5)
+                        return false;
+                usleep(20000);
+        }
+}
+
+Test(kernel, reclaim_one_group_keeps_the_others, .fini = teardown, .timeout = 600)
+{
+        char *dir_a, *dir_b, *mark_dir;
+        uint64_t before = 0, after = 0, peak = 0, nrot = 0, rise;
+        double noise;
+        bool ok = false;
+        int version;
+
+        group_a = kernel_real_group_new("a");
+        group_b = kernel_real_group_new("b");
+        if (!group_a || !group_b)
+                cr_skip_test("no memory cgroup can be made here (not root, or none mounted)");
+        kernel_real_memcg(&version);
+        dir_a = test_mkdtemp("cacheage-ka");
+        dir_b = test_mkdtemp("cacheage-kb");
+        mark_dir = test_mkdtemp("cacheage-kmark");
+        hot_pid = hot_set(group_b, dir_b);
+
+        /* Negatives of the host's own that must stay: 5,000 made here, outside A. */
+        storm(NULL, mark_dir, 5000);
+        start(NULL, "[cache a]\nadapter = kernel\ncgroup = %s\naction = reclaim\n"
+                    "allow_force_empty = yes\n",
+              strrchr(group_a, '/'));
+        noise = noise_per_s(2000000);
+        for (unsigned attempt = 0; attempt < 3 && !ok; attempt++) {
+                ok = two_groups_attempt(dir_a, attempt, &before, &after, &peak, &nrot);
+                fprintf(stderr, "kernel: attempt %u: nr_negative %" PRIu64 " before the storm, %"
+                        PRIu64 " when it ended, %" PRIu64 " after %" PRIu64 " rotations (others' "
+                        "drift %.0f/s)\n", attempt, before, peak, after, nrot, noise);
+        }
+        cr_assert(ok, "nr_negative %" PRIu64 " is not within 5%% of %" PRIu64
+                  " after 5 rotations, in 3 attempts\n%s", after, before,
+                  test_read_file(env.daemon_err));
+        cr_assert(count_in_log(version == 1 ? "force_empty on /" : "memory.reclaim on /") >= 1,
+                  "%s", test_read_file(env.daemon_err));
+        cr_assert(astat("a", "actions") >= 1);
+        cr_assert_eq(astat("a", "action_errors"), 0);
+
+        /* B's hot set is still cached: statting it again allocates (almost) nothing. */
+        rise = restat_rise(dir_b);
+        if (rise >= 500) /* others' activity: measure again */
+                rise = restat_rise(dir_b);
+        cr_assert(rise < 500, "B's 2,000 files were re-created: nr_dentry +%" PRIu64, rise);
+        /* The host's other negatives stay (drop_caches would have taken them: bench/kernel.sh). */
+        cr_assert(after >= before / 2, "the host's negatives went: %" PRIu64 " -> %" PRIu64,
+                  before, after);
+        test_rm_rf(dir_a);
+        test_rm_rf(dir_b);
+        test_rm_rf(mark_dir);
+        free(dir_a);
+        free(dir_b);
+        free(mark_dir);
+}
+
+/* The loop is free while the kernel reclaims: bus calls are answered during force_empty. */
+struct getter {
+        char address[300];
+        _Atomic bool stop;
+        uint64_t calls, failed, slowest_usec;
+};
+
+static void *getter_main(void *userdata)
+{
+        struct getter *g = userdata;
+        sd_bus *bus = NULL;
+
+        cr_assert(harness_connect(g->address, &bus) >= 0);
+        while (!atomic_load(&g->stop)) {
+                sd_bus_error error = SD_BUS_ERROR_NULL;
+                uint64_t v, t = test_now_usec(), dt;
+
+                if (sd_bus_get_property_trivial(bus, CA_BUS_NAME, cache_path("a"),
+                                                CA_BUS_CACHE_IFACE, "Objects", &error, 't',
+                                                &v) < 0)
+                        g->failed++;
+                sd_bus_error_free(&error);
+                dt = test_now_usec() - t;
+                if (dt > g->slowest_usec)
+                        g->slowest_usec = dt;
+                g->calls++;
+        }
+        sd_bus_flush_close_unref(bus);
+        return NULL;
+}
+
+Test(kernel, loop_answers_while_the_kernel_reclaims, .fini = teardown, .timeout = 300)
+{
+        struct getter g = { 0 };
+        pthread_t thread;
+        char *dir;
+        uint64_t actions;
+
+        group_a = kernel_real_group_new("loop");
+        if (!group_a)
+                cr_skip_test("no memory cgroup can be made here (not root, or none mounted)");
+        start(NULL, "[cache a]\nadapter = kernel\ncgroup = %s\naction = reclaim\n"
+                    "allow_force_empty = yes\n",
+              strrchr(group_a, '/'));
+        snprintf(g.address, sizeof(g.address), "%s", env.address);
+        dir = test_mkdtemp("cacheage-kloop");
+        wait_rotations("a", 1);
+        actions = astat("a", "actions");
+        cr_assert(pthread_create(&thread, NULL, getter_main, &g) == 0);
+        storm(group_a, dir, 200000);
+        while (astat("a", "actions") == actions)
+                usleep(20000);
+        atomic_store(&g.stop, true);
+        pthread_join(thread, NULL);
+        fprintf(stderr, "kernel: %" PRIu64 " Gets while %" PRIu64 " us of reclaim ran on the "
+                "worker: slowest %" PRIu64 " us; the adapter held the loop %" PRIu64
+                " us at most\n", g.calls, astat("a", "last_action_usec"), g.slowest_usec,
+                astat("a", "loop_longest_usec"));
+        cr_assert_eq(g.failed, 0);
+        cr_assert(g.calls > 0);
+        test_rm_rf(dir);
+        free(dir);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Fake trees.                                                                                 */
+
+static void fake_start(int version, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fake_start(int version, const char *fmt, ...)
+{
+        char sections[4096];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(sections, sizeof(sections), fmt, ap);
+        va_end(ap);
+        if (!fake.root)
+                kernel_fake_new(&fake, version, 100000, 20000);
+        setenv("CACHEAGED_KERNEL_ROOT", fake.root, 1);
+        start(NULL, "%s", sections);
+}
+
+/* Wait until root + @file holds @want (the adapter's last write there). */
+static void wait_file(const char *file, const char *want)
+{
+        uint64_t until = test_now_usec() + 5 * ROTATION_WAIT_USEC;
+        char *s;
+
+        while (strcmp(s = kernel_fake_read(&fake, file), want) != 0) {
+                cr_assert(test_now_usec() < until, "%s holds \"%s\", not \"%s\"\n%s", file, s,
+                          want, test_read_file(env.daemon_err));
+                free(s);
+                usleep(20000);
+        }
+        free(s);
+}
+
+static void expect_file(const char *file, const char *want)
+{
+        char *s = kernel_fake_read(&fake, file);
+
+        cr_assert_str_eq(s, want, "%s", file);
+        free(s);
+}
+
+Test(kernel, memory_reclaim_v2_amounts_bounds_and_gates, .fini = teardown, .timeout = 300)
+{
+        char *s;
+
+        kernel_fake_new(&fake, 2, 100000, 20000);
+        free(kernel_fake_group(&fake, "/system.slice/build.service", 2 << 20, 1 << 20, 0));
+        fake_start(2, "[cache build]\nadapter = kernel\ncgroup = /system.slice/build.service\n"
+                      "action = reclaim\n");
+        s = get_s(env.bus, cache_path("build"), CA_BUS_CACHE_IFACE, "Mechanism");
+        cr_assert_str_eq(s, "memory.reclaim");
+        free(s);
+        wait_rotations("build", 2);
+        expect_file("/sys/fs/cgroup/system.slice/build.service/memory.reclaim", "");
+
+        /* 20 MiB of new reclaimable slab: the rotation asks for it back, with the key. */
+        free(kernel_fake_group(&fake, "/system.slice/build.service", 22 << 20, 21 << 20, 0));
+        wait_file("/sys/fs/cgroup/system.slice/build.service/memory.reclaim",
+                  "20971520 swappiness=0");
+        wait_log(0, "memory.reclaim takes swappiness=0 here");
+        cr_assert(astat("build", "reclaim_asked_bytes") >= 20 << 20);
+        cr_assert_eq(astat("build", "group_slab_reclaimable_bytes"), 21 << 20);
+
+        /* The fake kernel reclaimed nothing: the level stays, nothing more is asked. */
+        kernel_fake_write(&fake, "/sys/fs/cgroup/system.slice/build.service/memory.reclaim", "");
+        wait_rotations("build", 2);
+        expect_file("/sys/fs/cgroup/system.slice/build.service/memory.reclaim", "");
+
+        /* 500 MiB more: max_reclaim (64M) bounds it. */
+        free(kernel_fake_group(&fake, "/system.slice/build.service", 530 << 20, 521 << 20, 0));
+        wait_file("/sys/fs/cgroup/system.slice/build.service/memory.reclaim",
+                  "67108864 swappiness=0");
+
+        /* Under memory pressure (the host's, then the group's) nothing is done. */
+        kernel_fake_write(&fake, "/sys/fs/cgroup/system.slice/build.service/memory.reclaim", "");
+        set_psi(0, 5.0);
+        free(kernel_fake_group(&fake, "/system.slice/build.service", 900 << 20, 890 << 20, 0));
+        uint64_t put_off = astat("build", "actions_put_off_pressure");
+        wait_rotations("build", 2);
+        expect_file("/sys/fs/cgroup/system.slice/build.service/memory.reclaim", "");
+        cr_assert(astat("build", "actions_put_off_pressure") >= put_off + 1);
+        set_psi(0, 0);
+        free(kernel_fake_group(&fake, "/system.slice/build.service", 900 << 20, 890 << 20, 3.5));
+        wait_rotations("build", 2);
+        expect_file("/sys/fs/cgroup/system.slice/build.service/memory.reclaim", "");
+        /* The pressure gone, the growth is taken back. */
+        free(kernel_fake_group(&fake, "/system.slice/build.service", 900 << 20, 890 << 20, 0));
+        wait_file("/sys/fs/cgroup/system.slice/build.service/memory.reclaim",
+                  "67108864 swappiness=0");
+}
+
+/* Not idle (CPU pressure over the daemon's gate): the action waits, the figures do not. */
+Test(kernel, actions_only_in_idle_time, .fini = teardown, .timeout = 300)
+{
+        kernel_fake_new(&fake, 2, 100000, 20000);
+        free(kernel_fake_group(&fake, "/svc", 2 << 20, 1 << 20, 0));
+        set_psi(50, 0);
+        setenv("CACHEAGED_KERNEL_ROOT", fake.root, 1);
+        bus_env_start(&env, NULL);
+        bus_env_daemon(&env, "[daemon]\nplugin_dir = %s\ninterval = 1s\nidle_cpu_pressure = 20\n"
+                             "max_defer = 0\n[cache svc]\nadapter = kernel\ncgroup = /svc\n"
+                             "action = reclaim\n",
+                       test_env("CA_ADAPTER_DIR"));
+        wait_rotations("svc", 1);
+        free(kernel_fake_group(&fake, "/svc", 40 << 20, 33 << 20, 0));
+        kernel_fake_dentry_state(&fake, 300000, 220000);
+        wait_rotations("svc", 2);
+        expect_file("/sys/fs/cgroup/svc/memory.reclaim", "");
+        cr_assert(astat("svc", "actions_put_off_busy") >= 2);
+        cr_assert_eq(astat("svc", "actions"), 0);
+        cr_assert_eq(get_t(env.bus, cache_path("svc"), CA_BUS_CACHE_IFACE, "Objects"), 300000);
+        cr_assert_eq(get_t(env.bus, cache_path("svc"), CA_BUS_CACHE_IFACE, "PartObjects"),
+                     220000);
+        set_psi(0, 0);
+        wait_file("/sys/fs/cgroup/svc/memory.reclaim", "33554432 swappiness=0");
+}
+
+/* A kernel whose memory.reclaim has no swappiness=: its own parser says so (EINVAL). */
+Test(kernel, memory_reclaim_key_refused_is_left_out, .fini = teardown, .timeout = 300)
+{
+        char *target, *soft, *s;
+
+        group_a = kernel_real_group_new("key");
+        if (!group_a)
+                cr_skip_test("no memory cgroup can be made here (not root, or none mounted)");
+        soft = test_path_join(group_a, "memory.soft_limit_in_bytes");
+        if (access(soft, F_OK) != 0)
+                cr_skip_test("no v1 memory.soft_limit_in_bytes to stand for such a kernel");
+        /* A private mount namespace, which the bus and the daemon inherit. */
+        cr_assert(unshare(CLONE_NEWNS) == 0, "unshare: %s", strerror(errno));
+        cr_assert(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+        kernel_fake_new(&fake, 2, 100000, 20000);
+        free(kernel_fake_group(&fake, "/svc", 2 << 20, 1 << 20, 0));
+        target = test_path_join(fake.memcg, "svc/memory.reclaim");
+        cr_assert(mount(soft, target, NULL, MS_BIND, NULL) == 0, "bind: %s", strerror(errno));
+        fake_start(2, "[cache svc]\nadapter = kernel\ncgroup = /svc\naction = reclaim\n");
+        wait_rotations("svc", 1);
+        free(kernel_fake_group(&fake, "/svc", 10 << 20, 9 << 20, 0));
+        wait_log(0, "memory.reclaim refuses swappiness=0 here");
+        wait_log(0, "memory.reclaim on /svc");
+        s = test_read_file(soft);
+        cr_assert_str_eq(s, "8388608\n", "the amount alone, parsed by the kernel");
+        free(s);
+        cr_assert_eq(astat("svc", "action_errors"), 0);
+        umount(target);
+        free(target);
+        free(soft);
+}
+
+Test(kernel, shrinker_scan_where_debugfs_has_it, .fini = teardown, .timeout = 300)
+{
+        struct stat st;
+        char *dir, *s;
+
+        kernel_fake_new(&fake, 1, 100000, 20000);
+        dir = kernel_fake_group(&fake, "/svc", 2 << 20, 0, 0);
+        cr_assert(stat(dir, &st) == 0);
+        kernel_fake_shrinkers(&fake, st.st_ino, 802, 0, 40);
+        /* No allow_force_empty needed: the finest tool is there. */
+        fake_start(1, "[cache svc]\nadapter = kernel\ncgroup = /svc\naction = reclaim\n");
+        s = get_s(env.bus, cache_path("svc"), CA_BUS_CACHE_IFACE, "Mechanism");
+        cr_assert_str_eq(s, "shrinker-scan");
+        free(s);
+        char want[64];
+        snprintf(want, sizeof(want), "%" PRIu64 " 0 802", (uint64_t)st.st_ino);
+        wait_file("/sys/kernel/debug/shrinker/sb-ext4:vda1-14/scan", want);
+        snprintf(want, sizeof(want), "%" PRIu64 " 0 40", (uint64_t)st.st_ino);
+        wait_file("/sys/kernel/debug/shrinker/sb-tmpfs-3/scan", want);
+        expect_file("/sys/kernel/debug/shrinker/thp-zero-9/scan", "");
+        expect_file("/sys/fs/cgroup/memory/svc/memory.force_empty", "");
+        /* Every rotation is a pass. */
+        kernel_fake_write(&fake, "/sys/kernel/debug/shrinker/sb-tmpfs-3/scan", "");
+        wait_file("/sys/kernel/debug/shrinker/sb-tmpfs-3/scan", want);
+        cr_assert(astat("svc", "shrinker_scanned") >= 2 * (802 + 40));
+        free(dir);
+}
+
+/* One rotation, asked on the bus (the cache's own interval is an hour): exactly one look. */
+static void rotate_once(const char *cache)
+{
+        uint64_t r0 = rotations(cache);
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+
+        cr_assert(sd_bus_call_method(env.bus, CA_BUS_NAME, cache_path(cache), CA_BUS_CACHE_IFACE,
+                                     "Rotate", &error, NULL, NULL) >= 0,
+                  "Rotate: %s", error.message);
+        wait_rotations_from(cache, r0 + 1);
+}
+
+/* nr_negative for each rotation, one after the other; whether drop_caches was written. */
+static bool negatives(const uint64_t *v, size_t n)
+{
+        bool dropped = false;
+
+        for (size_t i = 0; i < n; i++) {
+                char *s;
+
+                kernel_fake_dentry_state(&fake, 400000, v[i]);
+                rotate_once("host");
+                s = kernel_fake_read(&fake, "/proc/sys/vm/drop_caches");
+                dropped |= strcmp(s, "2") == 0;
+                free(s);
+        }
+        return dropped;
+}
+
+/* drop_caches: past the limit, after steady growth, once per min_interval, in idle time. */
+Test(kernel, drop_past_the_limit_after_growth, .fini = teardown, .timeout = 300)
+{
+        kernel_fake_new(&fake, 2, 400000, 20000);
+        fake_start(2, "[cache host]\nadapter = kernel\naction = drop\nnegative_limit = 50000\n"
+                      "growth_rotations = 3\nmin_interval = 1h\ninterval = 1h\n");
+        /* Growth under the limit; a fall; past the limit but flat: nothing. */
+        cr_assert(!negatives((const uint64_t[]){ 20000, 25000, 30000, 35000, 40000, 10000 }, 6));
+        cr_assert(!negatives((const uint64_t[]){ 60000, 60000, 60000, 60000 }, 4));
+        /* Growing, but not yet for 3 rotations in a row. */
+        cr_assert(!negatives((const uint64_t[]){ 61000, 62000 }, 2));
+        /* Not in idle time: put off, the streak goes on. */
+        set_psi(0, 2.0);
+        cr_assert(!negatives((const uint64_t[]){ 63000 }, 1));
+        cr_assert_eq(astat("host", "actions_put_off_pressure"), 1);
+        set_psi(0, 0);
+        cr_assert(negatives((const uint64_t[]){ 64000 }, 1), "%s", test_read_file(env.daemon_err));
+        wait_log(0, ">= negative_limit 50000, grew 4 rotations in a row");
+        cr_assert_eq(astat("host", "actions"), 1);
+        /* Still growing past it: min_interval holds the next one. */
+        kernel_fake_write(&fake, "/proc/sys/vm/drop_caches", "");
+        cr_assert(!negatives((const uint64_t[]){ 65000, 66000, 67000, 68000, 69000 }, 5));
+        cr_assert_eq(astat("host", "actions"), 1);
+        cr_assert(count_in_log("(< min_interval)") >= 1);
+}
+
+/* A group that vanishes (service stopped) is said once and looked for again; never fatal. */
+Test(kernel, vanished_group_reported_once_and_found_again, .fini = teardown, .timeout = 300)
+{
+        char *dir;
+        size_t mark;
+
+        kernel_fake_new(&fake, 1, 100000, 20000);
+        dir = kernel_fake_group(&fake, "/svc", 2 << 20, 0, 0);
+        fake_start(1, "[cache svc]\nadapter = kernel\ncgroup = /svc\naction = reclaim\n"
+                      "allow_force_empty = yes\n");
+        wait_rotations("svc", 1);
+        cr_assert_eq(astat("svc", "group_missing"), 0);
+        cr_assert_eq(astat("svc", "group_kernel_bytes"), 2 << 20);
+        test_rm_rf(dir);
+        wait_rotations("svc", 3);
+        cr_assert_eq(astat("svc", "group_missing"), 1);
+        cr_assert_eq(astat("svc", "group_vanished"), 1);
+        cr_assert_eq(count_in_log("/svc: no such group; nothing done to it"), 1,
+                     "said once\n%s", test_read_file(env.daemon_err));
+        cr_assert(get_t(env.bus, cache_path("svc"), CA_BUS_CACHE_IFACE, "Objects") > 0,
+                  "the host's figures go on");
+        mark = log_size();
+        free(kernel_fake_group(&fake, "/svc", 5 << 20, 0, 0));
+        wait_log(mark, "group /svc found again");
+        wait_rotations("svc", 1);
+        cr_assert_eq(astat("svc", "group_missing"), 0);
+        cr_assert_eq(astat("svc", "group_kernel_bytes"), 5 << 20);
+        /* Growth is counted from the group that came back, not the one that went. */
+        free(kernel_fake_group(&fake, "/svc", 30 << 20, 0, 0));
+        wait_file("/sys/fs/cgroup/memory/svc/memory.force_empty", "0");
+        free(dir);
+}
+
+/* ---- unit = NAME: a fake systemd on the private bus ---- */
+
+struct fake_systemd {
+        sd_bus *bus;
+        pthread_t thread;
+        _Atomic bool stop;
+        pthread_mutex_t lock;
+        char cgroup[256];   /* ControlGroup of foo.service; "" when stopped */
+        unsigned lookups;
+};
+
+static struct fake_systemd sysd;
+
+static int sysd_get_unit(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+        const char *name;
+        int r;
+
+        r = sd_bus_message_read(m, "s", &name);
+        if (r < 0)
+                return r;
+        if (strcmp(name, "foo.service") != 0)
+                return sd_bus_error_setf(error, "org.freedesktop.systemd1.NoSuchUnit",
+                                         "Unit %s not loaded.", name);
+        pthread_mutex_lock(&sysd.lock);
+        sysd.lookups++;
+        pthread_mutex_unlock(&sysd.lock);
+        return sd_bus_reply_method_return(m, "o", "/org/freedesktop/systemd1/unit/foo_2eservice");
+}
+
+static int sysd_control_group(sd_bus *bus, const char *path, const char *interface,
+                              const char *property, sd_bus_message *reply, void *userdata,
+                              sd_bus_error *error)
+{
+        int r;
+
+        pthread_mutex_lock(&sysd.lock);
+        r = sd_bus_message_append(reply, "s", sysd.cgroup);
+        pthread_mutex_unlock(&sysd.lock);
+        return r;
+}
+
+static const sd_bus_vtable sysd_manager[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_METHOD("GetUnit", "s", "o", sysd_get_unit, 0),
+        SD_BUS_VTABLE_END,
+};
+
+static const sd_bus_vtable sysd_service[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("ControlGroup", "s", sysd_control_group, 0, 0),
+        SD_BUS_VTABLE_END,
+};
+
+static void *sysd_main(void *userdata)
+{
+        while (!atomic_load(&sysd.stop)) {
+                int r = sd_bus_process(sysd.bus, NULL);
+
+                if (r < 0)
+                        break;
+                if (r == 0)
+                        sd_bus_wait(sysd.bus, 50000);
+        }
+        return NULL;
+}
+
+static void sysd_set(const char *cgroup)
+{
+        pthread_mutex_lock(&sysd.lock);
+        snprintf(sysd.cgroup, sizeof(sysd.cgroup), "%s", cgroup);
+        pthread_mutex_unlock(&sysd.lock);
+}
+
+static void sysd_teardown(void)
+{
+        if (sysd.bus) {
+                atomic_store(&sysd.stop, true);
+                pthread_join(sysd.thread, NULL);
+                sysd.bus = sd_bus_flush_close_unref(sysd.bus);
+        }
+        teardown();
+}
+
+Test(kernel, unit_group_asked_from_systemd, .fini = sysd_teardown, .timeout = 300)
+{
+        char policy[512], ours[512];
+
+        /* Our policy, and root may own and call org.freedesktop.systemd1 (the fake). */
+        snprintf(ours, sizeof(ours), "%s/../systemd/org.cacheage.CacheAge1.conf",
+                 test_env("CA_TEST_SRCDIR"));
+        kernel_fake_new(&fake, 2, 100000, 20000);
+        snprintf(policy, sizeof(policy), "%s/bus-policy.conf", fake.root);
+        test_write_file(policy,
+                        "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration "
+                        "1.0//EN\" \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n"
+                        "<busconfig>\n <include>%s</include>\n <policy user=\"root\">\n"
+                        "  <allow own=\"org.freedesktop.systemd1\"/>\n"
+                        "  <allow send_destination=\"org.freedesktop.systemd1\"/>\n"
+                        " </policy>\n</busconfig>\n",
+                        ours);
+        free(kernel_fake_group(&fake, "/system.slice/foo.service", 3 << 20, 2 << 20, 0));
+        bus_env_start(&env, policy);
+
+        pthread_mutex_init(&sysd.lock, NULL);
+        sysd_set("/system.slice/foo.service");
+        cr_assert(harness_connect(env.address, &sysd.bus) >= 0);
+        cr_assert(sd_bus_add_object_vtable(sysd.bus, NULL, "/org/freedesktop/systemd1",
+                                           "org.freedesktop.systemd1.Manager", sysd_manager,
+                                           NULL) >= 0);
+        cr_assert(sd_bus_add_object_vtable(sysd.bus, NULL,
+                                           "/org/freedesktop/systemd1/unit/foo_2eservice",
+                                           "org.freedesktop.systemd1.Service", sysd_service,
+                                           NULL) >= 0);
+        cr_assert(sd_bus_request_name(sysd.bus, "org.freedesktop.systemd1", 0) >= 0);
+        cr_assert(pthread_create(&sysd.thread, NULL, sysd_main, NULL) == 0);
+        setenv("DBUS_SYSTEM_BUS_ADDRESS", env.address, 1);
+
+        fake_start(2, "[cache foo]\nadapter = kernel\nunit = foo.service\n"
+                      "[cache gone]\nadapter = kernel\nunit = gone.service\n");
+        wait_rotations("foo", 1);
+        cr_assert_eq(astat("foo", "group_missing"), 0, "%s", test_read_file(env.daemon_err));
+        cr_assert_eq(astat("foo", "group_slab_reclaimable_bytes"), 2 << 20);
+        wait_rotations("gone", 1);
+        cr_assert_eq(astat("gone", "group_missing"), 1);
+        wait_log(0, "systemd does not know gone.service: Unit gone.service not loaded.");
+
+        /* Stopped: no control group, said once. Restarted elsewhere: found there. */
+        sysd_set("");
+        wait_log(0, "foo.service has no control group (not running)");
+        cr_assert_eq(astat("foo", "group_missing"), 1);
+        free(kernel_fake_group(&fake, "/system.slice/foo-restarted.service", 7 << 20, 6 << 20, 0));
+        sysd_set("/system.slice/foo-restarted.service");
+        wait_log(0, "group /system.slice/foo-restarted.service found again");
+        wait_rotations("foo", 1);
+        cr_assert_eq(astat("foo", "group_slab_reclaimable_bytes"), 6 << 20);
+        cr_assert(sysd.lookups >= 3, "asked at every rotation");
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Keys and paths, each error at its line.                                                     */
+
+static void expect_errors(const char *conf, const char *const *want)
+{
+        struct test_daemon d;
+        const char *args[] = { "--config", NULL, "--check-config", NULL };
+        const char *log;
+
+        test_daemon_setup(&d);
+        d.plugin_dir = test_env("CA_ADAPTER_DIR");
+        test_write_file(d.conf, "%s", conf);
+        args[1] = d.conf;
+        cr_assert_eq(test_daemon_run_to_exit(&d, args), 1, "%s", test_daemon_log(&d));
+        log = test_daemon_log(&d);
+        for (const char *const *w = want; *w; w++)
+                cr_expect(strstr(log, *w), "missing: %s\nin:\n%s", *w, log);
+        test_daemon_cleanup(&d);
+}
+
+Test(kernel, every_bad_key_and_path_at_its_line, .fini = teardown)
+{
+        char *link, conf[4096];
+
+        kernel_fake_new(&fake, 1, 100000, 20000);
+        free(kernel_fake_group(&fake, "/real", 1 << 20, 0, 0));
+        link = test_path_join(fake.memcg, "link");
+        cr_assert(symlink("real", link) == 0);
+        free(link);
+        setenv("CACHEAGED_KERNEL_ROOT", fake.root, 1);
+
+        /* Value errors, all of one section at once. */
+        snprintf(conf, sizeof(conf),
+                 "[cache k]\n"                      /* 1 */
+                 "adapter = kernel\n"               /* 2 */
+                 "action = sweep\n"                 /* 3 */
+                 "max_reclaim = 10Q\n"              /* 4 */
+                 "reclaim_amount = 100\n"           /* 5 */
+                 "cgroup = /a/../b\n"               /* 6 */
+                 "unit = foo.timer\n"               /* 7 */
+                 "swappiness = 300\n"               /* 8 */
+                 "colour = red\n"                   /* 9 */
+                 "negative_ratio = -1\n"            /* 10 */
+                 "min_interval = soon\n");          /* 11 */
+        expect_errors(conf, (const char *[]){
+                "cacheaged.conf:3: action: invalid action \"sweep\"",
+                "cacheaged.conf:4: max_reclaim: invalid size \"10Q\" (expected 4096..1T",
+                "cacheaged.conf:5: reclaim_amount: invalid size \"100\" (expected auto or 4096..1T",
+                "cacheaged.conf:6: cgroup: \"/a/../b\": empty, \".\" and \"..\" components are refused",
+                "cacheaged.conf:7: unit: \"foo.timer\" is not a unit with a control group",
+                "cacheaged.conf:8: swappiness:",
+                "cacheaged.conf:9: colour: unknown key",
+                "cacheaged.conf:10: negative_ratio:",
+                "cacheaged.conf:11: min_interval: invalid duration \"soon\"",
+                NULL });
+
+        /* What ties keys together and to this kernel, one section each, all reported. */
+        snprintf(conf, sizeof(conf),
+                 "[cache link]\nadapter = kernel\ncgroup = /link\n"                    /* 1-3 */
+                 "[cache nogroup]\nadapter = kernel\naction = reclaim\n"              /* 4-6 */
+                 "[cache v1]\nadapter = kernel\ncgroup = /real\naction = reclaim\n"    /* 7-10 */
+                 "[cache both]\nadapter = kernel\ncgroup = /real\nunit = x.service\n"  /* 11-14 */
+                 "[cache nolimit]\nadapter = kernel\naction = drop\nnegative_limit = 0\n" /* 15-18 */
+                 "[cache minmax]\nadapter = kernel\ncgroup = /real\naction = reclaim\n"
+                 "allow_force_empty = yes\nmin_reclaim = 128M\n"                        /* 19-24 */
+                 "[cache file]\nadapter = kernel\ncgroup = /real/memory.stat\n");      /* 25-27 */
+        expect_errors(conf, (const char *[]){
+                "cacheaged.conf:3: cgroup: ",
+                "\"link\" is a symlink (refused",
+                "cacheaged.conf:6: action: action = reclaim needs a group",
+                "cacheaged.conf:10: action: cgroup v1 has no gentle reclaim: memory.force_empty "
+                "only with allow_force_empty = yes",
+                "cacheaged.conf:14: unit: set either cgroup or unit, not both",
+                "cacheaged.conf:17: action: action = drop needs a limit",
+                "cacheaged.conf:24: min_reclaim: min_reclaim is above max_reclaim",
+                "cacheaged.conf:27: cgroup: ",
+                "\"memory.stat\" is not a directory",
+                NULL });
+
+        /* No memory controller at all, for a group target. */
+        kernel_fake_write(&fake, "/proc/self/mountinfo",
+                          "22 1 253:1 / / rw,relatime shared:1 - ext4 /dev/vda1 rw\n");
+        expect_errors("[cache k]\nadapter = kernel\nunit = foo.service\n",
+                      (const char *[]){ "cacheaged.conf:3: unit: no memory cgroup controller "
+                                        "is mounted",
+                                        NULL });
+}
+
+/* A group not there yet is fine at --check-config (a service not started), and said. */
+Test(kernel, missing_group_is_not_an_error, .fini = teardown)
+{
+        struct test_daemon d;
+        const char *args[] = { "--config", NULL, "--check-config", NULL };
+
+        kernel_fake_new(&fake, 1, 100000, 20000);
+        setenv("CACHEAGED_KERNEL_ROOT", fake.root, 1);
+        test_daemon_setup(&d);
+        d.plugin_dir = test_env("CA_ADAPTER_DIR");
+        test_write_file(d.conf, "[cache k]\nadapter = kernel\ncgroup = /later.service\n"
+                                "action = reclaim\nallow_force_empty = yes\n");
+        args[1] = d.conf;
+        cr_assert_eq(test_daemon_run_to_exit(&d, args), 0, "%s", test_daemon_log(&d));
+        cr_assert(strstr(test_daemon_log(&d), "later.service: no such group, looked for at every "
+                                               "rotation"),
+                  "%s", test_daemon_log(&d));
+        test_daemon_cleanup(&d);
+}
