@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -236,6 +237,28 @@ void kernel_real_group_join(const char *path)
         fprintf(f, "%d\n", (int)getpid());
         cr_assert(fclose(f) == 0, "join %s: %s", path, strerror(errno));
         free(procs);
+}
+
+void kernel_real_storm(const char *group, const char *dir, unsigned n)
+{
+        pid_t pid = fork();
+        int status;
+
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+                char path[512];
+                struct stat st;
+
+                if (group)
+                        kernel_real_group_join(group);
+                for (unsigned i = 0; i < n; i++) {
+                        snprintf(path, sizeof(path), "%s/missing-%u", dir, i);
+                        (void)stat(path, &st);
+                }
+                _exit(0);
+        }
+        cr_assert(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+                  WEXITSTATUS(status) == 0);
 }
 
 void kernel_real_group_remove(char *path)

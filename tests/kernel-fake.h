@@ -78,3 +78,10 @@ void kernel_real_group_remove(char *path);
 
 /* kernel_real_group_join() - move the calling process into @path. */
 void kernel_real_group_join(const char *path);
+
+/*
+ * kernel_real_storm() - stat() @n unique missing names ("missing-N") in @dir from a child in
+ * group @group (NULL: the caller's group), and wait for it: @n new negative dentries,
+ * charged to that group.
+ */
+void kernel_real_storm(const char *group, const char *dir, unsigned n);

@@ -249,12 +249,10 @@ Test(kernel_sys, group_figures_v2_and_v1, .fini = fake_fini)
 /* The real kernel's v1 group: its kernel memory is what a storm of lookups in it costs. */
 Test(kernel_sys, group_figures_real_kernel)
 {
-        char *group = kernel_real_group_new("figures"), *dir, path[256];
+        char *group = kernel_real_group_new("figures"), *dir;
         struct ks_memcg mc;
         struct ks_group before, after;
-        struct stat st;
-        pid_t pid;
-        int fd, status;
+        int fd;
 
         if (!group)
                 cr_skip_test("no memory cgroup can be made here (not root, or none mounted)");
@@ -262,17 +260,7 @@ Test(kernel_sys, group_figures_real_kernel)
         cr_assert_eq(ks_cgroup_open("/", &mc, strrchr(group, '/'), &fd, NULL, 0), 0);
         cr_assert_eq(ks_read_group(fd, mc.version, &before), 0);
         dir = test_mkdtemp("cacheage-kgroup");
-        pid = fork();
-        cr_assert(pid >= 0);
-        if (pid == 0) {
-                kernel_real_group_join(group);
-                for (int i = 0; i < 20000; i++) {
-                        snprintf(path, sizeof(path), "%s/missing-%d", dir, i);
-                        (void)stat(path, &st);
-                }
-                _exit(0);
-        }
-        cr_assert(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+        kernel_real_storm(group, dir, 20000);
         cr_assert_eq(ks_read_group(fd, mc.version, &after), 0);
         /* 20,000 dentries of about 192 bytes each: at least 2 MiB of kernel memory. */
         cr_assert(after.kernel_bytes >= before.kernel_bytes + (2 << 20),
@@ -380,13 +368,11 @@ Test(kernel_sys, reclaim_key_refused_by_the_real_kernel, .fini = fake_fini)
 /* v1 force_empty on the real kernel: the group's dentries go, the host's others stay. */
 Test(kernel_sys, force_empty_real_kernel)
 {
-        char *group = kernel_real_group_new("empty"), *dir, path[256];
+        char *group = kernel_real_group_new("empty"), *dir;
         struct ks_dentry_state a, b, c;
         struct ks_memcg mc;
         struct ks_group g;
-        struct stat st;
-        pid_t pid;
-        int fd, status;
+        int fd;
 
         if (!group)
                 cr_skip_test("no memory cgroup can be made here (not root, or none mounted)");
@@ -398,17 +384,7 @@ Test(kernel_sys, force_empty_real_kernel)
         cr_assert_eq(ks_cgroup_open("/", &mc, strrchr(group, '/'), &fd, NULL, 0), 0);
         dir = test_mkdtemp("cacheage-kempty");
         cr_assert_eq(ks_read_dentry_state("/", &a), 0);
-        pid = fork();
-        cr_assert(pid >= 0);
-        if (pid == 0) {
-                kernel_real_group_join(group);
-                for (int i = 0; i < 50000; i++) {
-                        snprintf(path, sizeof(path), "%s/missing-%d", dir, i);
-                        (void)stat(path, &st);
-                }
-                _exit(0);
-        }
-        cr_assert(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+        kernel_real_storm(group, dir, 50000);
         cr_assert_eq(ks_read_dentry_state("/", &b), 0);
         cr_assert_eq(ks_force_empty(fd), 0);
         cr_assert_eq(ks_read_dentry_state("/", &c), 0);

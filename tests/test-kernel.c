@@ -196,29 +196,6 @@ static struct ks_dentry_state_t {
         return (struct ks_dentry_state_t){ .nr_dentry = a, .nr_negative = e };
 }
 
-/* stat() @n unique missing names in @dir, from @group (NULL: here), in a child. */
-static void storm(const char *group, const char *dir, unsigned n)
-{
-        pid_t pid = fork();
-        int status;
-
-        cr_assert(pid >= 0);
-        if (pid == 0) {
-                char path[512];
-                struct stat st;
-
-                if (group)
-                        kernel_real_group_join(group);
-                for (unsigned i = 0; i < n; i++) {
-                        snprintf(path, sizeof(path), "%s/missing-%u", dir, i);
-                        (void)stat(path, &st);
-                }
-                _exit(0);
-        }
-        cr_assert(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-                  WEXITSTATUS(status) == 0);
-}
-
 static void rotate_once(const char *cache);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -266,12 +243,27 @@ Test(kernel, report_shows_the_host_and_a_storm_as_growth, .fini = teardown, .tim
         cr_assert(strstr(out, "report"), "%s", out);
         cr_assert(!strstr(out, "SINGLE-USE"), "%s", out);
 
-        /* 100,000 new negatives between two rotations (asked): growth of about that much. */
-        rotate_once("kernel");
+        /*
+         * 100,000 new negatives between two rotations (asked): growth of about that much. A
+         * drop of the whole host's cache by someone else between the two (another benchmark's
+         * drop_caches) takes them: then a new storm, at most three.
+         */
         dir = test_mkdtemp("cacheage-kstorm");
-        storm(NULL, dir, 100000);
-        rotate_once("kernel");
-        growth = astat("kernel", "nr_negative_growth");
+        for (unsigned attempt = 0; attempt < 3; attempt++) {
+                char sub[512];
+
+                snprintf(sub, sizeof(sub), "%s/%u", dir, attempt);
+                cr_assert(mkdir(sub, 0755) == 0);
+                rotate_once("kernel");
+                kernel_real_storm(NULL, sub, 100000);
+                rotate_once("kernel");
+                growth = astat("kernel", "nr_negative_growth");
+                if (growth >= 90000 && astat("kernel", "nr_dentry_growth") >= 90000 &&
+                    astat("kernel", "nr_negative") >= 100000)
+                        break;
+                fprintf(stderr, "kernel: storm %u: nr_negative_growth %" PRIu64 ", again\n",
+                        attempt, growth);
+        }
         cr_assert(growth >= 90000, "nr_negative_growth %" PRIu64 "\n%s", growth,
                   test_read_file(env.daemon_err));
         cr_assert(astat("kernel", "nr_dentry_growth") >= 90000);
@@ -335,6 +327,25 @@ static uint64_t restat_rise(const char *dir)
         return b.nr_dentry > a.nr_dentry ? b.nr_dentry - a.nr_dentry : 0;
 }
 
+/*
+ * Whether the @n negatives kernel_real_storm() made in @dir, outside any test group, are still cached:
+ * statting their names again makes (almost) no new negative dentry. Statting them puts back
+ * any that went, so the next attempt has them again.
+ */
+static bool marks_cached(const char *dir, unsigned n)
+{
+        struct ks_dentry_state_t a = dentry_state(), b;
+        char path[512];
+        struct stat st;
+
+        for (unsigned i = 0; i < n; i++) {
+                snprintf(path, sizeof(path), "%s/missing-%u", dir, i);
+                (void)stat(path, &st);
+        }
+        b = dentry_state();
+        return b.nr_negative < a.nr_negative + n / 2;
+}
+
 /* The host's nr_negative drift per second from others' activity, sampled over @usec. */
 static double noise_per_s(uint64_t usec)
 {
@@ -361,7 +372,7 @@ static bool two_groups_attempt(const char *dir, unsigned attempt, uint64_t *ret_
         cr_assert(mkdir(sub, 0755) == 0);
         wait_rotations("a", 1); /* the group's level is taken at a rotation before the storm */
         before = dentry_state();
-        storm(group_a, sub, 100000);
+        kernel_real_storm(group_a, sub, 100000);
         now = dentry_state();
         *ret_before = before.nr_negative;
         /* Reclaim may have run during the storm already: this is no peak, only a figure. */
@@ -388,7 +399,7 @@ Test(kernel, reclaim_one_group_keeps_the_others, .fini = teardown, .timeout = 60
         char *dir_a, *dir_b, *mark_dir;
         uint64_t before = 0, after = 0, peak = 0, nrot = 0, rise;
         double noise;
-        bool ok = false;
+        bool ok = false, marks = false;
         int version;
 
         group_a = kernel_real_group_new("a");
@@ -402,20 +413,31 @@ Test(kernel, reclaim_one_group_keeps_the_others, .fini = teardown, .timeout = 60
         hot_pid = hot_set(group_b, dir_b);
 
         /* Negatives of the host's own that must stay: 5,000 made here, outside A. */
-        storm(NULL, mark_dir, 5000);
+        kernel_real_storm(NULL, mark_dir, 5000);
         start(NULL, "[cache a]\nadapter = kernel\ncgroup = %s\naction = reclaim\n"
                     "allow_force_empty = yes\n",
               strrchr(group_a, '/'));
         noise = noise_per_s(2000000);
-        for (unsigned attempt = 0; attempt < 3 && !ok; attempt++) {
+        /*
+         * An attempt is disturbed when the host's own negatives went too: something outside
+         * this test dropped the whole host's cache meanwhile (drop_caches in another test or
+         * benchmark, memory pressure), and nr_negative before the storm means nothing. It is
+         * measured again; the adapter itself cannot take them (force_empty and memory.reclaim
+         * reach group A only), so a run where they always go fails below all the same.
+         */
+        for (unsigned attempt = 0; attempt < 4 && !(ok && marks); attempt++) {
                 ok = two_groups_attempt(dir_a, attempt, &before, &after, &peak, &nrot);
+                marks = marks_cached(mark_dir, 5000);
                 fprintf(stderr, "kernel: attempt %u: nr_negative %" PRIu64 " before the storm, %"
                         PRIu64 " when it ended, %" PRIu64 " after %" PRIu64 " rotations (others' "
-                        "drift %.0f/s)\n", attempt, before, peak, after, nrot, noise);
+                        "drift %.0f/s), the host's 5,000 negatives %s\n", attempt, before, peak,
+                        after, nrot, noise, marks ? "kept" : "gone: disturbed, again");
         }
         cr_assert(ok, "nr_negative %" PRIu64 " is not within 5%% of %" PRIu64
-                  " after 5 rotations, in 3 attempts\n%s", after, before,
+                  " after 5 rotations, in 4 attempts\n%s", after, before,
                   test_read_file(env.daemon_err));
+        /* The host's other negatives stay (drop_caches would have taken them: bench/kernel.sh). */
+        cr_assert(marks, "the host's 5,000 negatives outside A went, in every attempt");
         cr_assert(count_in_log(version == 1 ? "force_empty on /" : "memory.reclaim on /") >= 1,
                   "%s", test_read_file(env.daemon_err));
         cr_assert(astat("a", "actions") >= 1);
@@ -426,9 +448,6 @@ Test(kernel, reclaim_one_group_keeps_the_others, .fini = teardown, .timeout = 60
         if (rise >= 500) /* others' activity: measure again */
                 rise = restat_rise(dir_b);
         cr_assert(rise < 500, "B's 2,000 files were re-created: nr_dentry +%" PRIu64, rise);
-        /* The host's other negatives stay (drop_caches would have taken them: bench/kernel.sh). */
-        cr_assert(after >= before / 2, "the host's negatives went: %" PRIu64 " -> %" PRIu64,
-                  before, after);
         test_rm_rf(dir_a);
         test_rm_rf(dir_b);
         test_rm_rf(mark_dir);
@@ -486,7 +505,7 @@ Test(kernel, loop_answers_while_the_kernel_reclaims, .fini = teardown, .timeout 
         wait_rotations("a", 1);
         actions = astat("a", "actions");
         cr_assert(pthread_create(&thread, NULL, getter_main, &g) == 0);
-        storm(group_a, dir, 200000);
+        kernel_real_storm(group_a, dir, 200000);
         while (astat("a", "actions") == actions)
                 usleep(20000);
         atomic_store(&g.stop, true);
