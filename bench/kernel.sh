@@ -92,7 +92,8 @@ for policy in $policies; do
         case $policy in
         drop_caches)
                 "$load" drop "$drop_every" $((run + settle)) > "$tmp/drops" &
-                pids="$pids $!"
+                dropper=$!
+                pids="$pids $dropper"
                 ;;
         cacheage)
                 cat > "$tmp/cacheaged.conf" <<EOF
@@ -126,8 +127,8 @@ EOF
         spent=0
         case $policy in
         drop_caches)
-                kill "$(echo "$pids" | awk '{ print $NF }')" 2>/dev/null || true
-                wait "$(echo "$pids" | awk '{ print $NF }')" 2>/dev/null || true
+                kill "$dropper" 2>/dev/null || true
+                wait "$dropper" 2>/dev/null || true
                 spent=$(awk '{ printf "%.0f", $2 / 1000 }' "$tmp/drops")
                 ;;
         cacheage)

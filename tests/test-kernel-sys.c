@@ -31,9 +31,14 @@
 
 static struct kernel_fake fake;
 
+/* A real child memory cgroup a test made: removed after it, failed or not. */
+static char *real_group;
+
 static void fake_fini(void)
 {
         kernel_fake_free(&fake);
+        kernel_real_group_remove(real_group);
+        real_group = NULL;
 }
 
 /* ---- dentry-state ---- */
@@ -247,9 +252,9 @@ Test(kernel_sys, group_figures_v2_and_v1, .fini = fake_fini)
 }
 
 /* The real kernel's v1 group: its kernel memory is what a storm of lookups in it costs. */
-Test(kernel_sys, group_figures_real_kernel)
+Test(kernel_sys, group_figures_real_kernel, .fini = fake_fini)
 {
-        char *group = kernel_real_group_new("figures"), *dir;
+        char *group = real_group = kernel_real_group_new("figures"), *dir;
         struct ks_memcg mc;
         struct ks_group before, after;
         int fd;
@@ -269,7 +274,6 @@ Test(kernel_sys, group_figures_real_kernel)
         close(fd);
         test_rm_rf(dir);
         free(dir);
-        kernel_real_group_remove(group);
 }
 
 /* ---- writes ---- */
@@ -333,17 +337,15 @@ Test(kernel_sys, reclaim_force_empty_and_drop_write_what_the_kernel_reads, .fini
  */
 Test(kernel_sys, reclaim_key_refused_by_the_real_kernel, .fini = fake_fini)
 {
-        char *group = kernel_real_group_new("probe"), *target, *soft, *s;
+        char *group = real_group = kernel_real_group_new("probe"), *target, *soft, *s;
         struct ks_memcg mc;
         int fd;
 
         if (!group)
                 cr_skip_test("no memory cgroup can be made here (not root, or none mounted)");
         soft = test_path_join(group, "memory.soft_limit_in_bytes");
-        if (access(soft, F_OK) != 0) {
-                kernel_real_group_remove(group);
+        if (access(soft, F_OK) != 0)
                 cr_skip_test("no memory.soft_limit_in_bytes (a v2-only kernel)");
-        }
         cr_assert(unshare(CLONE_NEWNS) == 0, "unshare: %s", strerror(errno));
         cr_assert(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
         kernel_fake_new(&fake, 2, 10, 1);
@@ -362,34 +364,45 @@ Test(kernel_sys, reclaim_key_refused_by_the_real_kernel, .fini = fake_fini)
         cr_assert(umount(target) == 0);
         free(target);
         free(soft);
-        kernel_real_group_remove(group);
 }
 
 /* v1 force_empty on the real kernel: the group's dentries go, the host's others stay. */
-Test(kernel_sys, force_empty_real_kernel)
+Test(kernel_sys, force_empty_real_kernel, .fini = fake_fini)
 {
-        char *group = kernel_real_group_new("empty"), *dir;
+        char *group = real_group = kernel_real_group_new("empty"), *dir;
         struct ks_dentry_state a, b, c;
         struct ks_memcg mc;
         struct ks_group g;
+        bool ok = false;
         int fd;
 
         if (!group)
                 cr_skip_test("no memory cgroup can be made here (not root, or none mounted)");
         cr_assert_eq(ks_find_memcg("/", &mc), 0);
-        if (mc.version != KS_MEMCG_V1) {
-                kernel_real_group_remove(group);
+        if (mc.version != KS_MEMCG_V1)
                 cr_skip_test("cgroup v2 here: no memory.force_empty");
-        }
         cr_assert_eq(ks_cgroup_open("/", &mc, strrchr(group, '/'), &fd, NULL, 0), 0);
         dir = test_mkdtemp("cacheage-kempty");
-        cr_assert_eq(ks_read_dentry_state("/", &a), 0);
-        kernel_real_storm(group, dir, 50000);
-        cr_assert_eq(ks_read_dentry_state("/", &b), 0);
-        cr_assert_eq(ks_force_empty(fd), 0);
-        cr_assert_eq(ks_read_dentry_state("/", &c), 0);
+        /*
+         * 50,000 negatives came and went (others' noise is far below 10,000 in a moment), and
+         * the host's others stayed. Another program dropping the whole host's cache meanwhile
+         * (a benchmark's drop_caches) spoils an attempt: three at most, each with new names.
+         */
+        for (unsigned attempt = 0; attempt < 3 && !ok; attempt++) {
+                char sub[512];
+
+                snprintf(sub, sizeof(sub), "%s/%u", dir, attempt);
+                cr_assert(mkdir(sub, 0755) == 0);
+                cr_assert_eq(ks_read_dentry_state("/", &a), 0);
+                kernel_real_storm(group, sub, 50000);
+                cr_assert_eq(ks_read_dentry_state("/", &b), 0);
+                cr_assert_eq(ks_force_empty(fd), 0);
+                cr_assert_eq(ks_read_dentry_state("/", &c), 0);
+                ok = b.nr_negative >= a.nr_negative + 40000 &&
+                     c.nr_negative + 40000 <= b.nr_negative &&
+                     c.nr_negative >= a.nr_negative / 2;
+        }
         cr_assert_eq(ks_read_group(fd, mc.version, &g), 0);
-        /* 50,000 negatives came and went (others' noise is far below 10,000 in a moment). */
         cr_assert(b.nr_negative >= a.nr_negative + 40000, "%" PRIu64 " -> %" PRIu64,
                   a.nr_negative, b.nr_negative);
         cr_assert(c.nr_negative + 40000 <= b.nr_negative, "%" PRIu64 " -> %" PRIu64,
@@ -399,7 +412,6 @@ Test(kernel_sys, force_empty_real_kernel)
         close(fd);
         test_rm_rf(dir);
         free(dir);
-        kernel_real_group_remove(group);
 }
 
 /* ---- shrinker debugfs ---- */
