@@ -216,12 +216,23 @@ char *kernel_real_group_new(const char *tag)
 {
         int version;
         const char *mount = kernel_real_memcg(&version);
-        char *path;
+        char *path, *probe;
+        bool usable;
 
         if (!mount || geteuid() != 0)
                 return NULL;
         cr_assert(asprintf(&path, "%s/cacheage-test-%d-%s", mount, (int)getpid(), tag) > 0);
         if (mkdir(path, 0755) < 0) {
+                free(path);
+                return NULL;
+        }
+        /* cgroup v2 gives a child the memory controller only where the parent enables it
+           for its children (cgroup.subtree_control): without, this is no memory cgroup. */
+        probe = test_path_join(path, version == 2 ? "memory.current" : "memory.usage_in_bytes");
+        usable = access(probe, F_OK) == 0;
+        free(probe);
+        if (!usable) {
+                (void)rmdir(path);
                 free(path);
                 return NULL;
         }
