@@ -1,0 +1,866 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The memcached adapter's test harness (see memcached-harness.h). */
+
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "memcached-harness.h"
+#include "test-util.h"
+
+#define START_TIMEOUT_USEC 10000000   /* memcached accepting connections */
+#define REPLY_TIMEOUT_SEC 10          /* a client waiting for memcached */
+#define LOOP_TIMEOUT_USEC 30000000    /* the adapter finishing a refresh or a round */
+
+/* --- a real memcached ---------------------------------------------------------------------- */
+
+static uint16_t free_port(void)
+{
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof(a);
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        cr_assert(fd >= 0);
+        cr_assert(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0, "bind: %s", strerror(errno));
+        cr_assert(getsockname(fd, (struct sockaddr *)&a, &len) == 0);
+        close(fd);
+        return ntohs(a.sin_port);
+}
+
+/* A connected, blocking client socket to @m, or -1 (errno set). */
+static int mcd_try_connect(const struct mcd *m)
+{
+        struct sockaddr_storage ss = { 0 };
+        socklen_t len;
+        int fd;
+
+        if (m->sock[0]) {
+                struct sockaddr_un *un = (struct sockaddr_un *)&ss;
+
+                un->sun_family = AF_UNIX;
+                snprintf(un->sun_path, sizeof(un->sun_path), "%s", m->sock);
+                len = sizeof(*un);
+        } else {
+                struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+
+                in->sin_family = AF_INET;
+                in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+                in->sin_port = htons(m->port);
+                len = sizeof(*in);
+        }
+        fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -1;
+        if (connect(fd, (struct sockaddr *)&ss, len) < 0) {
+                int e = errno;
+
+                close(fd);
+                errno = e;
+                return -1;
+        }
+        struct timeval tv = { .tv_sec = REPLY_TIMEOUT_SEC };
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        return fd;
+}
+
+/* Start it and wait until it accepts: true, or false when it exited (a port taken meanwhile). */
+static bool mcd_spawn(struct mcd *m)
+{
+        const char *argv[24];
+        char port[16], conns[16];
+        size_t n = 0;
+        uint64_t until;
+        int fd;
+
+        argv[n++] = "memcached";
+        if (geteuid() == 0) {
+                argv[n++] = "-u";
+                argv[n++] = "nobody";
+        }
+        snprintf(conns, sizeof(conns), "%d", 64);
+        argv[n++] = "-c";
+        argv[n++] = conns;
+        argv[n++] = "-U";
+        argv[n++] = "0";
+        if (m->sock[0]) {
+                argv[n++] = "-s";
+                argv[n++] = m->sock;
+                argv[n++] = "-a";
+                argv[n++] = "0666";
+        } else {
+                snprintf(port, sizeof(port), "%u", m->port);
+                argv[n++] = "-l";
+                argv[n++] = "127.0.0.1";
+                argv[n++] = "-p";
+                argv[n++] = port;
+        }
+        for (size_t i = 0; m->opts[i]; i++)
+                argv[n++] = m->opts[i];
+        argv[n] = NULL;
+        m->pid = test_spawn(argv, m->log, m->log, NULL, NULL);
+
+        until = test_now_usec() + START_TIMEOUT_USEC;
+        while (test_now_usec() < until) {
+                fd = mcd_try_connect(m);
+                if (fd >= 0) {
+                        close(fd);
+                        return true;
+                }
+                if (test_wait_exit(m->pid, 10000, NULL)) {
+                        m->pid = -1;
+                        return false;
+                }
+        }
+        cr_assert_fail("memcached did not accept connections within 10 s:\n%s",
+                       test_read_file(m->log));
+        return false;
+}
+
+void mcd_start(struct mcd *m, bool on_unix, const char *const *opts)
+{
+        size_t n = 0;
+
+        *m = (struct mcd){ .pid = -1 };
+        for (; opts && opts[n]; n++) {
+                cr_assert(n < ELEMENTSOF(m->opts) - 1);
+                m->opts[n] = opts[n];
+        }
+        m->opts[n] = NULL;
+        m->dir = test_mkdtemp("cacheage-mc");
+        /* memcached drops to nobody before it makes its socket. */
+        chmod(m->dir, 0777);
+        m->log = test_path_join(m->dir, "memcached.log");
+        if (on_unix) {
+                snprintf(m->sock, sizeof(m->sock), "%s/mc.sock", m->dir);
+                snprintf(m->server, sizeof(m->server), "%s", m->sock);
+                cr_assert(mcd_spawn(m), "memcached exited:\n%s", test_read_file(m->log));
+                return;
+        }
+        for (int attempt = 0; attempt < 5; attempt++) {
+                m->port = free_port();
+                snprintf(m->server, sizeof(m->server), "127.0.0.1:%u", m->port);
+                if (mcd_spawn(m))
+                        return;
+        }
+        cr_assert_fail("memcached would not start:\n%s", test_read_file(m->log));
+}
+
+void mcd_kill(struct mcd *m)
+{
+        if (m->pid > 0)
+                test_kill(m->pid);
+        m->pid = -1;
+}
+
+void mcd_restart(struct mcd *m)
+{
+        mcd_kill(m);
+        if (m->sock[0])
+                unlink(m->sock);
+        for (int attempt = 0; attempt < 50; attempt++) {
+                if (mcd_spawn(m))
+                        return;
+                usleep(100000); /* the port in TIME_WAIT or taken for a moment */
+        }
+        cr_assert_fail("memcached would not start again:\n%s", test_read_file(m->log));
+}
+
+void mcd_cleanup(struct mcd *m)
+{
+        mcd_kill(m);
+        if (m->dir)
+                test_rm_rf(m->dir);
+        free(m->dir);
+        free(m->log);
+        *m = (struct mcd){ .pid = -1 };
+}
+
+/* --- a client ------------------------------------------------------------------------------ */
+
+int mcc_connect(const struct mcd *m)
+{
+        int fd = mcd_try_connect(m);
+
+        cr_assert(fd >= 0, "connect to memcached %s: %s", m->server, strerror(errno));
+        return fd;
+}
+
+static bool ends_with(const char *s, size_t len, const char *end)
+{
+        size_t n = strlen(end);
+
+        return len >= n && memcmp(s + len - n, end, n) == 0;
+}
+
+char *mcc_cmd(int fd, const char *cmd, const char *end)
+{
+        size_t len = 0, cap = 4096;
+        char *buf = malloc(cap);
+        size_t n = strlen(cmd);
+
+        cr_assert(buf);
+        cr_assert(write(fd, cmd, n) == (ssize_t)n, "write: %s", strerror(errno));
+        for (;;) {
+                ssize_t r;
+
+                if (cap - len < 2048) {
+                        cap *= 2;
+                        buf = realloc(buf, cap);
+                        cr_assert(buf);
+                }
+                r = read(fd, buf + len, cap - len - 1);
+                cr_assert(r > 0, "memcached: no reply to %.40s: %s", cmd,
+                          r == 0 ? "closed" : strerror(errno));
+                len += (size_t)r;
+                buf[len] = '\0';
+                /* A one-line reply ends with its line; others with @end. */
+                if (ends_with(buf, len, end) ||
+                    (strcmp(end, "\r\n") != 0 && (strncmp(buf, "ERROR", 5) == 0 ||
+                                                  strncmp(buf, "CLIENT_ERROR", 12) == 0) &&
+                     ends_with(buf, len, "\r\n")))
+                        return buf;
+        }
+}
+
+void mcc_set(int fd, const char *key, const char *value)
+{
+        char cmd[1024];
+        char *r;
+
+        snprintf(cmd, sizeof(cmd), "set %s 0 0 %zu\r\n%s\r\n", key, strlen(value), value);
+        r = mcc_cmd(fd, cmd, "\r\n");
+        cr_assert_str_eq(r, "STORED\r\n", "set %s: %s", key, r);
+        free(r);
+}
+
+bool mcc_get(int fd, const char *key, char **ret_value)
+{
+        char cmd[512];
+        char *r, *v;
+        bool found;
+
+        snprintf(cmd, sizeof(cmd), "get %s\r\n", key);
+        r = mcc_cmd(fd, cmd, "END\r\n");
+        found = strncmp(r, "VALUE ", 6) == 0;
+        if (found && ret_value) {
+                v = strstr(r, "\r\n");
+                cr_assert(v);
+                v += 2;
+                *strstr(v, "\r\n") = '\0';
+                *ret_value = strdup(v);
+        }
+        free(r);
+        return found;
+}
+
+/* "me @key": found or not, and its cas (0 on a server without CAS). */
+static bool mcc_me(int fd, const char *key, uint64_t *ret_cas)
+{
+        char cmd[512];
+        char *r, *c;
+        bool found;
+
+        snprintf(cmd, sizeof(cmd), "me %s\r\n", key);
+        r = mcc_cmd(fd, cmd, "\r\n");
+        found = strncmp(r, "ME ", 3) == 0;
+        if (found) {
+                c = strstr(r, " cas=");
+                cr_assert(c, "%s", r);
+                *ret_cas = strtoull(c + 5, NULL, 10);
+        } else {
+                cr_assert_str_eq(r, "EN\r\n");
+        }
+        free(r);
+        return found;
+}
+
+bool mcc_exists(int fd, const char *key)
+{
+        uint64_t cas;
+
+        return mcc_me(fd, key, &cas);
+}
+
+uint64_t mcc_cas(int fd, const char *key)
+{
+        uint64_t cas = 0;
+
+        return mcc_me(fd, key, &cas) ? cas : 0;
+}
+
+/* --- the adapter in this process ----------------------------------------------------------- */
+
+static void host_append(struct host *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void host_append(struct host *h, const char *fmt, ...)
+{
+        va_list ap;
+        int n;
+
+        for (;;) {
+                va_start(ap, fmt);
+                n = vsnprintf(h->log + h->log_len, h->log_cap - h->log_len, fmt, ap);
+                va_end(ap);
+                if ((size_t)n < h->log_cap - h->log_len)
+                        break;
+                h->log_cap = h->log_cap * 2 + (size_t)n;
+                h->log = realloc(h->log, h->log_cap);
+                cr_assert(h->log);
+        }
+        h->log_len += (size_t)n;
+}
+
+static void host_log_cb(void *userdata, int level, const char *msg)
+{
+        struct host *h = userdata;
+        static const char *const names[] = { "EMERG", "ALERT", "CRIT", "ERR", "WARNING",
+                                              "NOTICE", "INFO", "DEBUG" };
+
+        host_append(h, "%s: %s\n", names[level & 7], msg);
+        if (getenv("CA_TEST_VERBOSE"))
+                fprintf(stderr, "# %s: %s\n", names[level & 7], msg);
+}
+
+static void host_key_error_cb(void *userdata, const struct ca_section *s, const char *key,
+                              const char *msg)
+{
+        struct host *h = userdata;
+
+        host_append(h, "KEY %s: %s\n", key ? key : "-", msg);
+}
+
+static struct event_base *host_base_cb(void *userdata)
+{
+        return ((struct host *)userdata)->base;
+}
+
+static int host_register_cb(void *userdata, const struct ca_section *s, struct ca_cache *cache,
+                            const struct ca_cache_hooks *hooks, void *hooks_userdata)
+{
+        struct host *h = userdata;
+
+        cr_assert(!h->cache, "a second cache");
+        h->cache = cache;
+        h->hooks = hooks;
+        h->hooks_userdata = hooks_userdata;
+        return 0;
+}
+
+static void host_unregister_cb(void *userdata, struct ca_cache *cache)
+{
+        struct host *h = userdata;
+
+        if (h->cache == cache)
+                h->cache = NULL;
+}
+
+static int host_check_only_cb(void *userdata)
+{
+        return 0;
+}
+
+static void host_ready_cb(void *userdata, struct ca_cache *cache, int error)
+{
+        struct host *h = userdata;
+
+        cr_assert_eq(cache, h->cache);
+        cr_assert_eq(error, 0, "the adapter reports its own errors");
+        cr_assert(!h->ready, "rotate_ready twice for one refresh");
+        h->ready = true;
+        h->readies++;
+}
+
+static const struct ca_host_ops host_ops = {
+        .log = host_log_cb,
+        .key_error = host_key_error_cb,
+        .event_base = host_base_cb,
+        .register_cache = host_register_cb,
+        .unregister_cache = host_unregister_cb,
+        .check_only = host_check_only_cb,
+        .rotate_ready = host_ready_cb,
+};
+
+void host_setup(struct host *h, uint32_t single_use_age, uint32_t max_age, const char *const *keys)
+{
+        struct event_config *cfg;
+        const struct ca_params params = { .single_use_age = single_use_age, .max_age = max_age };
+        char path[4096], reason[256];
+        int r;
+
+        *h = (struct host){ .log_cap = 4096 };
+        h->log = malloc(h->log_cap);
+        cr_assert(h->log);
+        h->log[0] = '\0';
+        /* As the daemon's: writes to a closed socket fail, they do not kill. */
+        signal(SIGPIPE, SIG_IGN);
+        /* The daemon's loop: three priorities, a poll after each lowest-priority callback. */
+        cfg = event_config_new();
+        cr_assert(cfg);
+        event_config_set_max_dispatch_interval(cfg, NULL, 1, 2);
+        h->base = event_base_new_with_config(cfg);
+        event_config_free(cfg);
+        cr_assert(h->base && event_base_priority_init(h->base, 3) == 0);
+
+        snprintf(path, sizeof(path), "%s/memcached.so", test_env("CA_ADAPTER_DIR"));
+        h->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        cr_assert(h->dl, "dlopen %s: %s", path, dlerror());
+        h->plugin = dlsym(h->dl, CA_PLUGIN_SYMBOL);
+        cr_assert(h->plugin);
+        cr_assert_eq(ca_plugin_check(h->plugin, "memcached", reason, sizeof(reason)), 0, "%s",
+                     reason);
+
+        for (; keys && keys[0]; keys += 2) {
+                cr_assert(h->n_keys < ELEMENTSOF(h->keys) && keys[1]);
+                h->keys[h->n_keys++] = (struct ca_section_key){ keys[0], keys[1] };
+        }
+        h->section = (struct ca_section){ .name = "mc", .keys = h->keys, .n_keys = h->n_keys };
+        h->h = (struct ca_host){ .ops = &host_ops, .userdata = h };
+        r = h->plugin->create(&h->h, &h->section, &h->instance);
+        cr_assert_eq(r, 0, "create: %s\n%s", strerror(-r), h->log);
+        cr_assert(h->cache && h->hooks && h->hooks->before_rotate && h->hooks->after_age);
+        cr_assert_eq(ca_cache_set_params(h->cache, &params), 0);
+}
+
+void host_cleanup(struct host *h)
+{
+        if (h->plugin)
+                h->plugin->destroy(h->instance);
+        cr_expect(!h->cache, "destroy did not unregister its cache");
+        if (h->dl)
+                dlclose(h->dl);
+        if (h->base)
+                event_base_free(h->base);
+        free(h->log);
+        *h = (struct host){ 0 };
+}
+
+void host_run_for(struct host *h, unsigned ms)
+{
+        struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+
+        event_base_loopexit(h->base, &tv);
+        event_base_dispatch(h->base);
+}
+
+/* Run the loop until @cond, for at most LOOP_TIMEOUT_USEC. */
+static bool host_run_until(struct host *h, bool (*cond)(struct host *))
+{
+        uint64_t until = test_now_usec() + LOOP_TIMEOUT_USEC;
+
+        while (!cond(h)) {
+                if (test_now_usec() >= until)
+                        return false;
+                host_run_for(h, 5);
+        }
+        return true;
+}
+
+static bool host_is_ready(struct host *h)
+{
+        return h->ready;
+}
+
+void host_refresh(struct host *h)
+{
+        int r;
+
+        h->ready = false;
+        r = h->hooks->before_rotate(h->cache, h->hooks_userdata);
+        cr_assert_eq(r, CA_ROTATE_LATER, "before_rotate answered %d", r);
+        cr_assert(host_run_until(h, host_is_ready), "no rotate_ready within 30 s\n%s", h->log);
+}
+
+static bool host_round_done(struct host *h)
+{
+        return host_stat(h, "round_victims") == 0;
+}
+
+void host_age(struct host *h)
+{
+        size_t pending;
+
+        ca_cache_rotate(h->cache);
+        do {
+                pending = ca_cache_age(h->cache, 0, ca_now_usec() + 2000);
+                h->hooks->after_age(h->cache, h->hooks_userdata);
+                host_run_for(h, 0);
+        } while (pending > 0);
+        cr_assert(host_run_until(h, host_round_done), "the deletes did not settle within 30 s\n%s",
+                  h->log);
+}
+
+void host_rotate(struct host *h)
+{
+        host_refresh(h);
+        host_age(h);
+}
+
+struct stat_find {
+        const char *name;
+        uint64_t value;
+        bool found;
+};
+
+static void stat_emit(void *userdata, const struct ca_adapter_stat *stat, uint64_t value)
+{
+        struct stat_find *f = userdata;
+        char reason[256];
+
+        cr_assert_eq(ca_adapter_stat_check(stat, reason, sizeof(reason)), 0, "%s", reason);
+        if (strcmp(stat->name, f->name) == 0) {
+                f->value = value;
+                f->found = true;
+        }
+}
+
+uint64_t host_stat(struct host *h, const char *name)
+{
+        struct stat_find f = { .name = name };
+
+        h->hooks->stats(h->cache, h->hooks_userdata, stat_emit, &f);
+        cr_assert(f.found, "no statistic %s", name);
+        return f.value;
+}
+
+size_t host_log_count(const struct host *h, const char *needle)
+{
+        size_t n = 0;
+
+        for (const char *p = h->log; (p = strstr(p, needle)); p += strlen(needle))
+                n++;
+        return n;
+}
+
+/* --- servers in threads: listening, and a stop pipe ---------------------------------------- */
+
+static int listen_any(uint16_t *ret_port)
+{
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof(a);
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        cr_assert(fd >= 0);
+        cr_assert(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+        cr_assert(listen(fd, 8) == 0);
+        cr_assert(getsockname(fd, (struct sockaddr *)&a, &len) == 0);
+        *ret_port = ntohs(a.sin_port);
+        return fd;
+}
+
+/* Wait for @fd to be readable, or the stop pipe: false when told to stop. */
+static bool wait_readable(int fd, int stop_fd)
+{
+        struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = stop_fd, .events = POLLIN } };
+
+        for (;;) {
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return false;
+                }
+                if (p[1].revents)
+                        return false;
+                if (p[0].revents)
+                        return true;
+        }
+}
+
+static void write_all(int fd, const char *s, size_t n)
+{
+        while (n > 0) {
+                ssize_t r = send(fd, s, n, MSG_NOSIGNAL);
+
+                if (r <= 0)
+                        return;
+                s += r;
+                n -= (size_t)r;
+        }
+}
+
+/* --- a fake server ------------------------------------------------------------------------- */
+
+const char fake_stats_ok[] =
+        "STAT pid 4242\r\nSTAT uptime 100\r\nSTAT time 1700000100\r\nSTAT curr_items 1\r\nEND\r\n"
+        "STAT lru_segmented yes\r\nSTAT cas_enabled yes\r\nSTAT lru_crawler yes\r\n"
+        "STAT dump_enabled yes\r\nEND\r\n"
+        "STAT items:1:number 1\r\nSTAT items:1:age_hot 0\r\nSTAT items:1:age_warm 0\r\nEND\r\n";
+
+/* The rule for @line, under the lock: its index, or -1. */
+static int fake_match(struct fake *f, const char *line)
+{
+        for (size_t i = 0; i < f->n_rules; i++) {
+                const struct fake_rule *r = &f->rules[i];
+
+                if (r->times && f->used[i] >= r->times)
+                        continue;
+                if (strncmp(line, r->prefix, strlen(r->prefix)) == 0) {
+                        f->used[i]++;
+                        return (int)i;
+                }
+        }
+        return -1;
+}
+
+/* Serve one connection: false when told to stop. */
+static bool fake_serve(struct fake *f, int fd)
+{
+        char buf[4096];
+        size_t len = 0;
+
+        for (;;) {
+                char *eol;
+                ssize_t r;
+
+                if (!wait_readable(fd, f->stop_pipe[0]))
+                        return false;
+                r = read(fd, buf + len, sizeof(buf) - 1 - len);
+                if (r <= 0)
+                        return true;
+                len += (size_t)r;
+                buf[len] = '\0';
+                while ((eol = strstr(buf, "\r\n"))) {
+                        struct fake_rule rule = { 0 };
+                        int i;
+
+                        *eol = '\0';
+                        pthread_mutex_lock(&f->lock);
+                        i = fake_match(f, buf);
+                        if (i >= 0)
+                                rule = f->rules[i];
+                        pthread_mutex_unlock(&f->lock);
+                        len -= (size_t)(eol + 2 - buf);
+                        memmove(buf, eol + 2, len + 1);
+                        if (i < 0 || rule.silent)
+                                continue;
+                        if (!rule.reply)
+                                return true;
+                        write_all(fd, rule.reply, rule.reply_len ? rule.reply_len : strlen(rule.reply));
+                }
+                if (len == sizeof(buf) - 1)
+                        len = 0;
+        }
+}
+
+static void *fake_thread(void *userdata)
+{
+        struct fake *f = userdata;
+
+        while (wait_readable(f->lfd, f->stop_pipe[0])) {
+                int fd = accept4(f->lfd, NULL, NULL, SOCK_CLOEXEC);
+                bool go_on;
+
+                if (fd < 0)
+                        continue;
+                pthread_mutex_lock(&f->lock);
+                f->connections++;
+                pthread_mutex_unlock(&f->lock);
+                go_on = fake_serve(f, fd);
+                close(fd);
+                if (!go_on)
+                        break;
+        }
+        return NULL;
+}
+
+void fake_start(struct fake *f)
+{
+        *f = (struct fake){ .lfd = -1 };
+        pthread_mutex_init(&f->lock, NULL);
+        f->lfd = listen_any(&f->port);
+        cr_assert(pipe2(f->stop_pipe, O_CLOEXEC) == 0);
+        snprintf(f->server, sizeof(f->server), "127.0.0.1:%u", f->port);
+        cr_assert(pthread_create(&f->thread, NULL, fake_thread, f) == 0);
+}
+
+void fake_script(struct fake *f, const struct fake_rule *rules, size_t n)
+{
+        cr_assert(n <= ELEMENTSOF(f->rules));
+        pthread_mutex_lock(&f->lock);
+        for (size_t i = 0; i < n; i++) {
+                f->rules[i] = rules[i];
+                f->used[i] = 0;
+        }
+        f->n_rules = n;
+        pthread_mutex_unlock(&f->lock);
+}
+
+void fake_stop(struct fake *f)
+{
+        cr_assert(write(f->stop_pipe[1], "x", 1) == 1);
+        pthread_join(f->thread, NULL);
+        close(f->lfd);
+        close(f->stop_pipe[0]);
+        close(f->stop_pipe[1]);
+        pthread_mutex_destroy(&f->lock);
+}
+
+/* --- a proxy that can hold the first "md" ------------------------------------------------- */
+
+/* Forward the whole lines of @buf that may go; keep the rest. False when the peer is gone. */
+static bool proxy_forward_lines(struct proxy *p, int to, char *buf, size_t *len)
+{
+        size_t done = 0;
+
+        for (;;) {
+                char *eol = memmem(buf + done, *len - done, "\r\n", 2);
+                size_t n;
+                bool hold;
+
+                if (!eol)
+                        break;
+                n = (size_t)(eol + 2 - (buf + done));
+                pthread_mutex_lock(&p->lock);
+                hold = p->hold_md && !p->release && n > 3 && memcmp(buf + done, "md ", 3) == 0;
+                if (hold && !p->held) {
+                        snprintf(p->held_line, sizeof(p->held_line), "%.*s", (int)(n - 2),
+                                 buf + done);
+                        p->held = true;
+                }
+                pthread_mutex_unlock(&p->lock);
+                if (hold)
+                        break; /* this line and what follows wait for proxy_release() */
+                write_all(to, buf + done, n);
+                done += n;
+        }
+        memmove(buf, buf + done, *len - done);
+        *len -= done;
+        return true;
+}
+
+static int proxy_upstream(const struct proxy *p)
+{
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+                                 .sin_port = htons(p->upstream_port) };
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+                close(fd);
+                fd = -1;
+        }
+        return fd;
+}
+
+/* Serve one client: false when told to stop. */
+static bool proxy_serve(struct proxy *p, int client)
+{
+        static char cbuf[1 << 20];
+        char sbuf[65536];
+        size_t clen = 0;
+        int server = proxy_upstream(p);
+        bool go_on = true;
+
+        if (server < 0)
+                return true;
+        for (;;) {
+                struct pollfd fds[3] = { { .fd = client, .events = POLLIN },
+                                         { .fd = server, .events = POLLIN },
+                                         { .fd = p->stop_pipe[0], .events = POLLIN } };
+                ssize_t r;
+
+                /* Held bytes are looked at again every 10 ms, for a release. */
+                if (poll(fds, 3, 10) < 0 && errno != EINTR)
+                        break;
+                if (fds[2].revents) {
+                        go_on = false;
+                        break;
+                }
+                if (fds[0].revents) {
+                        r = read(client, cbuf + clen, sizeof(cbuf) - clen);
+                        if (r <= 0)
+                                break;
+                        clen += (size_t)r;
+                }
+                if (fds[1].revents) {
+                        r = read(server, sbuf, sizeof(sbuf));
+                        if (r <= 0)
+                                break;
+                        write_all(client, sbuf, (size_t)r);
+                }
+                proxy_forward_lines(p, server, cbuf, &clen);
+        }
+        close(server);
+        return go_on;
+}
+
+static void *proxy_thread(void *userdata)
+{
+        struct proxy *p = userdata;
+
+        while (wait_readable(p->lfd, p->stop_pipe[0])) {
+                int fd = accept4(p->lfd, NULL, NULL, SOCK_CLOEXEC);
+                bool go_on;
+
+                if (fd < 0)
+                        continue;
+                go_on = proxy_serve(p, fd);
+                close(fd);
+                if (!go_on)
+                        break;
+        }
+        return NULL;
+}
+
+void proxy_start(struct proxy *p, const struct mcd *upstream)
+{
+        *p = (struct proxy){ .lfd = -1, .upstream_port = upstream->port };
+        cr_assert(!upstream->sock[0], "the proxy speaks TCP");
+        pthread_mutex_init(&p->lock, NULL);
+        p->lfd = listen_any(&p->port);
+        cr_assert(pipe2(p->stop_pipe, O_CLOEXEC) == 0);
+        snprintf(p->server, sizeof(p->server), "127.0.0.1:%u", p->port);
+        p->hold_md = true;
+        cr_assert(pthread_create(&p->thread, NULL, proxy_thread, p) == 0);
+}
+
+const char *proxy_wait_held(struct proxy *p, int timeout_ms)
+{
+        uint64_t until = test_now_usec() + (uint64_t)timeout_ms * 1000;
+
+        for (;;) {
+                bool held;
+
+                pthread_mutex_lock(&p->lock);
+                held = p->held;
+                pthread_mutex_unlock(&p->lock);
+                if (held)
+                        return p->held_line;
+                if (test_now_usec() >= until)
+                        return NULL;
+                usleep(10000);
+        }
+}
+
+void proxy_release(struct proxy *p)
+{
+        pthread_mutex_lock(&p->lock);
+        p->release = true;
+        pthread_mutex_unlock(&p->lock);
+}
+
+void proxy_stop(struct proxy *p)
+{
+        cr_assert(write(p->stop_pipe[1], "x", 1) == 1);
+        pthread_join(p->thread, NULL);
+        close(p->lfd);
+        close(p->stop_pipe[0]);
+        close(p->stop_pipe[1]);
+        pthread_mutex_destroy(&p->lock);
+}
