@@ -806,7 +806,7 @@ Test(memcached, daemon_ages_beside_another_cache, .timeout = 120)
         set_keys(fd, "f", 10);
         fetch_keys(fd, "f", 10);
         daemon_start(&d, m.server, NULL);
-        cr_assert(test_daemon_wait_log(&d, 0, "mc: round: 10 victims", 30000), "%s",
+        cr_assert(test_daemon_wait_log(&d, 0, "mc: aged: 10 victims", 30000), "%s",
                   test_daemon_log(&d));
         cr_expect_eq(count_present(fd, "u", 10), 0);
         cr_expect_eq(count_present(fd, "f", 10), 10);
@@ -882,7 +882,7 @@ Test(memcached, daemon_memcached_restarted, .timeout = 120)
         fd = mcc_connect(&m);
         set_keys(fd, "k", 4);
         cr_assert(test_daemon_wait_log(&d, 0, "answers again", 30000), "%s", test_daemon_log(&d));
-        cr_assert(test_daemon_wait_log(&d, 0, "mc: round: 4 victims", 30000), "%s",
+        cr_assert(test_daemon_wait_log(&d, 0, "mc: aged: 4 victims", 30000), "%s",
                   test_daemon_log(&d));
         cr_expect_eq(count_present(fd, "k", 4), 0);
         test_daemon_stop(&d);

@@ -54,6 +54,7 @@
 #include <event2/event.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -268,7 +269,11 @@ struct mc {
         uint64_t md_since_mn;     /* deletes written since the last fence written */
         uint64_t md_fenced;       /* deletes the fence in flight settles */
         uint64_t ex_seen, nf_seen; /* their refusals so far */
-        uint64_t round_start_usec;
+
+        /* The rotation's deletes, said in one line once its aging and rounds are done. */
+        bool summary_due;         /* a dump was read: its rotation's line is still to say */
+        bool aged;                /* the host's slices of that rotation are done */
+        uint64_t rot_victims, rot_start_usec;
 
         /* Health, for logging once per change. */
         bool failing;
@@ -415,6 +420,7 @@ static void mc_refresh_start(struct mc *mc)
         mc->refresh_start_usec = ca_now_usec();
         mc->longest_step_usec = 0;
         mc_timeouts(mc, true);
+        ca_host_log(mc->host, LOG_DEBUG, "refresh: stats, then the metadump");
         mc_write(mc, "stats\r\nstats settings\r\nstats items\r\n");
 }
 
@@ -669,9 +675,11 @@ static void mc_dump_done(struct mc *mc)
                     mc->longest_step_usec);
         mc->phase = MC_IDLE;
         mc_timeouts(mc, false);
+        mc->summary_due = true;
+        mc->aged = false;
+        mc->rot_victims = 0;
+        mc->rot_start_usec = ca_now_usec();
         mc_refresh_done(mc);
-        if (mc->phase == MC_IDLE && mc->n_victims > 0)
-                mc_round_start(mc);
 }
 
 /* Forget, a step at a time, every item the dump did not list; free the dead ones. */
@@ -736,7 +744,6 @@ static void mc_round_start(struct mc *mc)
         mc->checked = mc->batch_end = 0;
         mc->md_since_mn = mc->md_fenced = 0;
         mc->ex_seen = mc->nf_seen = 0;
-        mc->round_start_usec = ca_now_usec();
         mc_round_write_batch(mc);
 }
 
@@ -757,16 +764,27 @@ static void mc_round_abort(struct mc *mc)
         mc->md_since_mn = mc->md_fenced = 0;
 }
 
+/* The rotation's aging is done and its last round settled: one line for it. */
+static void mc_rotation_summary(struct mc *mc)
+{
+        if (!mc->summary_due || !mc->aged || mc->phase == MC_ROUND || mc->n_victims > 0)
+                return;
+        mc->summary_due = false;
+        ca_host_log(mc->host, LOG_DEBUG, "aged: %" PRIu64 " victims checked and settled in %"
+                    PRIu64 " ms, longest step %" PRIu64 " us; in all %" PRIu64 " deleted, %"
+                    PRIu64 " cas conflicts, %" PRIu64 " changed since the dump, %" PRIu64
+                    " maybe active, %" PRIu64 " gone, %" PRIu64 " would delete",
+                    mc->rot_victims, (ca_now_usec() - mc->rot_start_usec) / 1000,
+                    mc->longest_step_usec, mc->deleted, mc->cas_conflicts, mc->changed,
+                    mc->maybe_active, mc->gone, mc->would_delete);
+}
+
 static void mc_round_done(struct mc *mc)
 {
-        ca_host_log(mc->host, LOG_DEBUG, "round: %zu victims in %" PRIu64 " ms; in all %" PRIu64
-                    " deleted, %" PRIu64 " cas conflicts, %" PRIu64 " changed since the dump, %"
-                    PRIu64 " maybe active, %" PRIu64 " gone, %" PRIu64 " would delete",
-                    mc->n_victims, (ca_now_usec() - mc->round_start_usec) / 1000, mc->deleted,
-                    mc->cas_conflicts, mc->changed, mc->maybe_active, mc->gone, mc->would_delete);
         mc->n_victims = mc->checked = mc->batch_end = 0;
         mc->phase = MC_IDLE;
         mc_timeouts(mc, false);
+        mc_rotation_summary(mc);
         if (mc->want_dump)
                 mc_refresh_start(mc);
 }
@@ -1098,6 +1116,12 @@ static int mc_connect(struct mc *mc)
          * Connected here rather than by libevent, which reports a refusal it sees at once
          * without its errno: a refused or missing server reads the same at every rotation.
          */
+        /*
+         * Requests go in small writes (a batch's deletes, then the next checks): without this,
+         * Nagle's algorithm holds the second behind the server's delayed ACK, 40 ms a batch.
+         */
+        if (mc->cfg.addr.ss_family != AF_UNIX)
+                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
         if (connect(fd, (struct sockaddr *)&mc->cfg.addr, mc->cfg.addr_len) < 0 &&
             errno != EINPROGRESS) {
                 r = -errno;
@@ -1172,6 +1196,7 @@ static enum ca_status mc_reclaim(struct ca_cache *cache, struct ca_node *node, v
                 mc->cap_victims = cap;
         }
         mc->victims[mc->n_victims++] = it;
+        mc->rot_victims++;
         it->flags |= MC_ITEM_VICTIM;
         return CA_RECLAIMED;
 }
@@ -1194,6 +1219,10 @@ static void mc_after_age(struct ca_cache *cache, void *userdata)
         /* A round under way takes the new victims in its next batches. */
         if (mc->phase == MC_IDLE && mc->n_victims > 0)
                 mc_round_start(mc);
+        if (ca_cache_pending(cache) == 0) {
+                mc->aged = true;
+                mc_rotation_summary(mc);
+        }
         mc_step_end(mc, start);
 }
 

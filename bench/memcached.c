@@ -1,0 +1,755 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * bench-memcached: what aging a real memcached costs its users, in one run.
+ *
+ *   1. A memcached on 127.0.0.1 gets ITEMS items (default 1,000,000, 32-byte values); one in
+ *      ten is fetched, so nine in ten are single-use.
+ *   2. The real cacheaged (--bus none), run as its unit runs it (SCHED_IDLE), ages it with
+ *      the memcached adapter: rotation 1 dumps everything (all new: nothing due), rotation 2
+ *      dumps it again and deletes the never-fetched items (checked, then CAS-guarded).
+ *   3. Meanwhile a client gets the fetched items, one request at a time, from another thread,
+ *      and every latency is kept with its time. Its p99 while the adapter is idle (between the
+ *      rotations, before the first) is the baseline; its p99 during each rotation is reported
+ *      against it (the goal is within 1.5x).
+ *   4. The daemon's loop: the adapter's longest step, the longest aging slice (both from the
+ *      daemon's log), and the longest gap between two watchdog pings, which the loop sends
+ *      itself every WATCHDOG_USEC/2 (here 10 ms): a loop stuck for longer shows as a longer gap.
+ *
+ * Nothing is asserted here about speed; the figures are printed, as ratios to the baseline
+ * measured in the same run. --check (with a few items) makes a run that only checks that the
+ * right items went, for the test suite.
+ *
+ * Environment: CACHEAGED (the daemon), CA_ADAPTER_DIR (memcached.so). Needs `memcached` in
+ * PATH (Debian: memcached).
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define VALUE_BYTES 32
+#define FETCHED_EVERY 10           /* one item in ten is fetched */
+#define LOAD_BATCH 1000            /* sets per write while loading */
+#define WATCHDOG_USEC 20000        /* the daemon pings every 10 ms */
+#define MAX_SAMPLES (64u << 20)    /* client latencies kept */
+#define MAX_EVENTS 64
+
+static const char *prog = "bench-memcached";
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void die(const char *fmt, ...)
+{
+        va_list ap;
+
+        fprintf(stderr, "%s: ", prog);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+        exit(1);
+}
+
+static uint64_t now_usec(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static const char *env(const char *name)
+{
+        const char *v = getenv(name);
+
+        if (!v || !*v)
+                die("%s is not set (run through meson: meson test -C BUILD --benchmark memcached)",
+                    name);
+        return v;
+}
+
+/* ---- processes ---- */
+
+struct child {
+        pid_t pid;
+        char log[256];
+};
+
+static void child_start(struct child *c, const char *const argv[], const char *log,
+                        const char *const envp_extra[], bool sched_idle)
+{
+        snprintf(c->log, sizeof(c->log), "%s", log);
+        c->pid = fork();
+        if (c->pid < 0)
+                die("fork: %s", strerror(errno));
+        if (c->pid == 0) {
+                int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+                if (fd >= 0) {
+                        dup2(fd, STDOUT_FILENO);
+                        dup2(fd, STDERR_FILENO);
+                }
+                for (size_t i = 0; envp_extra && envp_extra[i]; i++)
+                        putenv((char *)envp_extra[i]);
+                if (sched_idle) {
+                        struct sched_param sp = { 0 };
+
+                        sched_setscheduler(0, SCHED_IDLE, &sp);
+                }
+                execvp(argv[0], (char *const *)argv);
+                _exit(127);
+        }
+}
+
+static void child_stop(struct child *c)
+{
+        if (c->pid <= 0)
+                return;
+        kill(c->pid, SIGTERM);
+        for (int i = 0; i < 500; i++) {
+                if (waitpid(c->pid, NULL, WNOHANG) == c->pid) {
+                        c->pid = -1;
+                        return;
+                }
+                usleep(10000);
+        }
+        kill(c->pid, SIGKILL);
+        waitpid(c->pid, NULL, 0);
+        c->pid = -1;
+}
+
+static uint64_t rss_kib(pid_t pid)
+{
+        char path[64], line[256];
+        uint64_t kib = 0;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+        f = fopen(path, "re");
+        if (!f)
+                return 0;
+        while (fgets(line, sizeof(line), f))
+                if (sscanf(line, "VmRSS: %" SCNu64, &kib) == 1)
+                        break;
+        fclose(f);
+        return kib;
+}
+
+/* ---- a memcached client ---- */
+
+static uint16_t port;
+
+static int mc_connect(void)
+{
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+                                 .sin_port = htons(port) };
+        int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+                if (fd >= 0)
+                        close(fd);
+                return -1;
+        }
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        return fd;
+}
+
+static void write_all(int fd, const char *s, size_t n)
+{
+        while (n > 0) {
+                ssize_t r = write(fd, s, n);
+
+                if (r <= 0)
+                        die("write to memcached: %s", strerror(errno));
+                s += r;
+                n -= (size_t)r;
+        }
+}
+
+/* Read until the stream has shown @count times @end. */
+static void read_until(int fd, const char *end, size_t count)
+{
+        static char buf[1 << 16];
+        size_t n = strlen(end), seen = 0, match = 0;
+
+        while (seen < count) {
+                ssize_t r = read(fd, buf, sizeof(buf));
+
+                if (r <= 0)
+                        die("read from memcached: %s", r == 0 ? "closed" : strerror(errno));
+                for (ssize_t i = 0; i < r; i++) {
+                        match = buf[i] == end[match] ? match + 1 : (buf[i] == end[0] ? 1 : 0);
+                        if (match == n) {
+                                seen++;
+                                match = 0;
+                        }
+                }
+        }
+}
+
+static int key(char *buf, size_t len, uint64_t i)
+{
+        return snprintf(buf, len, "bench:%08" PRIu64, i);
+}
+
+/* Set every item (noreply, fenced by "mn"), then fetch one in FETCHED_EVERY. */
+static void load(uint64_t items)
+{
+        char *batch = malloc(LOAD_BATCH * 128);
+        char value[VALUE_BYTES + 1];
+        int fd = mc_connect();
+
+        if (!batch || fd < 0)
+                die("cannot connect to memcached to load it");
+        memset(value, 'v', VALUE_BYTES);
+        value[VALUE_BYTES] = '\0';
+        for (uint64_t i = 0; i < items; i += LOAD_BATCH) {
+                size_t len = 0;
+
+                for (uint64_t j = i; j < items && j < i + LOAD_BATCH; j++) {
+                        len += (size_t)sprintf(batch + len, "set ");
+                        len += (size_t)key(batch + len, 64, j);
+                        len += (size_t)sprintf(batch + len, " 0 0 %d noreply\r\n%s\r\n",
+                                               VALUE_BYTES, value);
+                }
+                write_all(fd, batch, len);
+        }
+        write_all(fd, "mn\r\n", 4);
+        read_until(fd, "MN\r\n", 1);
+        for (uint64_t i = 0; i < items; i += LOAD_BATCH * FETCHED_EVERY) {
+                size_t len = (size_t)sprintf(batch, "get");
+
+                for (uint64_t j = i; j < items && j < i + LOAD_BATCH * FETCHED_EVERY;
+                     j += FETCHED_EVERY) {
+                        batch[len++] = ' ';
+                        len += (size_t)key(batch + len, 64, j);
+                }
+                len += (size_t)sprintf(batch + len, "\r\n");
+                write_all(fd, batch, len);
+                read_until(fd, "END\r\n", 1);
+        }
+        close(fd);
+        free(batch);
+}
+
+/* How many of the items are still there, fetched ones and the others ("me": no touch). */
+static void count_present(uint64_t items, uint64_t *ret_fetched, uint64_t *ret_other)
+{
+        char cmd[128], buf[256];
+        int fd = mc_connect();
+        FILE *f;
+
+        *ret_fetched = *ret_other = 0;
+        if (fd < 0)
+                die("cannot connect to memcached to count");
+        f = fdopen(fd, "r");
+        for (uint64_t i = 0; i < items; i++) {
+                size_t len = (size_t)sprintf(cmd, "me ");
+
+                len += (size_t)key(cmd + len, 64, i);
+                len += (size_t)sprintf(cmd + len, "\r\n");
+                write_all(fd, cmd, len);
+                if (!fgets(buf, sizeof(buf), f))
+                        die("no reply to me");
+                if (strncmp(buf, "ME ", 3) == 0)
+                        *(i % FETCHED_EVERY == 0 ? ret_fetched : ret_other) += 1;
+        }
+        fclose(f);
+}
+
+/* ---- the client: gets of fetched items, one at a time ---- */
+
+struct sample {
+        uint64_t t_usec;       /* when it was sent */
+        uint32_t latency_usec;
+};
+
+struct client {
+        uint64_t items;
+        struct sample *samples;
+        size_t n;
+        volatile bool stop;
+        pthread_t thread;
+};
+
+static void *client_thread(void *userdata)
+{
+        struct client *c = userdata;
+        uint64_t rng = 0x9e3779b97f4a7c15ULL, fetched = (c->items + FETCHED_EVERY - 1) / FETCHED_EVERY;
+        char cmd[64];
+        int fd = mc_connect();
+
+        if (fd < 0)
+                die("the client cannot connect");
+        while (!c->stop && c->n < MAX_SAMPLES) {
+                uint64_t t0, i;
+                size_t len;
+
+                rng ^= rng >> 12;
+                rng ^= rng << 25;
+                rng ^= rng >> 27;
+                i = (rng * 2685821657736338717ULL) % fetched * FETCHED_EVERY;
+                len = (size_t)sprintf(cmd, "get ");
+                len += (size_t)key(cmd + len, 32, i);
+                len += (size_t)sprintf(cmd + len, "\r\n");
+                t0 = now_usec();
+                write_all(fd, cmd, len);
+                read_until(fd, "END\r\n", 1);
+                c->samples[c->n++] = (struct sample){ t0, (uint32_t)(now_usec() - t0) };
+                /* About 10,000 gets a second: a steady client, not a load generator. */
+                while (now_usec() < t0 + 100)
+                        ;
+        }
+        close(fd);
+        return NULL;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+        return x < y ? -1 : x > y;
+}
+
+struct pct {
+        size_t n;
+        uint32_t p50, p99, max;
+};
+
+/* The latencies of the gets sent within [from, to). */
+static struct pct percentiles(const struct client *c, uint64_t from, uint64_t to)
+{
+        struct pct p = { 0 };
+        uint32_t *v = malloc(c->n * sizeof(*v) + 1);
+
+        if (!v)
+                die("out of memory");
+        for (size_t i = 0; i < c->n; i++)
+                if (c->samples[i].t_usec >= from && c->samples[i].t_usec < to)
+                        v[p.n++] = c->samples[i].latency_usec;
+        if (p.n) {
+                qsort(v, p.n, sizeof(*v), cmp_u32);
+                p.p50 = v[p.n / 2];
+                p.p99 = v[p.n * 99 / 100];
+                p.max = v[p.n - 1];
+        }
+        free(v);
+        return p;
+}
+
+/* ---- the daemon: its log, line by line as it comes, and its watchdog pings ---- */
+
+struct event {
+        uint64_t t_usec;
+        char line[512];
+};
+
+struct watch {
+        const char *log_path;
+        int notify_fd;
+        volatile bool stop;
+        pthread_t thread;
+        pthread_mutex_t lock;
+        struct event events[MAX_EVENTS];
+        size_t n_events;
+        uint64_t *pings;       /* times of WATCHDOG=1 */
+        size_t n_pings, cap_pings;
+        bool ready;
+};
+
+static const char *const watched[] = {
+        "mc: refresh: ", "mc: dump: ", "mc: aged: ", "mc: rotation ", "Failed", "memcached at",
+};
+
+static void watch_line(struct watch *w, const char *line, uint64_t t)
+{
+        for (size_t i = 0; i < sizeof(watched) / sizeof(watched[0]); i++)
+                if (strstr(line, watched[i]) && !strstr(line, "objects due") &&
+                    w->n_events < MAX_EVENTS) {
+                        pthread_mutex_lock(&w->lock);
+                        w->events[w->n_events].t_usec = t;
+                        snprintf(w->events[w->n_events].line, sizeof(w->events[0].line), "%.500s",
+                                 line);
+                        w->n_events++;
+                        pthread_mutex_unlock(&w->lock);
+                        return;
+                }
+}
+
+static void *watch_thread(void *userdata)
+{
+        struct watch *w = userdata;
+        char buf[8192], line[1024];
+        size_t ll = 0;
+        int fd = -1;
+
+        while (!w->stop) {
+                struct pollfd p = { .fd = w->notify_fd, .events = POLLIN };
+                uint64_t t;
+                ssize_t r;
+
+                if (poll(&p, 1, 1) > 0) {
+                        r = recv(w->notify_fd, buf, sizeof(buf) - 1, 0);
+                        t = now_usec();
+                        if (r > 0) {
+                                buf[r] = '\0';
+                                if (strstr(buf, "WATCHDOG=1")) {
+                                        if (w->n_pings == w->cap_pings) {
+                                                w->cap_pings = w->cap_pings ? w->cap_pings * 2 : 4096;
+                                                w->pings = realloc(w->pings, w->cap_pings * sizeof(*w->pings));
+                                                if (!w->pings)
+                                                        die("out of memory");
+                                        }
+                                        w->pings[w->n_pings++] = t;
+                                }
+                                if (strstr(buf, "READY=1"))
+                                        w->ready = true;
+                        }
+                }
+                if (fd < 0)
+                        fd = open(w->log_path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        continue;
+                t = now_usec();
+                while ((r = read(fd, buf, sizeof(buf))) > 0)
+                        for (ssize_t i = 0; i < r; i++) {
+                                if (buf[i] != '\n') {
+                                        if (ll < sizeof(line) - 1)
+                                                line[ll++] = buf[i];
+                                        continue;
+                                }
+                                line[ll] = '\0';
+                                watch_line(w, line, t);
+                                ll = 0;
+                        }
+        }
+        if (fd >= 0)
+                close(fd);
+        return NULL;
+}
+
+/* Wait up to @timeout_usec for the @nth event (from 1) holding @needle: its index, or -1. */
+static ssize_t wait_event(struct watch *w, const char *needle, size_t nth, uint64_t timeout_usec)
+{
+        uint64_t until = now_usec() + timeout_usec;
+
+        for (;;) {
+                size_t seen = 0;
+
+                pthread_mutex_lock(&w->lock);
+                for (size_t i = 0; i < w->n_events; i++)
+                        if (strstr(w->events[i].line, needle) && ++seen == nth) {
+                                pthread_mutex_unlock(&w->lock);
+                                return (ssize_t)i;
+                        }
+                pthread_mutex_unlock(&w->lock);
+                if (now_usec() >= until)
+                        return -1;
+                usleep(2000);
+        }
+}
+
+/* The longest gap between two watchdog pings within [from, to), in microseconds. */
+static uint64_t longest_gap(const struct watch *w, uint64_t from, uint64_t to)
+{
+        uint64_t gap = 0;
+
+        for (size_t i = 1; i < w->n_pings; i++)
+                if (w->pings[i] >= from && w->pings[i - 1] < to && w->pings[i] - w->pings[i - 1] > gap)
+                        gap = w->pings[i] - w->pings[i - 1];
+        return gap;
+}
+
+static uint64_t field_after(const char *line, const char *word)
+{
+        const char *p = strstr(line, word);
+
+        return p ? strtoull(p + strlen(word), NULL, 10) : 0;
+}
+
+/* ---- the run ---- */
+
+struct rotation {
+        uint64_t start, refreshed, end;   /* refresh asked, dump read, deletes settled */
+        uint64_t dump_items, dump_ms, victims, round_ms, step_us, slice_us;
+};
+
+static void usage(void)
+{
+        printf("Usage: %s [--items N] [--interval SECONDS] [--check]\n"
+               "  --items N           items in memcached (default 1000000)\n"
+               "  --interval SECONDS  the cache's rotation interval (default 20)\n"
+               "  --check             only check that exactly the never-fetched items went\n",
+               prog);
+}
+
+int main(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                { "items", required_argument, NULL, 'n' },
+                { "interval", required_argument, NULL, 'i' },
+                { "check", no_argument, NULL, 'c' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        uint64_t items = 1000000, interval_s = 20, rss_before, rss_after = 0, fetched, other;
+        char dir[] = "/tmp/cacheage-bench-mc-XXXXXX", path[512], conf[512], log[512], mclog[512];
+        char port_s[16], mem_s[24], notify_env[600], wd_env[64];
+        struct sockaddr_un addr = { .sun_family = AF_UNIX };
+        struct child mcd = { .pid = -1 }, daemon = { .pid = -1 };
+        struct client client = { 0 };
+        struct watch w = { 0 };
+        struct rotation rot[2] = { { 0 } };
+        bool check = false;
+        uint64_t t_start;
+        int c;
+
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0)
+                switch (c) {
+                case 'n':
+                        items = strtoull(optarg, NULL, 10);
+                        break;
+                case 'i':
+                        interval_s = strtoull(optarg, NULL, 10);
+                        break;
+                case 'c':
+                        check = true;
+                        break;
+                case 'h':
+                        usage();
+                        return 0;
+                default:
+                        usage();
+                        return 2;
+                }
+        if (items < FETCHED_EVERY || interval_s < 1)
+                die("--items at least %d, --interval at least 1", FETCHED_EVERY);
+        signal(SIGPIPE, SIG_IGN);
+        if (!mkdtemp(dir))
+                die("mkdtemp: %s", strerror(errno));
+        chmod(dir, 0755);
+
+        /* memcached, on a port the kernel picks free for us first. */
+        {
+                struct sockaddr_in a = { .sin_family = AF_INET,
+                                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+                socklen_t len = sizeof(a);
+                int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+                if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+                    getsockname(fd, (struct sockaddr *)&a, &len) < 0)
+                        die("no free port: %s", strerror(errno));
+                port = ntohs(a.sin_port);
+                close(fd);
+        }
+        snprintf(port_s, sizeof(port_s), "%u", port);
+        snprintf(mem_s, sizeof(mem_s), "%" PRIu64, items / 4000 + 64); /* MiB, ample */
+        snprintf(mclog, sizeof(mclog), "%s/memcached.log", dir);
+        {
+                const char *argv_root[] = { "memcached", "-u", "nobody", "-l", "127.0.0.1", "-p",
+                                            port_s, "-U", "0", "-m", mem_s, NULL };
+
+                child_start(&mcd, geteuid() == 0 ? argv_root : argv_root + 2, mclog, NULL, false);
+        }
+        for (int i = 0;; i++) {
+                int fd = mc_connect();
+
+                if (fd >= 0) {
+                        close(fd);
+                        break;
+                }
+                if (i > 1000)
+                        die("memcached did not start (see %s)", mclog);
+                usleep(10000);
+        }
+        t_start = now_usec();
+        load(items);
+        printf("memcached: %" PRIu64 " items loaded (%" PRIu64 " fetched) in %.1f s\n", items,
+               (items + FETCHED_EVERY - 1) / FETCHED_EVERY, (double)(now_usec() - t_start) / 1e6);
+
+        /* The daemon: a notify socket of ours for READY=1 and its watchdog pings. */
+        snprintf(addr.sun_path, sizeof(addr.sun_path), "%.80s/notify", dir);
+        w.notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (w.notify_fd < 0 || bind(w.notify_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+                die("notify socket: %s", strerror(errno));
+        snprintf(conf, sizeof(conf), "%s/cacheaged.conf", dir);
+        snprintf(log, sizeof(log), "%s/cacheaged.log", dir);
+        {
+                FILE *f = fopen(conf, "we");
+
+                if (!f)
+                        die("%s: %s", conf, strerror(errno));
+                /* Rotations on the clock, not deferred by the load this very run puts on. */
+                fprintf(f, "[daemon]\nplugin_dir = %s\nidle_cpu_pressure = 0\n"
+                        "idle_memory_pressure = 0\n[cache mc]\nadapter = memcached\n"
+                        "server = 127.0.0.1:%u\ninterval = %" PRIu64 "s\nmax_items = %" PRIu64 "\n",
+                        env("CA_ADAPTER_DIR"), port, interval_s, items);
+                fclose(f);
+        }
+        snprintf(notify_env, sizeof(notify_env), "NOTIFY_SOCKET=%s", addr.sun_path);
+        snprintf(wd_env, sizeof(wd_env), "WATCHDOG_USEC=%d", WATCHDOG_USEC);
+        w.log_path = log;
+        pthread_mutex_init(&w.lock, NULL);
+        {
+                const char *argv_d[] = { env("CACHEAGED"), "--config", conf, "--bus", "none",
+                                         "--log-level", "debug", NULL };
+                const char *envp[] = { notify_env, wd_env, NULL };
+
+                child_start(&daemon, argv_d, log, envp, true);
+        }
+        if (pthread_create(&w.thread, NULL, watch_thread, &w) != 0)
+                die("thread");
+        for (int i = 0; !w.ready; i++) {
+                if (i > 1000)
+                        die("the daemon is not ready (see %s)", log);
+                usleep(10000);
+        }
+        rss_before = rss_kib(daemon.pid);
+
+        client.items = items;
+        client.samples = malloc(MAX_SAMPLES * sizeof(*client.samples));
+        if (!client.samples)
+                die("out of memory");
+        if (!check && pthread_create(&client.thread, NULL, client_thread, &client) != 0)
+                die("thread");
+
+        for (size_t r = 0; r < 2; r++) {
+                uint64_t timeout = (interval_s + 600) * 1000000;
+                ssize_t i, j, k;
+                char nth[32];
+
+                i = wait_event(&w, "mc: refresh: ", r + 1, timeout);
+                j = wait_event(&w, "mc: dump: ", r + 1, timeout);
+                snprintf(nth, sizeof(nth), "mc: rotation %zu done", r + 1);
+                k = wait_event(&w, nth, 1, timeout);
+                if (i < 0 || j < 0 || k < 0)
+                        die("rotation %zu did not happen (see %s)", r + 1, log);
+                rot[r].start = w.events[i].t_usec;
+                rot[r].refreshed = w.events[j].t_usec;
+                rot[r].dump_items = field_after(w.events[j].line, "dump: ");
+                rot[r].dump_ms = field_after(w.events[j].line, " items in ");
+                rot[r].slice_us = field_after(w.events[k].line, "longest slice ");
+                /* Aged: the host's slices done and the last delete settled. */
+                k = wait_event(&w, "mc: aged: ", r + 1, timeout);
+                if (k < 0)
+                        die("rotation %zu was not aged (see %s)", r + 1, log);
+                rot[r].end = w.events[k].t_usec;
+                rot[r].victims = field_after(w.events[k].line, "mc: aged: ");
+                rot[r].round_ms = field_after(w.events[k].line, " victims checked and settled in ");
+                rot[r].step_us = field_after(w.events[k].line, "longest step ");
+                if (r == 0)
+                        rss_after = rss_kib(daemon.pid);
+        }
+        /* A baseline after the rotations too: from the end of rotation 2, for a while. */
+        if (!check)
+                usleep((useconds_t)(rot[1].end - rot[1].start < 3000000 ? 3000000
+                                                                        : rot[1].end - rot[1].start));
+        client.stop = true;
+        if (!check)
+                pthread_join(client.thread, NULL);
+        w.stop = true;
+        pthread_join(w.thread, NULL);
+        child_stop(&daemon);
+        count_present(items, &fetched, &other);
+        child_stop(&mcd);
+
+        printf("cacheaged: slice_time 2ms (default), run at SCHED_IDLE as its unit runs it\n");
+        for (size_t r = 0; r < 2; r++) {
+                printf("rotation %zu: dump of %" PRIu64 " items in %" PRIu64 " ms (%.0f items/s), "
+                       "refresh to aged in %.0f ms",
+                       r + 1, rot[r].dump_items, rot[r].dump_ms,
+                       rot[r].dump_ms ? (double)rot[r].dump_items * 1000 / (double)rot[r].dump_ms : 0,
+                       (double)(rot[r].end - rot[r].start) / 1000);
+                if (rot[r].victims)
+                        printf("; %" PRIu64 " victims checked and deleted in %" PRIu64
+                               " ms from the rotation (%.0f items/s)", rot[r].victims, rot[r].round_ms,
+                               rot[r].round_ms ? (double)rot[r].victims * 1000 /
+                                                         (double)rot[r].round_ms : 0);
+                printf("\n");
+        }
+        printf("deleted: %" PRIu64 " of %" PRIu64 " never-fetched items; fetched items left: %"
+               PRIu64 " of %" PRIu64 "\n", items - (items + FETCHED_EVERY - 1) / FETCHED_EVERY - other,
+               items - (items + FETCHED_EVERY - 1) / FETCHED_EVERY, fetched,
+               (items + FETCHED_EVERY - 1) / FETCHED_EVERY);
+        printf("daemon RSS: %" PRIu64 " KiB before, %" PRIu64 " KiB with %" PRIu64
+               " items tracked: %.0f bytes per item\n", rss_before, rss_after, items,
+               (double)(rss_after - rss_before) * 1024 / (double)items);
+        if (!check) {
+                /* Baseline: the adapter idle, before rotation 1 and between and after them. */
+                struct pct idle = percentiles(&client, 0, rot[0].start);
+                struct pct idle2 = percentiles(&client, rot[0].end + 500000, rot[1].start);
+                struct pct idle3 = percentiles(&client, rot[1].end + 500000, UINT64_MAX);
+                struct pct during[2];
+                uint32_t base;
+
+                /* The baseline is all idle gets together. */
+                {
+                        struct client all = client;
+                        size_t n = 0;
+
+                        all.samples = malloc(client.n * sizeof(*all.samples) + 1);
+                        if (!all.samples)
+                                die("out of memory");
+                        for (size_t i = 0; i < client.n; i++) {
+                                uint64_t t = client.samples[i].t_usec;
+
+                                if (t < rot[0].start || (t >= rot[0].end + 500000 && t < rot[1].start) ||
+                                    t >= rot[1].end + 500000)
+                                        all.samples[n++] = client.samples[i];
+                        }
+                        all.n = n;
+                        idle = percentiles(&all, 0, UINT64_MAX);
+                        free(all.samples);
+                }
+                base = idle.p99 ? idle.p99 : 1;
+                printf("client get latency, adapter idle (baseline): p50 %u us, p99 %u us, max %u us "
+                       "(%zu gets; windows: %zu before, %zu between, %zu after)\n",
+                       idle.p50, idle.p99, idle.max, idle.n, percentiles(&client, 0, rot[0].start).n,
+                       idle2.n, idle3.n);
+                for (size_t r = 0; r < 2; r++) {
+                        during[r] = percentiles(&client, rot[r].start, rot[r].end);
+                        printf("client get latency, rotation %zu: p50 %u us, p99 %u us (%.2fx the "
+                               "baseline), max %u us (%zu gets)\n", r + 1, during[r].p50,
+                               during[r].p99, (double)during[r].p99 / base, during[r].max,
+                               during[r].n);
+                }
+                for (size_t r = 0; r < 2; r++)
+                        printf("loop, rotation %zu: adapter's longest step %" PRIu64 " us, longest "
+                               "aging slice %" PRIu64 " us, longest gap between watchdog pings %.1f "
+                               "ms (sent every %d ms)\n", r + 1, rot[r].step_us, rot[r].slice_us,
+                               (double)longest_gap(&w, rot[r].start, rot[r].end) / 1000,
+                               WATCHDOG_USEC / 2000);
+                printf("loop, adapter idle: longest gap between watchdog pings %.1f ms\n",
+                       (double)longest_gap(&w, 0, rot[0].start) / 1000);
+        }
+        free(client.samples);
+        free(w.pings);
+        snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+        if (!getenv("CA_BENCH_KEEP") && system(path) != 0)
+                fprintf(stderr, "%s: could not remove %s\n", prog, dir);
+        if (check && (other != 0 || fetched != (items + FETCHED_EVERY - 1) / FETCHED_EVERY)) {
+                fprintf(stderr, "%s: expected every never-fetched item gone and every fetched one "
+                        "left\n", prog);
+                return 1;
+        }
+        return 0;
+}
