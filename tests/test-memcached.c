@@ -944,3 +944,38 @@ Test(memcached, daemon_bad_keys)
         cr_expect_eq(test_daemon_run_to_exit(&d, args), 0, "%s", test_daemon_log(&d));
         test_daemon_cleanup(&d);
 }
+
+/* The commented example of conf/cacheaged.conf, its keys uncommented, is a good section. */
+Test(memcached, conf_example_checks)
+{
+        const char *args[] = { "--config", NULL, "--check-config", NULL };
+        struct test_daemon d;
+        char path[4096], *conf, *p, *example;
+        size_t n = 0;
+
+        snprintf(path, sizeof(path), "%s/../conf/cacheaged.conf", test_env("CA_TEST_SRCDIR"));
+        conf = test_read_file(path);
+        p = strstr(conf, "#[cache sessions]\n");
+        cr_assert(p, "no memcached example in %s", path);
+        example = calloc(1, strlen(p) + 1);
+        cr_assert(example);
+        /* "#key = value" lines uncommented; "# prose" left out; up to the next blank line. */
+        for (char *line = p; *line && *line != '\n'; line = strchr(line, '\n') + 1) {
+                size_t len = (size_t)(strchr(line, '\n') - line);
+
+                if (line[0] == '#' && line[1] != ' ' && line[1] != '\n') {
+                        memcpy(example + n, line + 1, len);
+                        n += len;
+                        example[n++] = '\n';
+                }
+        }
+        cr_assert(strstr(example, "adapter = memcached\n"), "%s", example);
+        test_daemon_setup(&d);
+        args[1] = d.conf;
+        test_write_file(d.conf, "[daemon]\nplugin_dir = %s\n%s", test_env("CA_ADAPTER_DIR"),
+                        example);
+        cr_expect_eq(test_daemon_run_to_exit(&d, args), 0, "%s\n%s", example, test_daemon_log(&d));
+        test_daemon_cleanup(&d);
+        free(example);
+        free(conf);
+}
