@@ -242,13 +242,33 @@ static int count_present(int fd, const char *prefix, int n)
         return present;
 }
 
-/* A host on memcached @m, with its statistics' names checked at once. */
-static void host_on(struct host *h, const struct mcd *m, uint32_t single_use_age, uint32_t max_age,
-                    const char *k1, const char *v1)
-{
-        const char *keys[] = { "server", m->server, k1, v1, NULL };
+/* What most tests run: a real memcached, a client of it, and the adapter under our host. */
+struct env {
+        struct mcd m;
+        struct host h;
+        int fd;
+};
 
-        host_setup(h, single_use_age, max_age, keys);
+static void env_start(struct env *e, bool on_unix, const char *const *opts)
+{
+        mcd_start(&e->m, on_unix, opts);
+        e->fd = mcc_connect(&e->m);
+}
+
+/* The adapter on it, with the ages and one more key (@k NULL: none). */
+static void env_host(struct env *e, uint32_t single_use_age, uint32_t max_age, const char *k,
+                     const char *v)
+{
+        const char *keys[] = { "server", e->m.server, k, v, NULL };
+
+        host_setup(&e->h, single_use_age, max_age, keys);
+}
+
+static void env_stop(struct env *e)
+{
+        host_cleanup(&e->h);
+        close(e->fd);
+        mcd_cleanup(&e->m);
 }
 
 /*
@@ -258,47 +278,43 @@ static void host_on(struct host *h, const struct mcd *m, uint32_t single_use_age
  */
 static void ages_exactly_the_unfetched(bool on_unix)
 {
-        struct mcd m;
-        struct host h;
-        int fd, rotations;
+        struct env e;
+        int rotations;
 
-        mcd_start(&m, on_unix, NULL);
-        fd = mcc_connect(&m);
-        set_keys(fd, "u", 10);
-        set_keys(fd, "f", 10);
-        fetch_keys(fd, "f", 10);
-        host_on(&h, &m, 2, 8, NULL, NULL);
+        env_start(&e, on_unix, NULL);
+        set_keys(e.fd, "u", 10);
+        set_keys(e.fd, "f", 10);
+        fetch_keys(e.fd, "f", 10);
+        env_host(&e, 2, 8, NULL, NULL);
 
-        host_rotate(&h);
-        cr_expect_eq(host_stat(&h, "items"), 20);
-        cr_expect_eq(host_stat(&h, "unfetched_items"), 10);
-        cr_expect_eq(host_stat(&h, "deleted"), 0);
-        cr_expect_eq(count_present(fd, "u", 10) + count_present(fd, "f", 10), 20);
+        host_rotate(&e.h);
+        cr_expect_eq(host_stat(&e.h, "items"), 20);
+        cr_expect_eq(host_stat(&e.h, "unfetched_items"), 10);
+        cr_expect_eq(host_stat(&e.h, "deleted"), 0);
+        cr_expect_eq(count_present(e.fd, "u", 10) + count_present(e.fd, "f", 10), 20);
 
-        host_rotate(&h);
-        cr_expect_eq(host_stat(&h, "deleted"), 10, "%s", h.log);
-        cr_expect_eq(count_present(fd, "u", 10), 0, "a never-fetched item stayed");
-        cr_expect_eq(count_present(fd, "f", 10), 10, "a fetched item went");
-        cr_expect_eq(host_stat(&h, "items"), 10);
+        host_rotate(&e.h);
+        cr_expect_eq(host_stat(&e.h, "deleted"), 10, "%s", e.h.log);
+        cr_expect_eq(count_present(e.fd, "u", 10), 0, "a never-fetched item stayed");
+        cr_expect_eq(count_present(e.fd, "f", 10), 10, "a fetched item went");
+        cr_expect_eq(host_stat(&e.h, "items"), 10);
 
         for (rotations = 3; rotations <= 8; rotations++)
-                host_rotate(&h);
-        cr_expect_eq(count_present(fd, "f", 10), 10, "a reused item went before max_age");
-        cr_expect_eq(host_stat(&h, "deleted"), 10);
+                host_rotate(&e.h);
+        cr_expect_eq(count_present(e.fd, "f", 10), 10, "a reused item went before max_age");
+        cr_expect_eq(host_stat(&e.h, "deleted"), 10);
 
         /* Idle long enough by memcached's own clock (seconds), they go. */
-        while (host_stat(&h, "deleted") < 20 && rotations < 200) {
-                host_run_for(&h, 200);
-                host_rotate(&h);
+        while (host_stat(&e.h, "deleted") < 20 && rotations < 200) {
+                host_run_for(&e.h, 200);
+                host_rotate(&e.h);
                 rotations++;
         }
-        cr_expect_eq(host_stat(&h, "deleted"), 20, "%s", h.log);
-        cr_expect_eq(count_present(fd, "f", 10), 0);
-        cr_expect_eq(host_stat(&h, "cas_conflicts"), 0);
-        cr_expect_eq(host_stat(&h, "errors"), 0, "%s", h.log);
-        host_cleanup(&h);
-        close(fd);
-        mcd_cleanup(&m);
+        cr_expect_eq(host_stat(&e.h, "deleted"), 20, "%s", e.h.log);
+        cr_expect_eq(count_present(e.fd, "f", 10), 0);
+        cr_expect_eq(host_stat(&e.h, "cas_conflicts"), 0);
+        cr_expect_eq(host_stat(&e.h, "errors"), 0, "%s", e.h.log);
+        env_stop(&e);
 }
 
 Test(memcached, ages_exactly_the_unfetched, .timeout = 120)
@@ -314,48 +330,38 @@ Test(memcached, ages_over_a_unix_socket, .timeout = 120)
 /* A fetch between two dumps (fetch turning yes) is a use: the item is not single-use. */
 Test(memcached, fetch_between_dumps_is_a_use)
 {
-        struct mcd m;
-        struct host h;
-        int fd;
+        struct env e;
 
-        mcd_start(&m, false, NULL);
-        fd = mcc_connect(&m);
-        set_keys(fd, "k", 10);
-        host_on(&h, &m, 2, 8, NULL, NULL);
-        host_rotate(&h);
-        fetch_keys(fd, "k", 5);
-        host_rotate(&h);
-        cr_expect_eq(host_stat(&h, "deleted"), 5);
-        cr_expect_eq(count_present(fd, "k", 5), 5, "a fetched item went");
-        cr_expect_eq(count_present(fd, "k", 10), 5);
-        host_cleanup(&h);
-        close(fd);
-        mcd_cleanup(&m);
+        env_start(&e, false, NULL);
+        set_keys(e.fd, "k", 10);
+        env_host(&e, 2, 8, NULL, NULL);
+        host_rotate(&e.h);
+        fetch_keys(e.fd, "k", 5);
+        host_rotate(&e.h);
+        cr_expect_eq(host_stat(&e.h, "deleted"), 5);
+        cr_expect_eq(count_present(e.fd, "k", 5), 5, "a fetched item went");
+        cr_expect_eq(count_present(e.fd, "k", 10), 5);
+        env_stop(&e);
 }
 
 /* A rewritten item (another cas) is a new object: its single-use age starts again. */
 Test(memcached, rewrite_is_a_new_object)
 {
-        struct mcd m;
-        struct host h;
-        int fd;
+        struct env e;
 
-        mcd_start(&m, false, NULL);
-        fd = mcc_connect(&m);
-        mcc_set(fd, "a", "1");
-        mcc_set(fd, "b", "1");
-        host_on(&h, &m, 2, 8, NULL, NULL);
-        host_rotate(&h);
-        mcc_set(fd, "a", "2");
-        host_rotate(&h);
-        cr_expect(!mcc_exists(fd, "b"));
-        cr_expect(mcc_exists(fd, "a"), "the rewritten item went with the old one's age");
-        host_rotate(&h);
-        cr_expect(!mcc_exists(fd, "a"), "the rewritten item, never fetched, stayed");
-        cr_expect_eq(host_stat(&h, "deleted"), 2);
-        host_cleanup(&h);
-        close(fd);
-        mcd_cleanup(&m);
+        env_start(&e, false, NULL);
+        mcc_set(e.fd, "a", "1");
+        mcc_set(e.fd, "b", "1");
+        env_host(&e, 2, 8, NULL, NULL);
+        host_rotate(&e.h);
+        mcc_set(e.fd, "a", "2");
+        host_rotate(&e.h);
+        cr_expect(!mcc_exists(e.fd, "b"));
+        cr_expect(mcc_exists(e.fd, "a"), "the rewritten item went with the old one's age");
+        host_rotate(&e.h);
+        cr_expect(!mcc_exists(e.fd, "a"), "the rewritten item, never fetched, stayed");
+        cr_expect_eq(host_stat(&e.h, "deleted"), 2);
+        env_stop(&e);
 }
 
 /*
@@ -364,33 +370,28 @@ Test(memcached, rewrite_is_a_new_object)
  */
 Test(memcached, changed_after_the_dump_survives)
 {
-        struct mcd m;
-        struct host h;
+        struct env e;
         char *v = NULL;
-        int fd;
 
-        mcd_start(&m, false, NULL);
-        fd = mcc_connect(&m);
-        mcc_set(fd, "x", "old");
-        mcc_set(fd, "y", "old");
-        mcc_set(fd, "z", "old");
-        host_on(&h, &m, 2, 8, NULL, NULL);
-        host_rotate(&h);
-        host_refresh(&h);          /* the dump that finds all three idle... */
-        mcc_set(fd, "x", "new");   /* ...then x is rewritten and y read, before the aging */
-        cr_assert(mcc_get(fd, "y", NULL));
-        host_age(&h);
-        cr_expect(mcc_get(fd, "x", &v), "the rewritten item was deleted");
+        env_start(&e, false, NULL);
+        mcc_set(e.fd, "x", "old");
+        mcc_set(e.fd, "y", "old");
+        mcc_set(e.fd, "z", "old");
+        env_host(&e, 2, 8, NULL, NULL);
+        host_rotate(&e.h);
+        host_refresh(&e.h);          /* the dump that finds all three idle... */
+        mcc_set(e.fd, "x", "new");   /* ...then x is rewritten and y read, before the aging */
+        cr_assert(mcc_get(e.fd, "y", NULL));
+        host_age(&e.h);
+        cr_expect(mcc_get(e.fd, "x", &v), "the rewritten item was deleted");
         cr_expect_str_eq(v ? v : "", "new");
-        cr_expect(mcc_exists(fd, "y"), "the item read after the dump was deleted");
-        cr_expect(!mcc_exists(fd, "z"));
-        cr_expect_eq(host_stat(&h, "changed"), 2);
-        cr_expect_eq(host_stat(&h, "deleted"), 1);
-        cr_expect_eq(host_stat(&h, "cas_conflicts"), 0);
+        cr_expect(mcc_exists(e.fd, "y"), "the item read after the dump was deleted");
+        cr_expect(!mcc_exists(e.fd, "z"));
+        cr_expect_eq(host_stat(&e.h, "changed"), 2);
+        cr_expect_eq(host_stat(&e.h, "deleted"), 1);
+        cr_expect_eq(host_stat(&e.h, "cas_conflicts"), 0);
         free(v);
-        host_cleanup(&h);
-        close(fd);
-        mcd_cleanup(&m);
+        env_stop(&e);
 }
 
 static bool idle_at_least(int fd, const char *key, unsigned sec)
@@ -412,144 +413,119 @@ static bool idle_at_least(int fd, const char *key, unsigned sec)
  */
 Test(memcached, read_after_the_dump_survives, .timeout = 60)
 {
-        struct mcd m;
-        struct host h;
+        struct env e;
         uint64_t until;
-        int fd;
 
-        mcd_start(&m, false, NULL);
-        fd = mcc_connect(&m);
-        mcc_set(fd, "r", "v");
-        cr_assert(mcc_get(fd, "r", NULL));
-        cr_assert(mcc_get(fd, "r", NULL));
+        env_start(&e, false, NULL);
+        mcc_set(e.fd, "r", "v");
+        cr_assert(mcc_get(e.fd, "r", NULL));
+        cr_assert(mcc_get(e.fd, "r", NULL));
         /* Long enough idle by memcached's clock that the dump sees it idle (seconds). */
         until = test_now_usec() + 20000000;
-        while (!idle_at_least(fd, "r", 3) && test_now_usec() < until)
+        while (!idle_at_least(e.fd, "r", 3) && test_now_usec() < until)
                 usleep(100000);
-        host_on(&h, &m, 1, 1, NULL, NULL);
+        env_host(&e, 1, 1, NULL, NULL);
         /* Inserted; due at once: kept, the fetch seen at first sight is its second use. */
-        host_rotate(&h);
-        cr_expect_eq(host_stat(&h, "deleted"), 0);
-        host_refresh(&h);        /* due again at this rotation, and idle as the dump sees it */
-        cr_assert(mcc_get(fd, "r", NULL));
+        host_rotate(&e.h);
+        cr_expect_eq(host_stat(&e.h, "deleted"), 0);
+        host_refresh(&e.h);        /* due again at this rotation, and idle as the dump sees it */
+        cr_assert(mcc_get(e.fd, "r", NULL));
         /* memcached records the read when its LRU maintainer bumps the item: wait for that. */
         until = test_now_usec() + 10000000;
-        while (idle_at_least(fd, "r", 1) && test_now_usec() < until)
+        while (idle_at_least(e.fd, "r", 1) && test_now_usec() < until)
                 usleep(10000);
-        host_age(&h);
-        cr_expect(mcc_exists(fd, "r"), "an item read after the dump was deleted\n%s", h.log);
-        cr_expect_eq(host_stat(&h, "maybe_active"), 1, "%s", h.log);
-        host_cleanup(&h);
-        close(fd);
-        mcd_cleanup(&m);
+        host_age(&e.h);
+        cr_expect(mcc_exists(e.fd, "r"), "an item read after the dump was deleted\n%s", e.h.log);
+        cr_expect_eq(host_stat(&e.h, "maybe_active"), 1, "%s", e.h.log);
+        env_stop(&e);
 }
 
 /* An item gone from the dump (deleted by a client, expired) is forgotten, never deleted. */
 Test(memcached, vanished_items_are_forgotten)
 {
-        struct mcd m;
-        struct host h;
+        struct env e;
         char *r;
-        int fd;
 
-        mcd_start(&m, false, NULL);
-        fd = mcc_connect(&m);
-        mcc_set(fd, "a", "1");
-        mcc_set(fd, "b", "1");
-        host_on(&h, &m, 2, 8, NULL, NULL);
-        host_rotate(&h);
-        cr_expect_eq(host_stat(&h, "items"), 2);
-        r = mcc_cmd(fd, "delete a\r\n", "\r\n");
+        env_start(&e, false, NULL);
+        mcc_set(e.fd, "a", "1");
+        mcc_set(e.fd, "b", "1");
+        env_host(&e, 2, 8, NULL, NULL);
+        host_rotate(&e.h);
+        cr_expect_eq(host_stat(&e.h, "items"), 2);
+        r = mcc_cmd(e.fd, "delete a\r\n", "\r\n");
         cr_expect_str_eq(r, "DELETED\r\n");
         free(r);
-        host_rotate(&h);
-        cr_expect_eq(host_stat(&h, "items"), 0);
-        cr_expect_eq(host_stat(&h, "deleted"), 1, "only b was the adapter's to delete");
-        cr_expect_eq(host_stat(&h, "gone"), 0, "a was asked about: it was no victim");
-        host_cleanup(&h);
-        close(fd);
-        mcd_cleanup(&m);
+        host_rotate(&e.h);
+        cr_expect_eq(host_stat(&e.h, "items"), 0);
+        cr_expect_eq(host_stat(&e.h, "deleted"), 1, "only b was the adapter's to delete");
+        cr_expect_eq(host_stat(&e.h, "gone"), 0, "a was asked about: it was no victim");
+        env_stop(&e);
 }
 
 /* Over max_items: the rest is not aged (never deleted), said once, and counted. */
 Test(memcached, max_items)
 {
-        struct mcd m;
-        struct host h;
-        int fd;
+        struct env e;
 
-        mcd_start(&m, false, NULL);
-        fd = mcc_connect(&m);
-        set_keys(fd, "k", 12);
-        host_on(&h, &m, 1, 8, "max_items", "5");
-        host_rotate(&h);  /* 5 tracked, and deleted at once (single_use_age 1) */
-        cr_expect_eq(host_stat(&h, "untracked_items"), 7);
-        cr_expect_eq(host_stat(&h, "deleted"), 5);
-        cr_expect_eq(count_present(fd, "k", 12), 7, "an untracked item was deleted");
-        host_rotate(&h);  /* 5 of the 7 */
-        host_rotate(&h);  /* the last 2: nothing untracked any more */
-        cr_expect_eq(host_stat(&h, "deleted"), 12);
-        cr_expect_eq(host_stat(&h, "untracked_items"), 0);
-        cr_expect_eq(host_log_count(&h, "more than max_items (5)"), 1, "%s", h.log);
-        cr_expect_eq(host_log_count(&h, "every item of memcached at"), 1, "%s", h.log);
-        host_cleanup(&h);
-        close(fd);
-        mcd_cleanup(&m);
+        env_start(&e, false, NULL);
+        set_keys(e.fd, "k", 12);
+        env_host(&e, 1, 8, "max_items", "5");
+        host_rotate(&e.h);  /* 5 tracked, and deleted at once (single_use_age 1) */
+        cr_expect_eq(host_stat(&e.h, "untracked_items"), 7);
+        cr_expect_eq(host_stat(&e.h, "deleted"), 5);
+        cr_expect_eq(count_present(e.fd, "k", 12), 7, "an untracked item was deleted");
+        host_rotate(&e.h);  /* 5 of the 7 */
+        host_rotate(&e.h);  /* the last 2: nothing untracked any more */
+        cr_expect_eq(host_stat(&e.h, "deleted"), 12);
+        cr_expect_eq(host_stat(&e.h, "untracked_items"), 0);
+        cr_expect_eq(host_log_count(&e.h, "more than max_items (5)"), 1, "%s", e.h.log);
+        cr_expect_eq(host_log_count(&e.h, "every item of memcached at"), 1, "%s", e.h.log);
+        env_stop(&e);
 }
 
 /* dry_run: the victims are checked and counted once each, and nothing is deleted. */
 Test(memcached, dry_run_deletes_nothing)
 {
-        struct mcd m;
-        struct host h;
-        int fd;
+        struct env e;
 
-        mcd_start(&m, false, NULL);
-        fd = mcc_connect(&m);
-        set_keys(fd, "k", 6);
-        host_on(&h, &m, 1, 2, "dry_run", "yes");
+        env_start(&e, false, NULL);
+        set_keys(e.fd, "k", 6);
+        env_host(&e, 1, 2, "dry_run", "yes");
         for (int i = 0; i < 5; i++)
-                host_rotate(&h);
-        cr_expect_eq(count_present(fd, "k", 6), 6);
-        cr_expect_eq(host_stat(&h, "deleted"), 0);
-        cr_expect_eq(host_stat(&h, "would_delete"), 6, "%s", h.log);
-        cr_expect_eq(host_log_count(&h, "dry run: would delete k"), 6);
+                host_rotate(&e.h);
+        cr_expect_eq(count_present(e.fd, "k", 6), 6);
+        cr_expect_eq(host_stat(&e.h, "deleted"), 0);
+        cr_expect_eq(host_stat(&e.h, "would_delete"), 6, "%s", e.h.log);
+        cr_expect_eq(host_log_count(&e.h, "dry run: would delete k"), 6);
         /* A condemned item rewritten is aged again, as new. */
-        mcc_set(fd, "k0", "again");
-        host_rotate(&h);
-        host_rotate(&h);
-        cr_expect_eq(host_stat(&h, "would_delete"), 7);
-        host_cleanup(&h);
-        close(fd);
-        mcd_cleanup(&m);
+        mcc_set(e.fd, "k0", "again");
+        host_rotate(&e.h);
+        host_rotate(&e.h);
+        cr_expect_eq(host_stat(&e.h, "would_delete"), 7);
+        env_stop(&e);
 }
 
 /* Keys memcached escapes in its dump, UTF-8, and a binary key (deleted with the b flag). */
 Test(memcached, odd_and_binary_keys)
 {
-        struct mcd m;
-        struct host h;
+        struct env e;
         char *r;
-        int fd;
 
-        mcd_start(&m, false, NULL);
-        fd = mcc_connect(&m);
-        mcc_set(fd, "a%20b", "1");
-        mcc_set(fd, "cl\xc3\xa9/\x7e+", "1");
-        r = mcc_cmd(fd, "ms YmluASBrZXk= 1 b\r\nz\r\n", "\r\n"); /* "bin\x01 key" */
+        env_start(&e, false, NULL);
+        mcc_set(e.fd, "a%20b", "1");
+        mcc_set(e.fd, "cl\xc3\xa9/\x7e+", "1");
+        r = mcc_cmd(e.fd, "ms YmluASBrZXk= 1 b\r\nz\r\n", "\r\n"); /* "bin\x01 key" */
         cr_assert_str_eq(r, "HD\r\n");
         free(r);
-        host_on(&h, &m, 1, 8, NULL, NULL);
-        host_rotate(&h);
-        cr_expect_eq(host_stat(&h, "deleted"), 3, "%s", h.log);
-        cr_expect(!mcc_exists(fd, "a%20b"));
-        cr_expect(!mcc_exists(fd, "cl\xc3\xa9/\x7e+"));
-        r = mcc_cmd(fd, "me YmluASBrZXk= b\r\n", "\r\n");
+        env_host(&e, 1, 8, NULL, NULL);
+        host_rotate(&e.h);
+        cr_expect_eq(host_stat(&e.h, "deleted"), 3, "%s", e.h.log);
+        cr_expect(!mcc_exists(e.fd, "a%20b"));
+        cr_expect(!mcc_exists(e.fd, "cl\xc3\xa9/\x7e+"));
+        r = mcc_cmd(e.fd, "me YmluASBrZXk= b\r\n", "\r\n");
         cr_expect_str_eq(r, "EN\r\n", "the binary key stayed: %s", r);
         free(r);
-        host_cleanup(&h);
-        close(fd);
-        mcd_cleanup(&m);
+        env_stop(&e);
 }
 
 /*
@@ -559,46 +535,36 @@ Test(memcached, odd_and_binary_keys)
 Test(memcached, no_segmented_lru_keeps_reads_for_a_minute)
 {
         const char *opts[] = { "-o", "no_lru_maintainer", NULL };
-        struct mcd m;
-        struct host h;
-        int fd;
+        struct env e;
 
-        mcd_start(&m, false, opts);
-        fd = mcc_connect(&m);
-        set_keys(fd, "u", 5);
-        set_keys(fd, "f", 5);
-        fetch_keys(fd, "f", 5);
-        host_on(&h, &m, 1, 1, NULL, NULL);
+        env_start(&e, false, opts);
+        set_keys(e.fd, "u", 5);
+        set_keys(e.fd, "f", 5);
+        fetch_keys(e.fd, "f", 5);
+        env_host(&e, 1, 1, NULL, NULL);
         for (int i = 0; i < 12; i++)
-                host_rotate(&h);
-        cr_expect_eq(count_present(fd, "u", 5), 0);
-        cr_expect_eq(count_present(fd, "f", 5), 5, "a read item went within a minute\n%s", h.log);
-        host_cleanup(&h);
-        close(fd);
-        mcd_cleanup(&m);
+                host_rotate(&e.h);
+        cr_expect_eq(count_present(e.fd, "u", 5), 0);
+        cr_expect_eq(count_present(e.fd, "f", 5), 5, "a read item went within a minute\n%s", e.h.log);
+        env_stop(&e);
 }
 
 /* memcached -C: no CAS, so no safe delete: said, and nothing goes. */
 Test(memcached, no_cas_no_aging)
 {
         const char *opts[] = { "-C", NULL };
-        struct mcd m;
-        struct host h;
-        int fd;
+        struct env e;
 
-        mcd_start(&m, false, opts);
-        fd = mcc_connect(&m);
-        set_keys(fd, "k", 4);
-        host_on(&h, &m, 1, 1, NULL, NULL);
+        env_start(&e, false, opts);
+        set_keys(e.fd, "k", 4);
+        env_host(&e, 1, 1, NULL, NULL);
         for (int i = 0; i < 3; i++)
-                host_rotate(&h);
-        cr_expect_eq(count_present(fd, "k", 4), 4);
-        cr_expect_eq(host_stat(&h, "errors"), 3);
-        cr_expect_eq(host_log_count(&h, "WARNING: memcached at"), 1, "%s", h.log);
-        cr_expect_eq(host_log_count(&h, "runs without CAS (-C)"), 3, "%s", h.log);
-        host_cleanup(&h);
-        close(fd);
-        mcd_cleanup(&m);
+                host_rotate(&e.h);
+        cr_expect_eq(count_present(e.fd, "k", 4), 4);
+        cr_expect_eq(host_stat(&e.h, "errors"), 3);
+        cr_expect_eq(host_log_count(&e.h, "WARNING: memcached at"), 1, "%s", e.h.log);
+        cr_expect_eq(host_log_count(&e.h, "runs without CAS (-C)"), 3, "%s", e.h.log);
+        env_stop(&e);
 }
 
 /*
@@ -608,66 +574,56 @@ Test(memcached, no_cas_no_aging)
  */
 Test(memcached, restart_forgets_what_was_known)
 {
-        struct mcd m;
-        struct host h;
+        struct env e;
         uint64_t cas_before;
-        int fd;
 
-        mcd_start(&m, false, NULL);
-        fd = mcc_connect(&m);
-        set_keys(fd, "k", 5);
-        cas_before = mcc_cas(fd, "k4");
-        host_on(&h, &m, 2, 8, NULL, NULL);
-        host_rotate(&h);
-        close(fd);
-        mcd_restart(&m);
-        host_run_for(&h, 200); /* the adapter sees its connection closed */
-        fd = mcc_connect(&m);
-        set_keys(fd, "k", 5);
-        cr_expect_eq(mcc_cas(fd, "k4"), cas_before, "(the hazard: same key, same cas)");
-        host_rotate(&h);
-        cr_expect_eq(host_log_count(&h, "restarted"), 1, "%s", h.log);
-        cr_expect_eq(count_present(fd, "k", 5), 5, "a new item went with its namesake's age");
-        host_rotate(&h);
-        cr_expect_eq(count_present(fd, "k", 5), 0);
-        cr_expect_eq(host_stat(&h, "errors"), 0, "%s", h.log);
-        host_cleanup(&h);
-        close(fd);
-        mcd_cleanup(&m);
+        env_start(&e, false, NULL);
+        set_keys(e.fd, "k", 5);
+        cas_before = mcc_cas(e.fd, "k4");
+        env_host(&e, 2, 8, NULL, NULL);
+        host_rotate(&e.h);
+        close(e.fd);
+        mcd_restart(&e.m);
+        host_run_for(&e.h, 200); /* the adapter sees its connection closed */
+        e.fd = mcc_connect(&e.m);
+        set_keys(e.fd, "k", 5);
+        cr_expect_eq(mcc_cas(e.fd, "k4"), cas_before, "(the hazard: same key, same cas)");
+        host_rotate(&e.h);
+        cr_expect_eq(host_log_count(&e.h, "restarted"), 1, "%s", e.h.log);
+        cr_expect_eq(count_present(e.fd, "k", 5), 5, "a new item went with its namesake's age");
+        host_rotate(&e.h);
+        cr_expect_eq(count_present(e.fd, "k", 5), 0);
+        cr_expect_eq(host_stat(&e.h, "errors"), 0, "%s", e.h.log);
+        env_stop(&e);
 }
 
 /* memcached stopped: said once, counted each time, nothing deleted; started: aging resumes. */
 Test(memcached, recovers_when_memcached_returns)
 {
-        struct mcd m;
-        struct host h;
-        int fd;
+        struct env e;
 
-        mcd_start(&m, false, NULL);
-        fd = mcc_connect(&m);
-        set_keys(fd, "k", 3);
-        host_on(&h, &m, 2, 8, NULL, NULL);
-        host_rotate(&h);
-        close(fd);
-        mcd_kill(&m);
-        host_run_for(&h, 200); /* its connection closed: no error, nothing was asked */
-        host_rotate(&h);
-        host_rotate(&h);
-        host_rotate(&h);
-        cr_expect_eq(host_stat(&h, "errors"), 3, "%s", h.log);
-        cr_expect_eq(host_log_count(&h, "WARNING: memcached at"), 1, "%s", h.log);
-        cr_expect_eq(host_log_count(&h, "cannot connect"), 3, "%s", h.log);
-        mcd_restart(&m);
-        fd = mcc_connect(&m);
-        set_keys(fd, "k", 3);
-        host_rotate(&h);
-        cr_expect_eq(host_log_count(&h, "answers again"), 1, "%s", h.log);
-        host_rotate(&h);
-        cr_expect_eq(count_present(fd, "k", 3), 0, "%s", h.log);
-        cr_expect_eq(host_stat(&h, "deleted"), 3);
-        host_cleanup(&h);
-        close(fd);
-        mcd_cleanup(&m);
+        env_start(&e, false, NULL);
+        set_keys(e.fd, "k", 3);
+        env_host(&e, 2, 8, NULL, NULL);
+        host_rotate(&e.h);
+        close(e.fd);
+        mcd_kill(&e.m);
+        host_run_for(&e.h, 200); /* its connection closed: no error, nothing was asked */
+        host_rotate(&e.h);
+        host_rotate(&e.h);
+        host_rotate(&e.h);
+        cr_expect_eq(host_stat(&e.h, "errors"), 3, "%s", e.h.log);
+        cr_expect_eq(host_log_count(&e.h, "WARNING: memcached at"), 1, "%s", e.h.log);
+        cr_expect_eq(host_log_count(&e.h, "cannot connect"), 3, "%s", e.h.log);
+        mcd_restart(&e.m);
+        e.fd = mcc_connect(&e.m);
+        set_keys(e.fd, "k", 3);
+        host_rotate(&e.h);
+        cr_expect_eq(host_log_count(&e.h, "answers again"), 1, "%s", e.h.log);
+        host_rotate(&e.h);
+        cr_expect_eq(count_present(e.fd, "k", 3), 0, "%s", e.h.log);
+        cr_expect_eq(host_stat(&e.h, "deleted"), 3);
+        env_stop(&e);
 }
 
 /* ---- servers that are not memcached, or not quite ----------------------------------------- */
