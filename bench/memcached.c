@@ -498,7 +498,8 @@ static void usage(void)
         printf("Usage: %s [--items N] [--interval SECONDS] [--check]\n"
                "  --items N           items in memcached (default 1000000)\n"
                "  --interval SECONDS  the cache's rotation interval (default 20)\n"
-               "  --check             only check that exactly the never-fetched items went\n",
+               "  --check             only check that exactly the never-fetched items went\n"
+               "  --normal-priority   run the daemon at normal priority, not SCHED_IDLE\n",
                prog);
 }
 
@@ -508,6 +509,7 @@ int main(int argc, char **argv)
                 { "items", required_argument, NULL, 'n' },
                 { "interval", required_argument, NULL, 'i' },
                 { "check", no_argument, NULL, 'c' },
+                { "normal-priority", no_argument, NULL, 'p' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -519,7 +521,7 @@ int main(int argc, char **argv)
         struct client client = { 0 };
         struct watch w = { 0 };
         struct rotation rot[2] = { { 0 } };
-        bool check = false;
+        bool check = false, sched_idle = true;
         uint64_t t_start;
         int c;
 
@@ -533,6 +535,9 @@ int main(int argc, char **argv)
                         break;
                 case 'c':
                         check = true;
+                        break;
+                case 'p':
+                        sched_idle = false;
                         break;
                 case 'h':
                         usage();
@@ -614,7 +619,7 @@ int main(int argc, char **argv)
                                          "--log-level", "debug", NULL };
                 const char *envp[] = { notify_env, wd_env, NULL };
 
-                child_start(&daemon, argv_d, log, envp, true);
+                child_start(&daemon, argv_d, log, envp, sched_idle);
         }
         if (pthread_create(&w.thread, NULL, watch_thread, &w) != 0)
                 die("thread");
@@ -672,7 +677,8 @@ int main(int argc, char **argv)
         count_present(items, &fetched, &other);
         child_stop(&mcd);
 
-        printf("cacheaged: slice_time 2ms (default), run at SCHED_IDLE as its unit runs it\n");
+        printf("cacheaged: slice_time 2ms (default), %s\n",
+               sched_idle ? "run at SCHED_IDLE as its unit runs it" : "at normal priority");
         for (size_t r = 0; r < 2; r++) {
                 printf("rotation %zu: dump of %" PRIu64 " items in %" PRIu64 " ms (%.0f items/s), "
                        "refresh to aged in %.0f ms",
