@@ -276,6 +276,27 @@ static void count_present(uint64_t items, uint64_t *ret_fetched, uint64_t *ret_o
         fclose(f);
 }
 
+/* One figure of memcached's "stats" (0 when it has none). */
+static uint64_t server_stat(const char *name)
+{
+        char buf[256];
+        size_t n = strlen(name);
+        uint64_t v = 0;
+        int fd = mc_connect();
+        FILE *f;
+
+        if (fd < 0)
+                die("cannot connect to memcached for its stats");
+        f = fdopen(fd, "r");
+        write_all(fd, "stats\r\n", 7);
+        while (fgets(buf, sizeof(buf), f) && strncmp(buf, "END", 3) != 0)
+                if (strncmp(buf, "STAT ", 5) == 0 && strncmp(buf + 5, name, n) == 0 &&
+                    buf[5 + n] == ' ')
+                        v = strtoull(buf + 6 + n, NULL, 10);
+        fclose(f);
+        return v;
+}
+
 /* ---- the client: gets of fetched items, one at a time ---- */
 
 struct sample {
@@ -490,7 +511,8 @@ static uint64_t field_after(const char *line, const char *word)
 
 struct rotation {
         uint64_t start, refreshed, end;   /* refresh asked, dump read, deletes settled */
-        uint64_t dump_items, dump_ms, victims, round_ms, step_us, slice_us;
+        uint64_t dump_items, dump_ms, victims, round_ms, step_us, step_cpu_us, slice_us;
+        uint64_t changed;
 };
 
 static void usage(void)
@@ -514,6 +536,7 @@ int main(int argc, char **argv)
                 {},
         };
         uint64_t items = 1000000, interval_s = 20, rss_before, rss_after = 0, fetched, other;
+        uint64_t slabs_moved, rescues;
         char dir[] = "/tmp/cacheage-bench-mc-XXXXXX", path[512], conf[512], log[512], mclog[512];
         char port_s[16], mem_s[24], notify_env[600], wd_env[64];
         struct sockaddr_un addr = { .sun_family = AF_UNIX };
@@ -661,6 +684,8 @@ int main(int argc, char **argv)
                 rot[r].victims = field_after(w.events[k].line, "mc: aged: ");
                 rot[r].round_ms = field_after(w.events[k].line, " victims checked and settled in ");
                 rot[r].step_us = field_after(w.events[k].line, "longest step ");
+                rot[r].step_cpu_us = field_after(w.events[k].line, " us (");
+                rot[r].changed = field_after(w.events[k].line, " cas conflicts, ");
                 if (r == 0)
                         rss_after = rss_kib(daemon.pid);
         }
@@ -675,6 +700,8 @@ int main(int argc, char **argv)
         pthread_join(w.thread, NULL);
         child_stop(&daemon);
         count_present(items, &fetched, &other);
+        slabs_moved = server_stat("slabs_moved");
+        rescues = server_stat("slab_reassign_rescues");
         child_stop(&mcd);
 
         printf("cacheaged: slice_time 2ms (default), %s\n",
@@ -696,6 +723,9 @@ int main(int argc, char **argv)
                PRIu64 " of %" PRIu64 "\n", items - (items + FETCHED_EVERY - 1) / FETCHED_EVERY - other,
                items - (items + FETCHED_EVERY - 1) / FETCHED_EVERY, fetched,
                (items + FETCHED_EVERY - 1) / FETCHED_EVERY);
+        printf("kept as changed since the dump (new cas): %" PRIu64 " victims; memcached's slab "
+               "mover moved %" PRIu64 " pages, relinking %" PRIu64 " items with a new cas\n",
+               rot[1].changed, slabs_moved, rescues);
         printf("daemon RSS: %" PRIu64 " KiB before, %" PRIu64 " KiB with %" PRIu64
                " items tracked: %.0f bytes per item\n", rss_before, rss_after, items,
                (double)(rss_after - rss_before) * 1024 / (double)items);
@@ -739,9 +769,10 @@ int main(int argc, char **argv)
                                during[r].n);
                 }
                 for (size_t r = 0; r < 2; r++)
-                        printf("loop, rotation %zu: adapter's longest step %" PRIu64 " us, longest "
-                               "aging slice %" PRIu64 " us, longest gap between watchdog pings %.1f "
-                               "ms (sent every %d ms)\n", r + 1, rot[r].step_us, rot[r].slice_us,
+                        printf("loop, rotation %zu: adapter's longest step %" PRIu64 " us (%" PRIu64
+                               " us on the CPU), longest aging slice %" PRIu64 " us, longest gap "
+                               "between watchdog pings %.1f ms (sent every %d ms)\n", r + 1,
+                               rot[r].step_us, rot[r].step_cpu_us, rot[r].slice_us,
                                (double)longest_gap(&w, rot[r].start, rot[r].end) / 1000,
                                WATCHDOG_USEC / 2000);
                 printf("loop, adapter idle: longest gap between watchdog pings %.1f ms\n",
