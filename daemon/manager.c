@@ -211,6 +211,14 @@ static void host_rotate_ready(void *userdata, struct ca_cache *cache, int error)
         cache_rotate_now(c, error);
 }
 
+/* Adapters working on the loop in steps of their own keep each within an aging slice's time. */
+static uint64_t host_slice_usec(void *userdata)
+{
+        struct manager_cache *c = userdata;
+
+        return c->manager->conf->slice_time_usec;
+}
+
 static const struct ca_host_ops host_ops = {
         .log = host_log,
         .key_error = host_key_error,
@@ -221,6 +229,7 @@ static const struct ca_host_ops host_ops = {
         .pressure = host_pressure,
         .idle = host_idle,
         .rotate_ready = host_rotate_ready,
+        .slice_usec = host_slice_usec,
 };
 
 /* ---- rotation and aging ---- */

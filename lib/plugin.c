@@ -111,6 +111,13 @@ void ca_host_rotate_ready(struct ca_host *host, struct ca_cache *cache, int erro
                 host->ops->rotate_ready(host->userdata, cache, error);
 }
 
+uint64_t ca_host_slice_usec(struct ca_host *host)
+{
+        uint64_t usec = host->ops->slice_usec ? host->ops->slice_usec(host->userdata) : 0;
+
+        return usec ? usec : CA_HOST_SLICE_USEC_DEFAULT;
+}
+
 int ca_section_parse(struct ca_host *host, const struct ca_section *s,
                      const struct ca_key_spec *specs, void *target)
 {

@@ -284,6 +284,8 @@ struct ca_host_ops {
         bool (*idle)(void *userdata);
         /* ABI 3: an asynchronous refresh is done. */
         void (*rotate_ready)(void *userdata, struct ca_cache *cache, int error);
+        /* Optional: the longest aging slice, in microseconds. */
+        uint64_t (*slice_usec)(void *userdata);
 };
 
 struct ca_host {
@@ -337,6 +339,16 @@ bool ca_host_idle(struct ca_host *host);
  * under way is ignored.
  */
 void ca_host_rotate_ready(struct ca_host *host, struct ca_cache *cache, int error);
+
+#define CA_HOST_SLICE_USEC_DEFAULT 2000 /* usec: the daemon's default slice_time */
+
+/*
+ * ca_host_slice_usec() - the longest the host lets one aging slice hold its loop (the daemon's
+ * [daemon] slice_time). An adapter that works on the loop in steps of its own (a directory
+ * scan, the deletions after a slice) keeps each step within it. CA_HOST_SLICE_USEC_DEFAULT
+ * when the host does not say.
+ */
+uint64_t ca_host_slice_usec(struct ca_host *host);
 
 /*
  * ca_section_parse() - the whole of @s by @specs into @target: every default first, then
