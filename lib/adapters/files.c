@@ -1,0 +1,1500 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The files adapter: a cache directory on disk, aged file by file. Every file of the tree
+ * under `path` (its subdirectories too with `recursive`, and only files of at least
+ * `min_size`) is an object; a use is an open or a read seen by fanotify or inotify
+ * (files-watch.h), or an atime that moved since the last scan; a file idle past its age is
+ * deleted. With `dry_run` it is only named in the log.
+ *
+ * The refresh before each rotation is a rescan of the tree, which must not hold the host's
+ * loop for longer than an aging slice however large the tree: it runs as a chain of steps,
+ * each a lowest-priority event that reads directory entries until the slice's time is spent
+ * and yields (CA_ROTATE_LATER; ca_host_rotate_ready() once the walk and the sweep of what
+ * vanished are done). The deletions are two-phase in the same way: the reclaim op only
+ * queues a victim; after_age starts a chain of steps that check and unlink them. Every
+ * check that decides what may be deleted is in files-safe.c.
+ *
+ * What it tracks, and what each object costs:
+ *   struct fs_file  one per file: its aging node, what the scan saw (inode, size, times), its
+ *                   directory and its name, in a hash table by (directory, name) and on one of
+ *                   two lists: fs->files_seen (live, in the order the scans last saw them, so
+ *                   that the ones a scan did not see are at its head) or fs->victims;
+ *   struct fs_dir   one per directory entered: its inode (a directory reopened to delete in it
+ *                   must be the one the scan saw), its watch key, a reference per child.
+ * Both count towards `max_files`; beyond it new entries are not tracked (never deleted), and
+ * the log says how many. The hash tables grow incrementally (two tables while rehashing, a few
+ * buckets moved per insertion, as redis's dict does), so that no step rehashes a large table
+ * at once; they are keyed with SipHash and a random key, since the names are chosen by
+ * whoever writes to the cache.
+ *
+ * Everything runs on the host's loop thread: no locks.
+ */
+
+#include <dirent.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <sys/random.h>
+#include <sys/statvfs.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cacheage/plugin.h"
+#include "files-safe.h"
+#include "files-table.h"
+#include "files-watch.h"
+
+#define FS_DEPTH_MAX 32                /* directory levels entered below path */
+#define FS_MAX_FILES_DEFAULT "1000000" /* files and directories tracked */
+#define FS_MAX_FILES_MAX 100000000     /* files and directories tracked */
+#define FS_CLOCK_EVERY 2               /* entries (each a system call or more) per clock read */
+#define FS_EVENTS_PER_WAKEUP (64 * 1024) /* bytes of events read per wakeup, at most */
+#define FS_PATH_MAX 4096               /* bytes of a path in a log line */
+
+enum {
+        FS_WATCH_AUTO,
+        FS_WATCH_FANOTIFY,
+        FS_WATCH_INOTIFY,
+        FS_WATCH_ATIME,
+};
+
+struct fs_config {
+        const char *path;
+        bool recursive;
+        const char *min_size_text;
+        uint64_t min_size;     /* bytes, from min_size_text */
+        bool dry_run;
+        int watch;
+        uint64_t max_files;
+};
+
+/* ---- what is tracked ---- */
+
+enum fs_state {
+        FS_LIVE,        /* aged by the cache, on files_seen */
+        FS_VICTIM,      /* chosen by reclaim, on victims, waiting to be checked and deleted */
+        FS_VICTIM_USED, /* chosen, then used (or events were lost): to be put back */
+};
+
+struct fs_dir;
+
+struct fs_file {
+        struct ca_node node;        /* first: the reclaim op is handed the node */
+        struct fs_hlink h;          /* in fs->files */
+        TAILQ_ENTRY(fs_file) link;  /* in fs->files_seen or fs->victims */
+        struct fs_dir *parent;
+        struct fs_seen seen;
+        uint32_t gen;               /* the last scan that saw it */
+        uint8_t state;              /* enum fs_state */
+        char name[];
+};
+
+struct fs_dir {
+        struct fs_hlink h;          /* in fs->dirs, unless removed */
+        struct fs_hlink w;          /* in fs->watches, while key_len > 0 */
+        TAILQ_ENTRY(fs_dir) link;   /* in fs->dirs_seen, unless removed (or the top) */
+        struct fs_dir *parent;      /* NULL for the top */
+        uint64_t ino;
+        uint32_t gen;
+        uint32_t refs;              /* children (files, directories) naming it as parent */
+        uint16_t depth;
+        bool removed;               /* forgotten: freed when the last child goes */
+        uint8_t key_len;
+        unsigned char *key;         /* the watch's key, key_len bytes */
+        char name[];
+};
+
+/*
+ * A directory being read, level by level: its entries through getdents64() into a small
+ * buffer of its own, not readdir()'s 32 KiB, because one call's kernel time grows with what
+ * it returns (on ext4, 32 KiB of a large directory took up to a millisecond, 4 KiB at most
+ * 70 us): the step's clock is read between calls.
+ */
+#define FS_DIRBUF 4096 /* bytes */
+
+struct fs_level {
+        int fd;
+        struct fs_dir *dir;
+        char *buf;          /* FS_DIRBUF bytes */
+        size_t pos, len;
+};
+
+enum fs_phase {
+        FS_SCAN_GATE, /* tests only: waiting for the gate */
+        FS_SCAN_WALK,
+        FS_SCAN_SWEEP_FILES,
+        FS_SCAN_SWEEP_DIRS,
+};
+
+/* What one scan found; the last complete one is kept for the statistics. */
+struct fs_scan_counts {
+        uint64_t files, new_files, changed, atime_uses, untracked, mounts, symlinks, too_deep,
+                errors;
+};
+
+struct fs {
+        struct ca_host *host;
+        struct fs_config cfg;
+        struct ca_cache *cache;
+        struct event_base *base;
+        struct fs_root root;
+        struct fs_dir *top;
+        uint8_t sipkey[16];
+
+        struct fs_table files, dirs, watches;
+        TAILQ_HEAD(, fs_file) files_seen, victims;
+        TAILQ_HEAD(, fs_dir) dirs_seen;
+        uint64_t n_files, n_dirs;
+
+        /* uses between scans */
+        struct fw *watch;
+        struct event *watch_ev;
+        bool watch_full_logged;
+        uint32_t lost_epoch;        /* the epoch when events were last lost */
+        bool lost_any;
+
+        /* the scan */
+        struct event *scan_ev;
+        bool scanning;
+        enum fs_phase phase;
+        struct fs_level stack[FS_DEPTH_MAX + 1];
+        unsigned depth;
+        uint32_t gen;
+        uint64_t scan_started_usec;
+        struct fs_scan_counts count, last;
+        bool untracked_logged;
+
+        /* the deletions */
+        struct event *dispose_ev;
+        bool disposing;
+        bool run_root_ok;           /* path still names the root: this run may delete */
+        struct fs_dir *chain_dir;   /* the directory chain_fd is open on, within a step */
+        int chain_fd;
+        uint64_t run_started_usec, run_deleted, run_bytes, run_kept, run_errors;
+        int last_errno_logged;
+
+        /* statistics */
+        uint64_t scans, accesses, atime_uses, deleted, deleted_bytes, would_delete, kept,
+                gone, errors, events_lost, unwatched_dirs, last_scan_usec, longest_step_usec,
+                longest_step_cpu_usec;
+
+#ifdef CA_FILES_TEST_HOOKS
+        const char *gate_dir;
+        bool gate_logged;
+#endif
+};
+
+/* ---- files and directories ---- */
+
+struct fs_name_key {
+        const struct fs_dir *parent;
+        const char *name;
+};
+
+struct fs_bytes_key {
+        const unsigned char *bytes;
+        size_t len;
+};
+
+#define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+static uint32_t name_hash(const struct fs *fs, const struct fs_dir *parent, const char *name)
+{
+        return (uint32_t)fs_siphash(fs->sipkey, (uint64_t)(uintptr_t)parent, name, strlen(name));
+}
+
+static uint32_t key_hash(const struct fs *fs, const unsigned char *key, size_t len)
+{
+        return (uint32_t)fs_siphash(fs->sipkey, 0, key, len);
+}
+
+static bool file_eq(const struct fs_hlink *l, const void *key)
+{
+        const struct fs_file *f = container_of(l, struct fs_file, h);
+        const struct fs_name_key *k = key;
+
+        return f->parent == k->parent && strcmp(f->name, k->name) == 0;
+}
+
+static bool dir_eq(const struct fs_hlink *l, const void *key)
+{
+        const struct fs_dir *d = container_of(l, struct fs_dir, h);
+        const struct fs_name_key *k = key;
+
+        return d->parent == k->parent && strcmp(d->name, k->name) == 0;
+}
+
+static bool watch_eq(const struct fs_hlink *l, const void *key)
+{
+        const struct fs_dir *d = container_of(l, struct fs_dir, w);
+        const struct fs_bytes_key *k = key;
+
+        return d->key_len == k->len && memcmp(d->key, k->bytes, k->len) == 0;
+}
+
+static struct fs_file *file_find(struct fs *fs, struct fs_dir *parent, const char *name)
+{
+        struct fs_name_key k = { parent, name };
+        struct fs_hlink *l = fs_table_find(&fs->files, name_hash(fs, parent, name), file_eq, &k);
+
+        return l ? container_of(l, struct fs_file, h) : NULL;
+}
+
+static struct fs_dir *dir_find(struct fs *fs, struct fs_dir *parent, const char *name)
+{
+        struct fs_name_key k = { parent, name };
+        struct fs_hlink *l = fs_table_find(&fs->dirs, name_hash(fs, parent, name), dir_eq, &k);
+
+        return l ? container_of(l, struct fs_dir, h) : NULL;
+}
+
+static struct fs_dir *watch_find(struct fs *fs, const unsigned char *key, size_t len)
+{
+        struct fs_bytes_key k = { key, len };
+        struct fs_hlink *l = fs_table_find(&fs->watches, key_hash(fs, key, len), watch_eq, &k);
+
+        return l ? container_of(l, struct fs_dir, w) : NULL;
+}
+
+static void dir_unwatch(struct fs *fs, struct fs_dir *d)
+{
+        if (!d->key_len)
+                return;
+        fs_table_del(&fs->watches, &d->w);
+        if (fs->watch)
+                fw_unwatch_dir(fs->watch, d->key, d->key_len);
+        free(d->key);
+        d->key = NULL;
+        d->key_len = 0;
+}
+
+/* Drop a reference on @d; a removed directory goes with its last child, and so on upwards. */
+static void dir_put(struct fs *fs, struct fs_dir *d)
+{
+        while (d && --d->refs == 0 && d->removed) {
+                struct fs_dir *parent = d->parent;
+
+                free(d);
+                fs->n_dirs--;
+                d = parent;
+        }
+}
+
+/* Forget @d: out of the tables and lists now, freed once no child names it. */
+static void dir_forget(struct fs *fs, struct fs_dir *d)
+{
+        if (d->removed)
+                return;
+        dir_unwatch(fs, d);
+        fs_table_del(&fs->dirs, &d->h);
+        TAILQ_REMOVE(&fs->dirs_seen, d, link);
+        d->removed = true;
+        d->refs++;
+        dir_put(fs, d);
+}
+
+/* A zeroed struct of @size bytes whose flexible name[] (at @name_offset) holds @name. */
+static void *alloc_named(size_t size, size_t name_offset, const char *name)
+{
+        size_t len = strlen(name);
+        char *p = calloc(1, name_offset + len + 1 > size ? name_offset + len + 1 : size);
+
+        if (p)
+                memcpy(p + name_offset, name, len + 1);
+        return p;
+}
+
+static struct fs_dir *dir_new(struct fs *fs, struct fs_dir *parent, const char *name, uint64_t ino)
+{
+        struct fs_dir *d = alloc_named(sizeof(struct fs_dir), offsetof(struct fs_dir, name), name);
+
+        if (!d)
+                return NULL;
+        d->parent = parent;
+        d->ino = ino;
+        d->depth = parent ? parent->depth + 1 : 0;
+        if (parent) {
+                parent->refs++;
+                d->h.hash = name_hash(fs, parent, name);
+                fs_table_add(&fs->dirs, &d->h);
+                TAILQ_INSERT_TAIL(&fs->dirs_seen, d, link);
+        }
+        fs->n_dirs++;
+        return d;
+}
+
+static void dir_watch(struct fs *fs, struct fs_dir *d, int fd)
+{
+        unsigned char key[FW_KEY_MAX];
+        size_t len;
+        int r;
+
+        if (!fs->watch || d->key_len)
+                return;
+        r = fw_watch_dir(fs->watch, fd, key, &len);
+        if (r < 0) {
+                fs->unwatched_dirs++;
+                if (!fs->watch_full_logged) {
+                        fs->watch_full_logged = true;
+                        ca_host_log(fs->host, LOG_WARNING,
+                                    "Cannot watch %s: %s%s; uses there are seen by atime only, "
+                                    "retried at every scan",
+                                    d->name[0] ? d->name : fs->cfg.path, strerror(-r),
+                                    r == -ENOSPC ? " (fs.inotify.max_user_watches reached)" : "");
+                }
+                return;
+        }
+        /*
+         * The same key as another record's: the same directory, renamed since the last scan
+         * (the old name's record is swept at the end of this one). The kernel's watch is the
+         * inode's: the record of the name seen now owns it.
+         */
+        struct fs_dir *other = watch_find(fs, key, len);
+
+        if (other) {
+                fs_table_del(&fs->watches, &other->w);
+                free(other->key);
+                other->key = NULL;
+                other->key_len = 0;
+        }
+        d->key = malloc(len);
+        if (!d->key)
+                return;
+        memcpy(d->key, key, len);
+        d->key_len = (uint8_t)len;
+        d->w.hash = key_hash(fs, key, len);
+        fs_table_add(&fs->watches, &d->w);
+}
+
+/* Forget @f: out of the cache, the table and its list, and freed. */
+static void file_forget(struct fs *fs, struct fs_file *f)
+{
+        if (ca_node_linked(&f->node))
+                ca_cache_remove(fs->cache, &f->node);
+        fs_table_del(&fs->files, &f->h);
+        TAILQ_REMOVE(f->state == FS_LIVE ? &fs->files_seen : &fs->victims, f, link);
+        dir_put(fs, f->parent);
+        free(f);
+        fs->n_files--;
+}
+
+/*
+ * (Re)start aging @f as a new object, now, as @seen says it is (NULL: as it was seen). The
+ * size op must answer at removal what it answered at insertion: the update goes between.
+ */
+static void file_age_afresh(struct fs *fs, struct fs_file *f, const struct fs_seen *seen)
+{
+        if (ca_node_linked(&f->node))
+                ca_cache_remove(fs->cache, &f->node);
+        if (seen)
+                f->seen = *seen;
+        memset(&f->node, 0, sizeof(f->node));
+        ca_cache_insert(fs->cache, &f->node);
+}
+
+static struct fs_file *file_new(struct fs *fs, struct fs_dir *parent, const char *name,
+                                const struct fs_seen *seen)
+{
+        struct fs_file *f = alloc_named(sizeof(struct fs_file), offsetof(struct fs_file, name), name);
+
+        if (!f)
+                return NULL;
+        f->parent = parent;
+        parent->refs++;
+        f->seen = *seen;
+        f->gen = fs->gen;
+        f->h.hash = name_hash(fs, parent, name);
+        fs_table_add(&fs->files, &f->h);
+        TAILQ_INSERT_TAIL(&fs->files_seen, f, link);
+        ca_cache_insert(fs->cache, &f->node);
+        fs->n_files++;
+        return f;
+}
+
+/* "dir/sub/name", relative to path, for the log. */
+static char *fs_relpath(const struct fs_dir *d, const char *name, char *buf, size_t len)
+{
+        const struct fs_dir *chain[FS_DEPTH_MAX + 1];
+        size_t n = 0, off = 0;
+
+        for (; d && d->parent && n < FS_DEPTH_MAX; d = d->parent)
+                chain[n++] = d;
+        buf[0] = '\0';
+        while (n-- > 0 && off < len) {
+                int w = snprintf(buf + off, len - off, "%s/", chain[n]->name);
+
+                off += w > 0 ? (size_t)w : 0;
+        }
+        if (off < len)
+                snprintf(buf + off, len - off, "%s", name);
+        return buf;
+}
+
+/* ---- steps on the loop ---- */
+
+/*
+ * One step of a scan or of deletions: it ends once the host's slice time is spent. Its wall
+ * time and its thread's CPU time are both kept: on a loaded machine the wall time also counts
+ * the other processes that preempted the loop, the CPU time only the step's own work.
+ */
+struct fs_step {
+        uint64_t started_usec, cpu_started_usec, deadline_usec;
+};
+
+static uint64_t thread_cpu_usec(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static struct fs_step fs_step_begin(struct fs *fs)
+{
+        uint64_t now = ca_now_usec();
+
+        return (struct fs_step){ .started_usec = now, .cpu_started_usec = thread_cpu_usec(),
+                                 .deadline_usec = now + ca_host_slice_usec(fs->host) };
+}
+
+static void fs_step_end(struct fs *fs, const struct fs_step *step)
+{
+        uint64_t wall = ca_now_usec() - step->started_usec;
+        uint64_t cpu = thread_cpu_usec() - step->cpu_started_usec;
+
+        if (wall > fs->longest_step_usec)
+                fs->longest_step_usec = wall;
+        if (cpu > fs->longest_step_cpu_usec)
+                fs->longest_step_cpu_usec = cpu;
+}
+
+#ifdef CA_FILES_TEST_HOOKS
+/*
+ * Tests only (tests/hooked/meson.build builds a second files.so with CA_FILES_TEST_HOOKS): with
+ * CA_FILES_TEST_GATE=DIR, each scan and each run of deletions starts only once a token file
+ * ("scan", "dispose") is in DIR, and takes it, so that a test can act exactly between the
+ * scan that chose a file and the check before its deletion. The shipped module has no gate.
+ */
+static bool fs_gate_pass(struct fs *fs, const char *token)
+{
+        char path[FS_PATH_MAX];
+
+        if (!fs->gate_dir)
+                return true;
+        snprintf(path, sizeof(path), "%s/%s", fs->gate_dir, token);
+        if (unlink(path) == 0) {
+                ca_host_log(fs->host, LOG_DEBUG, "test gate: %s taken", token);
+                fs->gate_logged = false;
+                return true;
+        }
+        if (!fs->gate_logged)
+                ca_host_log(fs->host, LOG_DEBUG, "test gate: waiting for %s", path);
+        fs->gate_logged = true;
+        return false;
+}
+
+static bool fs_gate_wait(struct fs *fs, struct event *ev, const char *token)
+{
+        static const struct timeval poll_10ms = { 0, 10000 };
+
+        if (fs_gate_pass(fs, token))
+                return true;
+        event_add(ev, &poll_10ms);
+        return false;
+}
+#endif
+
+/* ---- uses seen by fanotify or inotify ---- */
+
+static void fs_on_access(void *userdata, const unsigned char *key, size_t key_len, const char *name)
+{
+        struct fs *fs = userdata;
+        struct fs_dir *d = watch_find(fs, key, key_len);
+        struct fs_file *f = d ? file_find(fs, d, name) : NULL;
+
+        if (!f)
+                return;
+        fs->accesses++;
+        if (f->state == FS_LIVE)
+                ca_touch(fs->cache, &f->node);
+        else
+                f->state = FS_VICTIM_USED; /* chosen, but used since: put back, not deleted */
+}
+
+/*
+ * Events were lost, so idleness is not proven for any file whose idle time covers this moment:
+ * the reclaim op keeps (as a use) every file last used before this epoch, and the victims
+ * chosen so far are put back.
+ */
+static void fs_on_lost(void *userdata)
+{
+        struct fs *fs = userdata;
+        struct fs_file *f;
+
+        fs->events_lost++;
+        fs->lost_epoch = ca_cache_epoch(fs->cache);
+        fs->lost_any = true;
+        TAILQ_FOREACH(f, &fs->victims, link)
+                f->state = FS_VICTIM_USED;
+        ca_host_log(fs->host, fs->events_lost == 1 ? LOG_WARNING : LOG_DEBUG,
+                    "The kernel's event queue overflowed: uses were lost, so every file idle "
+                    "across this moment counts as used (%" PRIu64 " times so far)",
+                    fs->events_lost);
+}
+
+static const struct fw_callbacks fs_watch_callbacks = {
+        .access = fs_on_access,
+        .lost = fs_on_lost,
+};
+
+static void fs_watch_drain(struct fs *fs)
+{
+        int r;
+
+        if (!fs->watch)
+                return;
+        r = fw_read(fs->watch, FS_EVENTS_PER_WAKEUP, &fs_watch_callbacks, fs);
+        if (r < 0)
+                ca_host_log(fs->host, LOG_WARNING, "Failed to read events: %s", strerror(-r));
+}
+
+static void fs_watch_cb(evutil_socket_t fd, short what, void *userdata)
+{
+        fs_watch_drain(userdata);
+}
+
+/* ---- the scan ---- */
+
+static void fs_level_pop(struct fs *fs)
+{
+        struct fs_level *lvl = &fs->stack[--fs->depth];
+
+        close(lvl->fd);
+        free(lvl->buf);
+}
+
+static bool fs_level_push(struct fs *fs, int fd, struct fs_dir *dir)
+{
+        char *buf = malloc(FS_DIRBUF);
+
+        if (!buf)
+                return false;
+        fs->stack[fs->depth++] = (struct fs_level){ .fd = fd, .dir = dir, .buf = buf };
+        return true;
+}
+
+/* The next entry of @lvl, NULL at its end (errno 0) or on an error (errno set). */
+static const struct dirent64 *fs_level_next(struct fs_level *lvl)
+{
+        const struct dirent64 *de;
+
+        if (lvl->pos >= lvl->len) {
+                ssize_t n = getdents64(lvl->fd, lvl->buf, FS_DIRBUF);
+
+                if (n <= 0) {
+                        errno = n < 0 ? errno : 0;
+                        return NULL;
+                }
+                lvl->len = (size_t)n;
+                lvl->pos = 0;
+        }
+        de = (const struct dirent64 *)(const void *)(lvl->buf + lvl->pos);
+        lvl->pos += de->d_reclen;
+        return de;
+}
+
+static void fs_scan_close_levels(struct fs *fs)
+{
+        while (fs->depth > 0)
+                fs_level_pop(fs);
+}
+
+static bool fs_over_limit(struct fs *fs)
+{
+        if (fs->n_files + fs->n_dirs < fs->cfg.max_files)
+                return false;
+        fs->count.untracked++;
+        return true;
+}
+
+static void fs_scan_enter(struct fs *fs, struct fs_level *lvl, const char *name)
+{
+        char rel[FS_PATH_MAX];
+        struct fs_dir *d;
+        uint64_t ino;
+        int fd, r;
+
+        if (fs->depth > FS_DEPTH_MAX) {
+                fs->count.too_deep++;
+                ca_host_log(fs->host, LOG_DEBUG, "Not entering %s: deeper than %d levels",
+                            fs_relpath(lvl->dir, name, rel, sizeof(rel)), FS_DEPTH_MAX);
+                return;
+        }
+        d = dir_find(fs, lvl->dir, name);
+        r = fs_dir_open(&fs->root, lvl->fd, name, d ? d->ino : 0, &fd, &ino);
+        if (r == -ESTALE) {
+                /* Another directory under that name: what the old one held is swept. */
+                dir_forget(fs, d);
+                d = NULL;
+                r = fs_dir_open(&fs->root, lvl->fd, name, 0, &fd, &ino);
+        }
+        if (r < 0) {
+                if (r == -EXDEV) {
+                        fs->count.mounts++;
+                        ca_host_log(fs->host, LOG_DEBUG,
+                                    "Not entering %s: another filesystem or mount",
+                                    fs_relpath(lvl->dir, name, rel, sizeof(rel)));
+                } else if (r != -ENOENT && r != -ENOTDIR) {
+                        fs->count.errors++;
+                        ca_host_log(fs->host, LOG_DEBUG, "Cannot open %s: %s, skipped",
+                                    fs_relpath(lvl->dir, name, rel, sizeof(rel)), strerror(-r));
+                }
+                return;
+        }
+        if (!d) {
+                if (fs_over_limit(fs) || !(d = dir_new(fs, lvl->dir, name, ino))) {
+                        close(fd);
+                        return;
+                }
+        }
+        d->gen = fs->gen;
+        TAILQ_REMOVE(&fs->dirs_seen, d, link);
+        TAILQ_INSERT_TAIL(&fs->dirs_seen, d, link);
+        dir_watch(fs, d, fd);
+        if (!fs_level_push(fs, fd, d)) {
+                fs->count.errors++;
+                close(fd);
+        }
+}
+
+static void fs_scan_file(struct fs *fs, struct fs_dir *dir, const char *name,
+                         const struct fs_seen *seen)
+{
+        struct fs_file *f;
+
+        /* Too small to matter: not tracked, so never deleted (a tracked one is swept). */
+        if (seen->size < fs->cfg.min_size)
+                return;
+        fs->count.files++;
+        f = file_find(fs, dir, name);
+        if (f) {
+                if (f->state != FS_LIVE)
+                        return; /* the deletion's own check decides */
+                if (!fs_seen_same(&f->seen, seen)) {
+                        /* Replaced or written: another object, aged from now. */
+                        file_age_afresh(fs, f, seen);
+                        fs->count.changed++;
+                } else if (seen->atime_nsec != f->seen.atime_nsec) {
+                        f->seen.atime_nsec = seen->atime_nsec;
+                        ca_touch(fs->cache, &f->node);
+                        fs->count.atime_uses++;
+                        fs->atime_uses++;
+                }
+                f->gen = fs->gen;
+                TAILQ_REMOVE(&fs->files_seen, f, link);
+                TAILQ_INSERT_TAIL(&fs->files_seen, f, link);
+                return;
+        }
+        if (fs_over_limit(fs))
+                return;
+        if (file_new(fs, dir, name, seen))
+                fs->count.new_files++;
+}
+
+static void fs_scan_entry(struct fs *fs, struct fs_level *lvl, const struct dirent64 *de)
+{
+        char rel[FS_PATH_MAX];
+        struct fs_seen seen;
+        int k;
+
+        if (de->d_type == DT_LNK) {
+                fs->count.symlinks++; /* never an object, never followed */
+                return;
+        }
+        if (de->d_type == DT_DIR && !fs->cfg.recursive)
+                return;
+        k = fs_entry_stat(&fs->root, lvl->fd, de->d_name, &seen);
+        if (k < 0) {
+                if (k != -ENOENT) {
+                        fs->count.errors++;
+                        ca_host_log(fs->host, LOG_DEBUG, "Cannot stat %s: %s, skipped",
+                                    fs_relpath(lvl->dir, de->d_name, rel, sizeof(rel)),
+                                    strerror(-k));
+                }
+                return;
+        }
+        switch (k) {
+        case FS_FILE:
+                fs_scan_file(fs, lvl->dir, de->d_name, &seen);
+                break;
+        case FS_DIR:
+                if (fs->cfg.recursive)
+                        fs_scan_enter(fs, lvl, de->d_name);
+                break;
+        case FS_MOUNT:
+                fs->count.mounts++;
+                ca_host_log(fs->host, LOG_DEBUG, "Not entering %s: another filesystem or mount",
+                            fs_relpath(lvl->dir, de->d_name, rel, sizeof(rel)));
+                break;
+        default:
+                break;
+        }
+}
+
+/* The next entry of the directory being read, or the end of it. */
+static void fs_scan_walk_one(struct fs *fs)
+{
+        struct fs_level *lvl = &fs->stack[fs->depth - 1];
+        const struct dirent64 *de = fs_level_next(lvl);
+
+        if (!de) {
+                if (errno) {
+                        char rel[FS_PATH_MAX];
+
+                        fs->count.errors++;
+                        ca_host_log(fs->host, LOG_DEBUG, "Cannot read %s: %s",
+                                    fs_relpath(lvl->dir->parent, lvl->dir->name, rel, sizeof(rel)),
+                                    strerror(errno));
+                }
+                fs_level_pop(fs);
+                return;
+        }
+        if (fs_name_ok(de->d_name))
+                fs_scan_entry(fs, lvl, de);
+}
+
+/* One unit of the scan's work; false once the scan is complete. */
+static bool fs_scan_one(struct fs *fs)
+{
+        struct fs_file *f;
+        struct fs_dir *d;
+
+        switch (fs->phase) {
+        case FS_SCAN_GATE:
+                return true;
+        case FS_SCAN_WALK:
+                if (fs->depth == 0) {
+                        fs->phase = FS_SCAN_SWEEP_FILES;
+                        return true;
+                }
+                fs_scan_walk_one(fs);
+                /* Growing tables are emptied into their successors as the scan goes. */
+                fs_table_rehash(&fs->files, 1);
+                return true;
+        case FS_SCAN_SWEEP_FILES:
+                /* Live files not seen by this scan are at the head of files_seen: gone. */
+                f = TAILQ_FIRST(&fs->files_seen);
+                if (f && f->gen != fs->gen) {
+                        file_forget(fs, f);
+                        return true;
+                }
+                fs->phase = FS_SCAN_SWEEP_DIRS;
+                return true;
+        case FS_SCAN_SWEEP_DIRS:
+                d = TAILQ_FIRST(&fs->dirs_seen);
+                if (d && d->gen != fs->gen) {
+                        dir_forget(fs, d);
+                        return true;
+                }
+                return false;
+        }
+        return false;
+}
+
+static void fs_scan_finish(struct fs *fs)
+{
+        struct fs_scan_counts *c = &fs->count;
+
+        /* Uses queued in the kernel so far belong to the period that ends now. */
+        fs_watch_drain(fs);
+        fs->scanning = false;
+        fs->scans++;
+        fs->last_scan_usec = ca_now_usec() - fs->scan_started_usec;
+        fs->last = *c;
+        fs->errors += c->errors;
+        if (c->untracked && !fs->untracked_logged)
+                ca_host_log(fs->host, LOG_WARNING,
+                            "max_files (%" PRIu64 ") reached: %" PRIu64 " files and directories "
+                            "not tracked, and never deleted", fs->cfg.max_files, c->untracked);
+        fs->untracked_logged = c->untracked > 0;
+        ca_host_log(fs->host, LOG_DEBUG,
+                    "scan %" PRIu64 " done in %.1f ms: %" PRIu64 " files (%" PRIu64
+                    " new, %" PRIu64 " changed, %" PRIu64 " used by atime), %" PRIu64
+                    " directories, %" PRIu64 " mounts and %" PRIu64 " symlinks skipped, %" PRIu64
+                    " errors; longest step %" PRIu64 " us (%" PRIu64 " us of CPU)",
+                    fs->scans, (double)fs->last_scan_usec / 1000, c->files, c->new_files, c->changed,
+                    c->atime_uses, fs->n_dirs, c->mounts, c->symlinks, c->errors,
+                    fs->longest_step_usec, fs->longest_step_cpu_usec);
+        ca_host_rotate_ready(fs->host, fs->cache, 0);
+}
+
+static void fs_scan_step(evutil_socket_t fd, short what, void *userdata)
+{
+        struct fs *fs = userdata;
+        struct fs_step step;
+
+#ifdef CA_FILES_TEST_HOOKS
+        if (fs->phase == FS_SCAN_GATE && !fs_gate_wait(fs, fs->scan_ev, "scan"))
+                return;
+#endif
+        step = fs_step_begin(fs);
+        if (fs->phase == FS_SCAN_GATE)
+                fs->phase = FS_SCAN_WALK;
+        for (unsigned n = 1;; n++) {
+                if (!fs_scan_one(fs)) {
+                        fs_step_end(fs, &step);
+                        fs_scan_finish(fs);
+                        return;
+                }
+                if (n % FS_CLOCK_EVERY == 0 && ca_now_usec() >= step.deadline_usec)
+                        break;
+        }
+        fs_step_end(fs, &step);
+        /* Yield: the base polls (bus, signals, other caches) before this runs again. */
+        event_active(fs->scan_ev, 0, 0);
+}
+
+/* ---- the root ---- */
+
+/* Forget everything tracked (the path now names another directory, or the instance goes). */
+static void fs_forget_all(struct fs *fs)
+{
+        struct fs_file *f;
+        struct fs_dir *d;
+
+        while ((f = TAILQ_FIRST(&fs->victims)))
+                file_forget(fs, f);
+        while ((f = TAILQ_FIRST(&fs->files_seen)))
+                file_forget(fs, f);
+        while ((d = TAILQ_FIRST(&fs->dirs_seen)))
+                dir_forget(fs, d);
+}
+
+/*
+ * Resolve path again (no symlink, from "/"): the directory it names now is the tree. When it
+ * is another directory than the one open, what was tracked is forgotten and the watches start
+ * over on the new one.
+ */
+static int fs_check_root(struct fs *fs)
+{
+        struct fs_root now;
+        char why[512];
+        int r;
+
+        r = fs_root_open(fs->cfg.path, &now, why, sizeof(why));
+        if (r < 0) {
+                ca_host_log(fs->host, LOG_WARNING, "%s", why);
+                return r;
+        }
+        if (fs_root_same(&now, &fs->root)) {
+                fs_root_close(&now);
+                return 0;
+        }
+        ca_host_log(fs->host, LOG_NOTICE, "%s is another directory now: starting over on it",
+                    fs->cfg.path);
+        fs_forget_all(fs);
+        dir_unwatch(fs, fs->top);
+        fs_root_close(&fs->root);
+        fs->root = now;
+        fs->top->ino = now.ino;
+        if (fs->watch) {
+                enum fw_mode mode = fw_mode(fs->watch);
+                struct fw *w = NULL;
+
+                event_del(fs->watch_ev);
+                event_free(fs->watch_ev);
+                fs->watch_ev = NULL;
+                fs->watch = fw_free(fs->watch);
+                if (fw_open(mode, &fs->root, &w, why, sizeof(why)) == 0) {
+                        fs->watch = w;
+                        fs->watch_ev = event_new(fs->base, fw_fd(w), EV_READ | EV_PERSIST,
+                                                 fs_watch_cb, fs);
+                        if (!fs->watch_ev || event_add(fs->watch_ev, NULL) < 0)
+                                return -ENOMEM;
+                } else {
+                        ca_host_log(fs->host, LOG_WARNING, "Cannot watch %s any more (%s): "
+                                    "uses are seen by atime only", fs->cfg.path, why);
+                }
+        }
+        return 0;
+}
+
+/* Whether path still names the directory open (before deleting in it; the scan adopts a new one). */
+static bool fs_root_still(struct fs *fs)
+{
+        struct fs_root now;
+        char why[512];
+        bool same;
+
+        if (fs_root_open(fs->cfg.path, &now, why, sizeof(why)) < 0) {
+                ca_host_log(fs->host, LOG_WARNING, "%s: nothing deleted", why);
+                return false;
+        }
+        same = fs_root_same(&now, &fs->root);
+        fs_root_close(&now);
+        if (!same)
+                ca_host_log(fs->host, LOG_NOTICE, "%s is another directory now: nothing deleted "
+                            "until the next scan", fs->cfg.path);
+        return same;
+}
+
+static int fs_before_rotate(struct ca_cache *cache, void *userdata)
+{
+        struct fs *fs = userdata;
+        int fd, r;
+
+        if (fs->scanning)
+                return 0; /* the host starts one refresh at a time: cannot happen */
+        r = fs_check_root(fs);
+        if (r < 0)
+                return r; /* the host logs it, and rotates what is tracked */
+        fd = openat(fs->root.fd, ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (!fs_level_push(fs, fd, fs->top)) {
+                close(fd);
+                return -ENOMEM;
+        }
+        dir_watch(fs, fs->top, fd);
+        fs->scanning = true;
+        fs->gen++;
+        fs->count = (struct fs_scan_counts){ 0 };
+        fs->unwatched_dirs = 0;
+        fs->scan_started_usec = ca_now_usec();
+        fs->phase = FS_SCAN_GATE;
+        event_active(fs->scan_ev, 0, 0);
+        return CA_ROTATE_LATER;
+}
+
+/* ---- deletion ---- */
+
+/* Put a victim back: live again, aged from now (it changed, was used, or is a dry run's). */
+static void fs_put_back(struct fs *fs, struct fs_file *f)
+{
+        TAILQ_REMOVE(&fs->victims, f, link);
+        f->state = FS_LIVE;
+        f->gen = fs->gen;
+        TAILQ_INSERT_TAIL(&fs->files_seen, f, link);
+        file_age_afresh(fs, f, NULL);
+}
+
+static enum ca_status fs_reclaim(struct ca_cache *cache, struct ca_node *node, void *userdata)
+{
+        struct fs *fs = userdata;
+        struct fs_file *f = (struct fs_file *)node;
+        uint32_t stamp = atomic_load_explicit(&node->stamp, memory_order_relaxed);
+
+        /* Idle across a moment when uses were lost: not proven idle, so counted as used. */
+        if (fs->lost_any && (int32_t)(stamp - fs->lost_epoch) < 0)
+                return CA_KEEP;
+        TAILQ_REMOVE(&fs->files_seen, f, link);
+        f->state = FS_VICTIM;
+        TAILQ_INSERT_TAIL(&fs->victims, f, link);
+        return CA_RECLAIMED; /* checked and deleted by the steps after the slice */
+}
+
+static size_t fs_size(const struct ca_cache *cache, const struct ca_node *node, void *userdata)
+{
+        return (size_t)((const struct fs_file *)node)->seen.size;
+}
+
+static const struct ca_cache_ops fs_ops = {
+        .reclaim = fs_reclaim,
+        .size = fs_size,
+};
+
+static void fs_chain_close(struct fs *fs)
+{
+        if (fs->chain_fd >= 0 && fs->chain_fd != fs->root.fd)
+                close(fs->chain_fd);
+        fs->chain_fd = -1;
+        fs->chain_dir = NULL;
+}
+
+/*
+ * A handle on @d, opened from the root one component at a time, each the very directory the
+ * scan saw (fs_dir_open() with its inode). Kept for the next victim of the same directory
+ * within one step. Returns the descriptor (the root's for the top), or a negative errno.
+ */
+static int fs_chain_open(struct fs *fs, struct fs_dir *d)
+{
+        struct fs_dir *chain[FS_DEPTH_MAX + 1];
+        size_t n = 0;
+        int fd, r;
+
+        if (d == fs->chain_dir)
+                return fs->chain_fd;
+        fs_chain_close(fs);
+        for (struct fs_dir *p = d; p->parent; p = p->parent) {
+                if (p->removed || n == FS_DEPTH_MAX)
+                        return -ESTALE; /* forgotten by a scan: replaced or gone */
+                chain[n++] = p;
+        }
+        fd = fs->root.fd;
+        while (n-- > 0) {
+                uint64_t ino;
+                int next;
+
+                r = fs_dir_open(&fs->root, fd, chain[n]->name, chain[n]->ino, &next, &ino);
+                if (fd != fs->root.fd)
+                        close(fd);
+                if (r < 0)
+                        return r;
+                fd = next;
+        }
+        fs->chain_dir = d;
+        fs->chain_fd = fd;
+        return fd;
+}
+
+static void fs_dispose_one(struct fs *fs, struct fs_file *f)
+{
+        char rel[FS_PATH_MAX];
+        int r;
+
+        if (f->state == FS_VICTIM_USED) {
+                fs->kept++;
+                fs->run_kept++;
+                fs_put_back(fs, f);
+                return;
+        }
+        r = fs_chain_open(fs, f->parent);
+        if (r < 0) {
+                /*
+                 * Its directory is gone, or is not the one the scan saw (replaced, a symlink or
+                 * a mount now): nothing in it is touched, and the next scan finds what is there.
+                 */
+                if (r == -ENOENT) {
+                        fs->gone++;
+                } else if (r == -ESTALE || r == -ENOTDIR || r == -EXDEV) {
+                        fs->kept++;
+                        fs->run_kept++;
+                        ca_host_log(fs->host, LOG_DEBUG, "%s: its directory changed since it "
+                                    "was seen, kept", fs_relpath(f->parent, f->name, rel,
+                                                                 sizeof(rel)));
+                } else {
+                        fs->errors++;
+                        fs->run_errors++;
+                        ca_host_log(fs->host, r == fs->last_errno_logged ? LOG_DEBUG : LOG_WARNING,
+                                    "Cannot open the directory of %s: %s, kept",
+                                    fs_relpath(f->parent, f->name, rel, sizeof(rel)), strerror(-r));
+                        fs->last_errno_logged = r;
+                }
+                file_forget(fs, f);
+                return;
+        }
+        r = fs_unlink_if_same(&fs->root, r, f->name, &f->seen, fs->cfg.dry_run);
+        switch (r) {
+        case 0:
+                fs->run_deleted++;
+                fs->run_bytes += f->seen.size;
+                if (fs->cfg.dry_run) {
+                        fs->would_delete++;
+                        ca_host_log(fs->host, LOG_INFO, "dry run: would delete %s (%" PRIu64
+                                    " bytes)", fs_relpath(f->parent, f->name, rel, sizeof(rel)),
+                                    f->seen.size);
+                        fs_put_back(fs, f);
+                        return;
+                }
+                fs->deleted++;
+                fs->deleted_bytes += f->seen.size;
+                ca_host_log(fs->host, LOG_DEBUG, "deleted %s",
+                            fs_relpath(f->parent, f->name, rel, sizeof(rel)));
+                file_forget(fs, f);
+                return;
+        case -ENOENT:
+                fs->gone++;
+                file_forget(fs, f);
+                return;
+        case -ESTALE:
+        case -EBUSY:
+                /* Replaced, written or read since it was seen: not what was idle. */
+                fs->kept++;
+                fs->run_kept++;
+                ca_host_log(fs->host, LOG_DEBUG, "%s %s since it was seen, kept",
+                            fs_relpath(f->parent, f->name, rel, sizeof(rel)),
+                            r == -EBUSY ? "was read" : "changed");
+                fs_put_back(fs, f);
+                return;
+        default:
+                fs->errors++;
+                fs->run_errors++;
+                ca_host_log(fs->host, r == fs->last_errno_logged ? LOG_DEBUG : LOG_WARNING,
+                            "Cannot delete %s: %s, kept",
+                            fs_relpath(f->parent, f->name, rel, sizeof(rel)), strerror(-r));
+                fs->last_errno_logged = r;
+                fs_put_back(fs, f);
+                return;
+        }
+}
+
+static void fs_dispose_finish(struct fs *fs)
+{
+        fs->disposing = false;
+        ca_host_log(fs->host, LOG_INFO,
+                    "%s %" PRIu64 " files (%" PRIu64 " bytes); %" PRIu64 " kept (changed, "
+                    "replaced or used since they were seen); %" PRIu64 " errors; in %" PRIu64
+                    " ms, longest step %" PRIu64 " us (%" PRIu64 " us of CPU)",
+                    fs->cfg.dry_run ? "dry run: would delete" : "deleted", fs->run_deleted,
+                    fs->run_bytes, fs->run_kept, fs->run_errors,
+                    (ca_now_usec() - fs->run_started_usec) / 1000, fs->longest_step_usec,
+                    fs->longest_step_cpu_usec);
+        fs->run_deleted = fs->run_bytes = fs->run_kept = fs->run_errors = 0;
+        fs->last_errno_logged = 0;
+}
+
+static void fs_dispose_step(evutil_socket_t fd, short what, void *userdata)
+{
+        struct fs *fs = userdata;
+        struct fs_step step;
+        struct fs_file *f;
+
+#ifdef CA_FILES_TEST_HOOKS
+        if (!fs->disposing && !fs_gate_wait(fs, fs->dispose_ev, "dispose"))
+                return;
+#endif
+        step = fs_step_begin(fs);
+        if (!fs->disposing) {
+                /* A run starts: path must still name the directory that is open. */
+                fs->disposing = true;
+                fs->run_started_usec = step.started_usec;
+                fs->run_root_ok = fs_root_still(fs);
+        }
+        while ((f = TAILQ_FIRST(&fs->victims))) {
+                if (fs->run_root_ok) {
+                        fs_dispose_one(fs, f);
+                } else {
+                        fs->kept++;
+                        fs->run_kept++;
+                        fs_put_back(fs, f);
+                }
+                if (ca_now_usec() >= step.deadline_usec)
+                        break;
+        }
+        fs_chain_close(fs);
+        fs_step_end(fs, &step);
+        if (TAILQ_EMPTY(&fs->victims)) {
+                fs_dispose_finish(fs);
+                return;
+        }
+        event_active(fs->dispose_ev, 0, 0);
+}
+
+static void fs_after_age(struct ca_cache *cache, void *userdata)
+{
+        struct fs *fs = userdata;
+
+        /* Not while the (tests') gate holds the run back: the timer is pending then. */
+        if (!TAILQ_EMPTY(&fs->victims) && !event_pending(fs->dispose_ev, EV_TIMEOUT, NULL))
+                event_active(fs->dispose_ev, 0, 0);
+}
+
+/* ---- statistics ---- */
+
+#define EMIT(nm, kd, un, hp, val)                                                           \
+        emit(eu, &(const struct ca_adapter_stat){ .name = nm, .kind = kd, .unit = un,      \
+                                                  .help = hp },                            \
+             val)
+
+static void fs_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit, void *eu)
+{
+        struct fs *fs = userdata;
+
+        EMIT("files", CA_STAT_GAUGE, "objects", "files tracked", fs->n_files);
+        EMIT("directories", CA_STAT_GAUGE, "objects", "directories entered", fs->n_dirs);
+        EMIT("scans", CA_STAT_COUNTER, NULL, "scans of the tree completed", fs->scans);
+        EMIT("last_scan_usec", CA_STAT_GAUGE, "usec", "the last scan, first step to last",
+             fs->last_scan_usec);
+        EMIT("longest_step_usec", CA_STAT_GAUGE, "usec",
+             "longest step of a scan or of deletions on the loop", fs->longest_step_usec);
+        EMIT("longest_step_cpu_usec", CA_STAT_GAUGE, "usec",
+             "longest CPU time of one step: its own work, without preemption",
+             fs->longest_step_cpu_usec);
+        EMIT("accesses", CA_STAT_COUNTER, NULL,
+             "uses of tracked files seen by fanotify or inotify", fs->accesses);
+        EMIT("atime_uses", CA_STAT_COUNTER, NULL, "uses of tracked files seen by a moved atime",
+             fs->atime_uses);
+        EMIT("deleted", CA_STAT_COUNTER, "objects", "files deleted", fs->deleted);
+        EMIT("deleted_bytes", CA_STAT_COUNTER, "bytes", "sizes of the files deleted",
+             fs->deleted_bytes);
+        EMIT("would_delete", CA_STAT_COUNTER, "objects", "files a dry run would have deleted",
+             fs->would_delete);
+        EMIT("kept", CA_STAT_COUNTER, "objects",
+             "files chosen but changed, replaced or used before the deletion: kept", fs->kept);
+        EMIT("gone", CA_STAT_COUNTER, "objects", "files chosen but deleted by someone else",
+             fs->gone);
+        EMIT("errors", CA_STAT_COUNTER, NULL, "files that could not be read or deleted",
+             fs->errors);
+        EMIT("untracked", CA_STAT_GAUGE, "objects",
+             "files and directories over max_files at the last scan: never deleted",
+             fs->last.untracked);
+        EMIT("mounts_skipped", CA_STAT_GAUGE, "objects",
+             "mount points (other filesystems, bind mounts) not entered at the last scan",
+             fs->last.mounts);
+        EMIT("unwatched_directories", CA_STAT_GAUGE, "objects",
+             "directories without a watch (inotify's limit): atime only", fs->unwatched_dirs);
+        EMIT("events_lost", CA_STAT_COUNTER, NULL, "overflows of the kernel's event queue",
+             fs->events_lost);
+}
+
+static const struct ca_cache_hooks fs_hooks = {
+        .before_rotate = fs_before_rotate,
+        .after_age = fs_after_age,
+        .stats = fs_stats,
+};
+
+/* ---- keys ---- */
+
+/* "0", "4096", "64K", "10M", "1G", "2T" (powers of 1024; "KiB" and "k" as well). */
+static int fs_check_size(const char *value, void *target, char *msg, size_t msg_len)
+{
+        static const struct {
+                const char *suffix;
+                unsigned shift;
+        } units[] = {
+                { "", 0 },   { "B", 0 },   { "K", 10 }, { "k", 10 }, { "KiB", 10 },
+                { "M", 20 }, { "MiB", 20 }, { "G", 30 }, { "GiB", 30 }, { "T", 40 },
+                { "TiB", 40 },
+        };
+        const char *p = value;
+        uint64_t v = 0;
+
+        if (*p < '0' || *p > '9')
+                goto out_invalid;
+        for (; *p >= '0' && *p <= '9'; p++) {
+                if (v > (UINT64_MAX >> 41))
+                        goto out_range;
+                v = v * 10 + (uint64_t)(*p - '0');
+        }
+        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+                if (strcmp(p, units[i].suffix) == 0) {
+                        if (target)
+                                ((struct fs_config *)target)->min_size = v << units[i].shift;
+                        return 0;
+                }
+out_invalid:
+        snprintf(msg, msg_len, "invalid size \"%s\" (expected bytes, or e.g. 64K, 10M, 1G)", value);
+        return -EINVAL;
+out_range:
+        snprintf(msg, msg_len, "size \"%s\" is too large", value);
+        return -ERANGE;
+}
+
+static const struct ca_key_choice fs_watch_choices[] = {
+        { "auto", FS_WATCH_AUTO },
+        { "fanotify", FS_WATCH_FANOTIFY },
+        { "inotify", FS_WATCH_INOTIFY },
+        { "atime", FS_WATCH_ATIME },
+        { NULL, 0 },
+};
+
+static const struct ca_key_spec fs_keys[] = {
+        { .name = "path", .type = CA_KEY_PATH, CA_KEY_FIELD(struct fs_config, path),
+          .help = "the directory whose files are aged (absolute, no symlink in it; required)" },
+        { .name = "recursive", .type = CA_KEY_BOOL, CA_KEY_FIELD(struct fs_config, recursive),
+          .def = "yes", .help = "age the files of its subdirectories too" },
+        { .name = "min_size", .type = CA_KEY_STRING,
+          CA_KEY_FIELD(struct fs_config, min_size_text), .def = "0", .check = fs_check_size,
+          .help = "smaller files are not tracked, so never deleted (bytes, or 64K, 10M, 1G)" },
+        { .name = "dry_run", .type = CA_KEY_BOOL, CA_KEY_FIELD(struct fs_config, dry_run),
+          .def = "no", .help = "delete nothing: log what would be deleted" },
+        { .name = "watch", .type = CA_KEY_CHOICE, CA_KEY_FIELD(struct fs_config, watch),
+          .def = "auto", .choices = fs_watch_choices, .what = "watch",
+          .help = "how uses are seen: auto (fanotify, else inotify, else atime), fanotify, "
+                  "inotify or atime" },
+        { .name = "max_files", .type = CA_KEY_UINT, CA_KEY_FIELD(struct fs_config, max_files),
+          .def = FS_MAX_FILES_DEFAULT, .min = 1, .max = FS_MAX_FILES_MAX,
+          .help = "files and directories tracked at most; beyond, not tracked (never deleted)" },
+        CA_KEY_END
+};
+
+/* ---- create and destroy ---- */
+
+static void fs_destroy(void *instance)
+{
+        struct fs *fs = instance;
+
+        if (!fs)
+                return;
+        ca_host_unregister_cache(fs->host, fs->cache);
+        fs_scan_close_levels(fs);
+        fs_chain_close(fs);
+        if (fs->top) {
+                fs_forget_all(fs);
+                dir_unwatch(fs, fs->top);
+                free(fs->top);
+        }
+        if (fs->scan_ev)
+                event_free(fs->scan_ev);
+        if (fs->dispose_ev)
+                event_free(fs->dispose_ev);
+        if (fs->watch_ev)
+                event_free(fs->watch_ev);
+        fw_free(fs->watch);
+        ca_cache_free(fs->cache);
+        fs_table_done(&fs->files);
+        fs_table_done(&fs->dirs);
+        fs_table_done(&fs->watches);
+        fs_root_close(&fs->root);
+        free(fs);
+}
+
+/*
+ * How uses are seen: fanotify where allowed, else inotify; atime alone (asked for, or when
+ * neither works) only where the mount updates atime at all.
+ */
+static int fs_watch_start(struct fs *fs)
+{
+        static const char *const how[] = {
+                [FW_FANOTIFY] = "fanotify (a mark on the filesystem) and atime",
+                [FW_INOTIFY] = "inotify (a watch per directory) and atime",
+        };
+        int want = fs->cfg.watch;
+        char why[512] = "", why_fan[512] = "";
+        struct statvfs sv;
+        int r;
+
+        if (want == FS_WATCH_AUTO || want == FS_WATCH_FANOTIFY) {
+                r = fw_open(FW_FANOTIFY, &fs->root, &fs->watch, why_fan, sizeof(why_fan));
+                if (r < 0 && want == FS_WATCH_FANOTIFY) {
+                        ca_host_log(fs->host, LOG_ERR, "watch = fanotify: %s", why_fan);
+                        return r;
+                }
+        }
+        if (!fs->watch && (want == FS_WATCH_AUTO || want == FS_WATCH_INOTIFY)) {
+                r = fw_open(FW_INOTIFY, &fs->root, &fs->watch, why, sizeof(why));
+                if (r < 0 && want == FS_WATCH_INOTIFY) {
+                        ca_host_log(fs->host, LOG_ERR, "watch = inotify: %s", why);
+                        return r;
+                }
+        }
+        if (fs->watch) {
+                if (want == FS_WATCH_AUTO && why_fan[0])
+                        ca_host_log(fs->host, LOG_INFO, "no fanotify: %s", why_fan);
+                fs->watch_ev = event_new(fs->base, fw_fd(fs->watch), EV_READ | EV_PERSIST,
+                                         fs_watch_cb, fs);
+                if (!fs->watch_ev || event_add(fs->watch_ev, NULL) < 0)
+                        return -ENOMEM;
+                ca_host_log(fs->host, LOG_INFO, "aging %s%s: uses seen by %s", fs->cfg.path,
+                            fs->cfg.dry_run ? " (dry run)" : "", how[fw_mode(fs->watch)]);
+                return 0;
+        }
+
+        /* atime only: what the mount lets it show. */
+        if (fstatvfs(fs->root.fd, &sv) < 0)
+                return -errno;
+        if (sv.f_flag & ST_NOATIME) {
+                ca_host_log(fs->host, LOG_ERR, "%s is on a noatime mount and %s: no use of a "
+                            "file could be seen, so none is proven idle; refusing",
+                            fs->cfg.path, want == FS_WATCH_ATIME ? "watch = atime" :
+                            "neither fanotify nor inotify works here");
+                return -EOPNOTSUPP;
+        }
+        ca_host_log(fs->host, LOG_INFO, "aging %s%s: uses seen by atime only%s", fs->cfg.path,
+                    fs->cfg.dry_run ? " (dry run)" : "",
+                    sv.f_flag & ST_RELATIME ?
+                            " on a relatime mount: a file read again within 24 h of its "
+                            "last recorded access looks unused" : "");
+        return 0;
+}
+
+static int fs_create(struct ca_host *host, const struct ca_section *s, void **ret_instance)
+{
+        struct fs_config cfg = { 0 };
+        struct fs_root root;
+        struct fs *fs;
+        char why[512];
+        int r;
+
+        r = ca_section_parse(host, s, fs_keys, &cfg);
+        if (r < 0)
+                return r;
+        if (!cfg.path) {
+                ca_host_key_error(host, s, "path", "required: the directory to age "
+                                  "(e.g. path = /var/cache/thumbnails)");
+                return -EINVAL;
+        }
+        r = fs_root_open(cfg.path, &root, why, sizeof(why));
+        if (r < 0) {
+                ca_host_key_error(host, s, "path", "%s", why);
+                return r;
+        }
+        if (ca_host_check_only(host)) {
+                fs_root_close(&root);
+                *ret_instance = NULL;
+                return 0;
+        }
+
+        fs = calloc(1, sizeof(*fs));
+        if (!fs) {
+                fs_root_close(&root);
+                return -ENOMEM;
+        }
+        fs->host = host;
+        fs->cfg = cfg;
+        fs->root = root;
+        fs->chain_fd = -1;
+        fs->base = ca_host_event_base(host);
+        TAILQ_INIT(&fs->files_seen);
+        TAILQ_INIT(&fs->victims);
+        TAILQ_INIT(&fs->dirs_seen);
+        if (getrandom(fs->sipkey, sizeof(fs->sipkey), 0) != sizeof(fs->sipkey)) {
+                r = -errno;
+                goto out_destroy;
+        }
+        r = fs_table_init(&fs->files);
+        if (r >= 0)
+                r = fs_table_init(&fs->dirs);
+        if (r >= 0)
+                r = fs_table_init(&fs->watches);
+        if (r < 0)
+                goto out_destroy;
+        fs->top = dir_new(fs, NULL, "", root.ino);
+        if (!fs->top) {
+                r = -ENOMEM;
+                goto out_destroy;
+        }
+        fs->scan_ev = event_new(fs->base, -1, 0, fs_scan_step, fs);
+        fs->dispose_ev = event_new(fs->base, -1, 0, fs_dispose_step, fs);
+        if (!fs->scan_ev || !fs->dispose_ev) {
+                r = -ENOMEM;
+                goto out_destroy;
+        }
+        /* Below everything else the host runs, as its own aging slices are. */
+        event_priority_set(fs->scan_ev, event_base_get_npriorities(fs->base) - 1);
+        event_priority_set(fs->dispose_ev, event_base_get_npriorities(fs->base) - 1);
+#ifdef CA_FILES_TEST_HOOKS
+        fs->gate_dir = getenv("CA_FILES_TEST_GATE");
+#endif
+        r = fs_watch_start(fs);
+        if (r < 0)
+                goto out_destroy;
+        r = ca_cache_new(&fs_ops, fs, NULL, &fs->cache);
+        if (r < 0)
+                goto out_destroy;
+        r = ca_host_register_cache(host, s, fs->cache, &fs_hooks, fs);
+        if (r < 0)
+                goto out_destroy;
+        *ret_instance = fs;
+        return 0;
+
+out_destroy:
+        fs_destroy(fs);
+        return r;
+}
+
+__attribute__((visibility("default"))) const struct ca_plugin cacheage_plugin = {
+        .abi = CA_PLUGIN_ABI,
+        .size = sizeof(struct ca_plugin),
+        .name = "files",
+        .description = "a cache directory on disk: files unused for their age are deleted",
+        .create = fs_create,
+        .destroy = fs_destroy,
+};
