@@ -1,0 +1,1134 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The files adapter (lib/adapters/files*.c), on real directories:
+ *
+ *   files_safe  the checks that decide what may be deleted (files-safe.c), called directly:
+ *               symlinks, mounts (a bind mount of the same filesystem, a tmpfs, a file bind
+ *               mount), a replaced directory, and every way a file can differ from what was
+ *               seen;
+ *   files       the real cacheaged (--bus none) with the adapter built with its test gate
+ *               (tests/hooked: each scan and each run of deletions waits for a token file, so
+ *               that the test acts exactly between them): read and unread files under each way
+ *               of seeing uses, dry_run, files swapped between the scan and the deletion,
+ *               symlinks out of the tree, mounts inside it, an error on one file, the limits,
+ *               the keys; and the user instance: cacheaged as its unit runs it (--bus user,
+ *               $XDG_CONFIG_HOME/cacheage/cacheaged.conf), as nobody, with the shipped module,
+ *               on a private session bus, driven by cacheagectl --user.
+ *
+ * Mounts need root: those tests run in a mount namespace of their own (unshare), so nothing
+ * is left mounted whatever happens, and are skipped without the privilege.
+ *
+ * Environment (tests/meson.build): CACHEAGED, CACHEAGECTL, CA_ADAPTER_DIR (the shipped
+ * adapters), CA_FILES_HOOKED_DIR (files.so with the gate), CA_USER_UNIT (the configured user
+ * unit).
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <linux/fs.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "files-safe.h"
+#include "test-util.h"
+
+#define WAIT_MS 20000 /* for anything the daemon does: generous, the machine may be loaded */
+
+/* ---- files ---- */
+
+static char *path2(const char *dir, const char *name)
+{
+        return test_path_join(dir, name);
+}
+
+static void mkfile(const char *dir, const char *name, const char *content)
+{
+        char *p = path2(dir, name);
+
+        test_write_file(p, "%s", content);
+        free(p);
+}
+
+static char *mksub(const char *dir, const char *name)
+{
+        char *p = path2(dir, name);
+
+        cr_assert(mkdir(p, 0755) == 0, "mkdir %s: %s", p, strerror(errno));
+        return p;
+}
+
+static bool exists(const char *dir, const char *name)
+{
+        char *p = path2(dir, name);
+        struct stat st;
+        bool r = lstat(p, &st) == 0;
+
+        free(p);
+        return r;
+}
+
+static char *content(const char *dir, const char *name)
+{
+        char *p = path2(dir, name), *c = test_read_file(p);
+
+        free(p);
+        return c;
+}
+
+/* Read the file through open() and read(), as a user of the cache would. */
+static void use(const char *dir, const char *name)
+{
+        free(content(dir, name));
+}
+
+/*
+ * Put a file's atime an hour ahead: with relatime a read then leaves it alone (it is newer
+ * than mtime and ctime, and less than a day old), so only a watch can see the read.
+ */
+static void atime_ahead(const char *dir, const char *name)
+{
+        char *p = path2(dir, name);
+        struct timespec ts[2] = { { 0, 0 }, { 0, UTIME_OMIT } };
+
+        clock_gettime(CLOCK_REALTIME, &ts[0]);
+        ts[0].tv_sec += 3600;
+        cr_assert(utimensat(AT_FDCWD, p, ts, 0) == 0, "utimensat %s: %s", p, strerror(errno));
+        free(p);
+}
+
+static bool is_root(void)
+{
+        return geteuid() == 0;
+}
+
+/* A mount namespace of the test's own, private: mounts made in it go with its processes. */
+static void private_mounts(void)
+{
+        if (!is_root())
+                cr_skip_test("mounts need root");
+        cr_assert(unshare(CLONE_NEWNS) == 0, "unshare(CLONE_NEWNS): %s", strerror(errno));
+        cr_assert(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
+                  "making / private: %s", strerror(errno));
+}
+
+static void bind_mount(const char *from, const char *to)
+{
+        cr_assert(mount(from, to, NULL, MS_BIND, NULL) == 0, "mount --bind %s %s: %s", from, to,
+                  strerror(errno));
+}
+
+/* ---- files_safe: the checks, directly ----------------------------------------------------- */
+
+static struct fs_root open_root(const char *path)
+{
+        struct fs_root root;
+        char why[512];
+
+        cr_assert(fs_root_open(path, &root, why, sizeof(why)) == 0, "%s", why);
+        return root;
+}
+
+static struct fs_seen seen_of(const struct fs_root *root, int dir_fd, const char *name)
+{
+        struct fs_seen seen;
+
+        cr_assert_eq(fs_entry_stat(root, dir_fd, name, &seen), FS_FILE, "%s", name);
+        return seen;
+}
+
+Test(files_safe, root_refuses_what_is_not_a_plain_directory)
+{
+        char *dir = test_mkdtemp("files-root"), *real = mksub(dir, "real"), *link = path2(dir, "link");
+        char *lpath, *file = path2(dir, "f"), why[512];
+        struct fs_root root;
+        struct stat st;
+
+        mkfile(dir, "f", "x");
+        cr_assert(symlink(real, link) == 0);
+        cr_assert_eq(fs_root_open("relative/path", &root, why, sizeof(why)), -EINVAL);
+        cr_assert_eq(fs_root_open("/", &root, why, sizeof(why)), -EINVAL);
+        cr_assert(strstr(why, "whole filesystem"), "%s", why);
+        cr_assert_eq(fs_root_open("/tmp/../etc", &root, why, sizeof(why)), -EINVAL);
+        cr_assert_eq(fs_root_open(file, &root, why, sizeof(why)), -ENOTDIR);
+        /* A symlink anywhere in the path is refused, naming it, and not followed. */
+        cr_assert(asprintf(&lpath, "%s/sub", link) > 0);
+        cr_assert(mkdir(path2(real, "sub"), 0755) == 0);
+        cr_assert_eq(fs_root_open(link, &root, why, sizeof(why)), -ELOOP);
+        cr_assert_eq(fs_root_open(lpath, &root, why, sizeof(why)), -ELOOP);
+        cr_assert(strstr(why, link) && strstr(why, "symlink"), "%s", why);
+        cr_assert_eq(fs_root_open("/nonexistent-cacheage-dir", &root, why, sizeof(why)), -ENOENT);
+        /* What it opens is the directory named, with its filesystem and mount. */
+        root = open_root(real);
+        cr_assert(stat(real, &st) == 0);
+        cr_assert_eq(root.ino, st.st_ino);
+        cr_assert_eq(root.dev, st.st_dev);
+        fs_root_close(&root);
+        cr_assert_eq(root.fd, -1);
+        free(lpath);
+        free(file);
+        free(link);
+        free(real);
+        test_rm_rf(dir);
+        free(dir);
+}
+
+Test(files_safe, dir_open_enters_only_the_same_mount)
+{
+        char *dir = test_mkdtemp("files-dir"), *other = test_mkdtemp("files-other");
+        struct fs_root root;
+        uint64_t ino, ino2;
+        int fd;
+
+        private_mounts();
+        free(mksub(dir, "sub"));
+        free(mksub(dir, "bind"));
+        free(mksub(dir, "tmpfs"));
+        mkfile(dir, "file", "x");
+        cr_assert(symlink(other, path2(dir, "link")) == 0);
+        bind_mount(other, path2(dir, "bind"));
+        cr_assert(mount("tmpfs", path2(dir, "tmpfs"), "tmpfs", 0, "size=1m") == 0);
+        root = open_root(dir);
+
+        cr_assert_eq(fs_dir_open(&root, root.fd, "sub", 0, &fd, &ino), 0);
+        close(fd);
+        cr_assert_eq(fs_dir_open(&root, root.fd, "sub", ino, &fd, &ino2), 0);
+        cr_assert_eq(ino2, ino);
+        close(fd);
+        /* Another inode under the name than the one seen: not entered. */
+        cr_assert_eq(fs_dir_open(&root, root.fd, "sub", ino + 1, &fd, &ino2), -ESTALE);
+        cr_assert_eq(fs_dir_open(&root, root.fd, "link", 0, &fd, &ino), -ENOTDIR);
+        cr_assert_eq(fs_dir_open(&root, root.fd, "file", 0, &fd, &ino), -ENOTDIR);
+        /* A bind mount of the same filesystem has the same st_dev: the mount root says it. */
+        cr_assert_eq(fs_dir_open(&root, root.fd, "bind", 0, &fd, &ino), -EXDEV);
+        cr_assert_eq(fs_dir_open(&root, root.fd, "tmpfs", 0, &fd, &ino), -EXDEV);
+        cr_assert_eq(fs_dir_open(&root, root.fd, "..", 0, &fd, &ino), -EINVAL);
+        cr_assert_eq(fs_dir_open(&root, root.fd, "a/b", 0, &fd, &ino), -EINVAL);
+        cr_assert_eq(fs_dir_open(&root, root.fd, "", 0, &fd, &ino), -EINVAL);
+        fs_root_close(&root);
+        cr_assert(umount2(path2(dir, "bind"), MNT_DETACH) == 0);
+        cr_assert(umount2(path2(dir, "tmpfs"), MNT_DETACH) == 0);
+        test_rm_rf(dir);
+        test_rm_rf(other);
+}
+
+Test(files_safe, entry_kinds)
+{
+        char *dir = test_mkdtemp("files-kinds"), *other = test_mkdtemp("files-other");
+        struct fs_seen seen;
+        struct fs_root root;
+        struct stat st;
+        char *p;
+
+        private_mounts();
+        mkfile(dir, "file", "hello");
+        mkfile(dir, "fbind", "");
+        mkfile(other, "secret", "secret");
+        free(mksub(dir, "sub"));
+        cr_assert(symlink("/etc/passwd", path2(dir, "link")) == 0);
+        cr_assert(mkfifo(path2(dir, "fifo"), 0600) == 0);
+        bind_mount(path2(other, "secret"), path2(dir, "fbind"));
+        root = open_root(dir);
+
+        cr_assert_eq(fs_entry_stat(&root, root.fd, "file", &seen), FS_FILE);
+        p = path2(dir, "file");
+        cr_assert(stat(p, &st) == 0);
+        cr_assert_eq(seen.ino, st.st_ino);
+        cr_assert_eq(seen.size, 5);
+        cr_assert_eq(seen.mtime_nsec, st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec);
+        cr_assert_eq(fs_entry_stat(&root, root.fd, "sub", &seen), FS_DIR);
+        cr_assert_eq(fs_entry_stat(&root, root.fd, "link", &seen), FS_OTHER);
+        cr_assert_eq(fs_entry_stat(&root, root.fd, "fifo", &seen), FS_OTHER);
+        /* A file bind-mounted onto a name of the tree is another mount's file. */
+        cr_assert_eq(fs_entry_stat(&root, root.fd, "fbind", &seen), FS_MOUNT);
+        cr_assert_eq(fs_entry_stat(&root, root.fd, "missing", &seen), -ENOENT);
+        fs_root_close(&root);
+        cr_assert(umount2(path2(dir, "fbind"), MNT_DETACH) == 0);
+        free(p);
+        test_rm_rf(dir);
+        test_rm_rf(other);
+}
+
+Test(files_safe, unlink_only_what_was_seen)
+{
+        char *dir = test_mkdtemp("files-unlink"), *other = test_mkdtemp("files-other");
+        struct timespec mtime[2] = { { 0, UTIME_OMIT }, { 12345, 0 } };
+        struct fs_seen s_same, s_dry, s_size, s_mtime, s_renamed, s_link, s_dir, s_gone, s_read;
+        struct fs_root root;
+        char *tmp;
+
+        mkfile(dir, "same", "a");
+        mkfile(dir, "dry", "a");
+        mkfile(dir, "size", "a");
+        mkfile(dir, "mtime", "a");
+        mkfile(dir, "renamed", "a");
+        mkfile(dir, "link", "a");
+        mkfile(dir, "dir", "a");
+        mkfile(dir, "gone", "a");
+        mkfile(dir, "read", "a");
+        mkfile(other, "target", "keep me");
+        root = open_root(dir);
+        s_same = seen_of(&root, root.fd, "same");
+        s_dry = seen_of(&root, root.fd, "dry");
+        s_size = seen_of(&root, root.fd, "size");
+        s_mtime = seen_of(&root, root.fd, "mtime");
+        s_renamed = seen_of(&root, root.fd, "renamed");
+        s_link = seen_of(&root, root.fd, "link");
+        s_dir = seen_of(&root, root.fd, "dir");
+        s_gone = seen_of(&root, root.fd, "gone");
+        s_read = seen_of(&root, root.fd, "read");
+
+        /* Changes after the scan saw them. */
+        mkfile(dir, "size", "ab");
+        cr_assert(utimensat(root.fd, "mtime", mtime, 0) == 0);
+        tmp = path2(dir, "new");
+        test_write_file(tmp, "a");
+        cr_assert(rename(tmp, path2(dir, "renamed")) == 0); /* same size, another inode */
+        cr_assert(unlink(path2(dir, "link")) == 0);
+        cr_assert(symlink(path2(other, "target"), path2(dir, "link")) == 0);
+        cr_assert(unlink(path2(dir, "dir")) == 0);
+        cr_assert(mkdir(path2(dir, "dir"), 0755) == 0);
+        cr_assert(unlink(path2(dir, "gone")) == 0);
+        if (1) {
+                /* atime moves on the first read after a write, relatime or not. */
+                struct timespec old[2] = { { 1000, 0 }, { 0, UTIME_OMIT } };
+
+                cr_assert(utimensat(root.fd, "read", old, 0) == 0);
+                s_read = seen_of(&root, root.fd, "read");
+                use(dir, "read");
+        }
+
+        cr_assert_eq(fs_unlink_if_same(&root, root.fd, "dry", &s_dry, true), 0);
+        cr_assert(exists(dir, "dry"), "dry_run deleted");
+        cr_assert_eq(fs_unlink_if_same(&root, root.fd, "same", &s_same, false), 0);
+        cr_assert(!exists(dir, "same"));
+        cr_assert_eq(fs_unlink_if_same(&root, root.fd, "size", &s_size, false), -ESTALE);
+        cr_assert_eq(fs_unlink_if_same(&root, root.fd, "mtime", &s_mtime, false), -ESTALE);
+        cr_assert_eq(fs_unlink_if_same(&root, root.fd, "renamed", &s_renamed, false), -ESTALE);
+        cr_assert_eq(fs_unlink_if_same(&root, root.fd, "link", &s_link, false), -ESTALE);
+        cr_assert_eq(fs_unlink_if_same(&root, root.fd, "dir", &s_dir, false), -ESTALE);
+        cr_assert_eq(fs_unlink_if_same(&root, root.fd, "gone", &s_gone, false), -ENOENT);
+        cr_assert_eq(fs_unlink_if_same(&root, root.fd, "read", &s_read, false), -EBUSY);
+        cr_assert_eq(fs_unlink_if_same(&root, root.fd, "../x", &s_same, false), -EINVAL);
+        cr_assert(exists(dir, "size") && exists(dir, "mtime") && exists(dir, "renamed") &&
+                  exists(dir, "link") && exists(dir, "dir") && exists(dir, "read"));
+        cr_assert_str_eq(content(other, "target"), "keep me");
+        fs_root_close(&root);
+        free(tmp);
+        test_rm_rf(dir);
+        test_rm_rf(other);
+}
+
+/* ---- files: the daemon with the gated adapter ---------------------------------------------- */
+
+/*
+ * A failed assertion ends a test before its cleanup: what it started must not go on running
+ * (a daemon with a fanotify mark costs the whole machine). Criterion runs the suite's .fini
+ * even then.
+ */
+static pid_t running[4];
+
+static void remember(pid_t pid)
+{
+        for (size_t i = 0; i < ELEMENTSOF(running); i++)
+                if (running[i] <= 0) {
+                        running[i] = pid;
+                        return;
+                }
+}
+
+static void kill_running(void)
+{
+        for (size_t i = 0; i < ELEMENTSOF(running); i++)
+                if (running[i] > 0 && waitpid(running[i], NULL, WNOHANG) == 0) {
+                        kill(running[i], SIGKILL);
+                        waitpid(running[i], NULL, 0);
+                }
+}
+
+TestSuite(files, .fini = kill_running);
+
+struct ft {
+        struct test_daemon d;
+        char *tree;    /* the cache directory */
+        char *outside; /* beside it: nothing there may be touched */
+        char *gate;    /* the gate's tokens */
+};
+
+static void ft_setup(struct ft *t)
+{
+        test_daemon_setup(&t->d);
+        t->tree = test_mkdtemp("files-tree");
+        t->outside = test_mkdtemp("files-outside");
+        t->gate = test_path_join(t->d.dir, "gate");
+        cr_assert(mkdir(t->gate, 0755) == 0);
+        /* Inherited by the daemon; each test runs in a process of its own. */
+        setenv("CA_FILES_TEST_GATE", t->gate, 1);
+}
+
+static void ft_cleanup(struct ft *t)
+{
+        test_daemon_cleanup(&t->d);
+        test_rm_rf(t->tree);
+        test_rm_rf(t->outside);
+        free(t->tree);
+        free(t->outside);
+        free(t->gate);
+}
+
+/* The daemon on [cache t] with path = the tree, single_use_age 2, and @extra keys. */
+static void ft_start(struct ft *t, const char *extra)
+{
+        test_write_file(t->d.conf,
+                        "[daemon]\nplugin_dir = %s\ninterval = 100ms\n"
+                        "[cache t]\nadapter = files\npath = %s\nsingle_use_age = 2\nmax_age = 8\n%s",
+                        test_env("CA_FILES_HOOKED_DIR"), t->tree, extra ? extra : "");
+        test_daemon_start(&t->d, 0, NULL);
+        remember(t->d.pid);
+        cr_assert(test_daemon_wait_msg(&t->d, 0, "READY=1", WAIT_MS) >= 0, "no READY=1:\n%s",
+                  test_daemon_log(&t->d));
+}
+
+static void ft_token(struct ft *t, const char *token)
+{
+        char *p = path2(t->gate, token);
+
+        test_write_file(p, "go");
+        free(p);
+}
+
+/* Let the next scan run; its rotation (the @n-th) and aging are then done. */
+static void ft_rotate(struct ft *t, unsigned n)
+{
+        char needle[64];
+
+        ft_token(t, "scan");
+        snprintf(needle, sizeof(needle), "t: rotation %u done:", n);
+        cr_assert(test_daemon_wait_log(&t->d, 0, needle, WAIT_MS), "no '%s' in:\n%s", needle,
+                  test_daemon_log(&t->d));
+}
+
+/* Let the deletions chosen so far run; returns their summary line (static). */
+static const char *ft_dispose(struct ft *t)
+{
+        static char line[512];
+        size_t from = strlen(test_daemon_log(&t->d));
+        const char *log, *p, *q;
+
+        ft_token(t, "dispose");
+        cr_assert(test_daemon_wait_log(&t->d, from, " kept (changed, replaced or used", WAIT_MS),
+                  "no deletion run:\n%s", test_daemon_log(&t->d));
+        log = test_daemon_log(&t->d);
+        q = strstr(log + from, " kept (changed, replaced or used");
+        for (p = q; p > log + from && p[-1] != '\n'; p--)
+                ;
+        snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
+        return line;
+}
+
+static bool logged(struct ft *t, const char *needle)
+{
+        return strstr(test_daemon_log(&t->d), needle) != NULL;
+}
+
+/*
+ * Files read and unread: after single_use_age rotations exactly the unread ones are gone.
+ * r*: read in the period after the first scan; u*: never read; m*: rewritten in that period
+ * (a new object then); half in a subdirectory. With @ahead, atimes are put an hour ahead
+ * first, so that relatime hides the reads and only the watch can see them.
+ */
+static void read_unread(const char *watch, const char *how, bool ahead)
+{
+        static const char *const names[] = { "r0", "r1", "u0", "u1", "m0" };
+        char extra[64];
+        struct ft t;
+        char *sub;
+
+        ft_setup(&t);
+        sub = mksub(t.tree, "sub");
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                mkfile(t.tree, names[i], names[i]);
+                mkfile(sub, names[i], names[i]);
+                if (ahead) {
+                        atime_ahead(t.tree, names[i]);
+                        atime_ahead(sub, names[i]);
+                }
+        }
+        snprintf(extra, sizeof(extra), "watch = %s\n", watch);
+        ft_start(&t, extra);
+        cr_assert(test_daemon_wait_log(&t.d, 0, how, WAIT_MS), "not '%s':\n%s", how,
+                  test_daemon_log(&t.d));
+
+        ft_rotate(&t, 1); /* first scan: everything new, stamped in period 0 */
+        use(t.tree, "r0");
+        use(t.tree, "r1");
+        use(sub, "r0");
+        use(sub, "r1");
+        mkfile(t.tree, "m0", "rewritten");
+        mkfile(sub, "m0", "rewritten");
+        ft_rotate(&t, 2); /* second: the unread are due, and chosen */
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                cr_assert(exists(t.tree, names[i]) && exists(sub, names[i]),
+                          "%s deleted before the deletions ran", names[i]);
+        cr_assert(strstr(ft_dispose(&t), "deleted 4 files (8 bytes); 0 kept"), "%s",
+                  test_daemon_log(&t.d));
+        cr_assert(!exists(t.tree, "u0") && !exists(t.tree, "u1") && !exists(sub, "u0") &&
+                  !exists(sub, "u1"), "an unread file is still there");
+        cr_assert(exists(t.tree, "r0") && exists(t.tree, "r1") && exists(sub, "r0") &&
+                  exists(sub, "r1"), "a file that was read is gone");
+        cr_assert(exists(t.tree, "m0") && exists(sub, "m0"), "a rewritten file is gone");
+        cr_assert(logged(&t, "deleted sub/u0") && logged(&t, "deleted u1"));
+        /* The next scan finds the survivors only, and nothing is chosen. */
+        ft_rotate(&t, 3);
+        cr_assert(logged(&t, "scan 3 done"));
+        cr_assert(test_daemon_wait_log(&t.d, 0, ": 6 files (0 new, 0 changed", WAIT_MS), "%s",
+                  test_daemon_log(&t.d));
+        test_daemon_stop(&t.d);
+        free(sub);
+        ft_cleanup(&t);
+}
+
+Test(files, read_unread_fanotify)
+{
+        if (!is_root())
+                cr_skip_test("fanotify on a filesystem needs CAP_SYS_ADMIN");
+        read_unread("fanotify", "uses seen by fanotify", true);
+}
+
+Test(files, read_unread_inotify)
+{
+        read_unread("inotify", "uses seen by inotify", true);
+}
+
+Test(files, read_unread_atime)
+{
+        read_unread("atime", "uses seen by atime only", false);
+}
+
+/* What the README says relatime hides: a read of a file whose atime is recent enough. */
+Test(files, relatime_hides_reads_from_atime)
+{
+        struct statvfs sv;
+        struct ft t;
+
+        ft_setup(&t);
+        cr_assert(statvfs(t.tree, &sv) == 0);
+        if (!(sv.f_flag & ST_RELATIME))
+                cr_skip_test("%s is not on a relatime mount", t.tree);
+        mkfile(t.tree, "read", "x");
+        mkfile(t.tree, "unread", "x");
+        atime_ahead(t.tree, "read");
+        ft_start(&t, "watch = atime\n");
+        cr_assert(test_daemon_wait_log(&t.d, 0, "on a relatime mount: a file read again within "
+                                                "24 h", WAIT_MS), "%s", test_daemon_log(&t.d));
+        ft_rotate(&t, 1);
+        use(t.tree, "read");
+        ft_rotate(&t, 2);
+        cr_assert(strstr(ft_dispose(&t), "deleted 2 files"), "%s", test_daemon_log(&t.d));
+        cr_assert(!exists(t.tree, "read"), "relatime showed the read after all");
+        test_daemon_stop(&t.d);
+        ft_cleanup(&t);
+}
+
+Test(files, dry_run_deletes_nothing)
+{
+        struct ft t;
+
+        ft_setup(&t);
+        mkfile(t.tree, "read", "x");
+        mkfile(t.tree, "unread", "xy");
+        free(mksub(t.tree, "sub"));
+        mkfile(t.tree, "sub/unread2", "xyz");
+        ft_start(&t, "dry_run = yes\nwatch = inotify\n");
+        cr_assert(test_daemon_wait_log(&t.d, 0, "(dry run): uses seen by", WAIT_MS));
+        ft_rotate(&t, 1);
+        use(t.tree, "read");
+        ft_rotate(&t, 2);
+        cr_assert(strstr(ft_dispose(&t), "dry run: would delete 2 files (5 bytes); 0 kept"),
+                  "%s", test_daemon_log(&t.d));
+        cr_assert(logged(&t, "dry run: would delete unread (2 bytes)"));
+        cr_assert(logged(&t, "dry run: would delete sub/unread2 (3 bytes)"));
+        cr_assert(!logged(&t, "would delete read "));
+        cr_assert(exists(t.tree, "read") && exists(t.tree, "unread") &&
+                  exists(t.tree, "sub/unread2"), "a dry run deleted");
+        test_daemon_stop(&t.d);
+        ft_cleanup(&t);
+}
+
+/*
+ * Between the scan that chose them and the check before unlinkat(), files are swapped in every
+ * way: replaced by another file, rewritten, replaced by a symlink out of the tree, their
+ * directory replaced by a symlink to a directory outside holding the same name, touched,
+ * read. None is deleted, nothing outside is touched; the one control file goes.
+ */
+Test(files, swapped_between_scan_and_deletion)
+{
+        static const struct timespec new_mtime[2] = { { 0, UTIME_OMIT }, { 1000000, 0 } };
+        char *sub, *outdir, *moved, *tmp;
+        struct ft t;
+
+        ft_setup(&t);
+        sub = mksub(t.tree, "sub");
+        outdir = mksub(t.outside, "d");
+        for (int i = 0; i <= 5; i++) {
+                char name[8];
+
+                snprintf(name, sizeof(name), "u%d", i);
+                mkfile(i == 3 ? sub : t.tree, name, "old");
+        }
+        mkfile(t.tree, "control", "c");
+        mkfile(t.outside, "secret", "secret");
+        mkfile(outdir, "u3", "outside u3");
+        ft_start(&t, "watch = inotify\n");
+        ft_rotate(&t, 1);
+        ft_rotate(&t, 2); /* all seven chosen; the deletions wait for the gate */
+
+        tmp = path2(t.tree, ".new");
+        test_write_file(tmp, "new");
+        cr_assert(rename(tmp, path2(t.tree, "u0")) == 0);   /* another inode, same size */
+        mkfile(t.tree, "u1", "rewritten");                  /* written in place */
+        cr_assert(unlink(path2(t.tree, "u2")) == 0);        /* a symlink out of the tree */
+        cr_assert(symlink(path2(t.outside, "secret"), path2(t.tree, "u2")) == 0);
+        moved = path2(t.tree, "sub.moved");                  /* the directory: now a symlink */
+        cr_assert(rename(sub, moved) == 0);
+        cr_assert(symlink(outdir, sub) == 0);
+        cr_assert(utimensat(AT_FDCWD, path2(t.tree, "u4"), new_mtime, 0) == 0); /* touched */
+        use(t.tree, "u5");                                   /* read */
+
+        cr_assert(strstr(ft_dispose(&t), "deleted 1 files (1 bytes); 6 kept"), "%s",
+                  test_daemon_log(&t.d));
+        cr_assert(!exists(t.tree, "control"));
+        cr_assert_str_eq(content(t.tree, "u0"), "new");
+        cr_assert_str_eq(content(t.tree, "u1"), "rewritten");
+        cr_assert(exists(t.tree, "u2"), "the symlink was deleted");
+        cr_assert_str_eq(content(t.outside, "secret"), "secret");
+        cr_assert_str_eq(content(outdir, "u3"), "outside u3");
+        cr_assert_str_eq(content(moved, "u3"), "old");
+        cr_assert(exists(t.tree, "u4") && exists(t.tree, "u5"));
+        test_daemon_stop(&t.d);
+        free(tmp);
+        free(moved);
+        free(outdir);
+        free(sub);
+        ft_cleanup(&t);
+}
+
+/* Symlinks to a file and to a directory outside: never followed, never deleted, never aged. */
+Test(files, symlinks_out_of_the_tree)
+{
+        char *outdir;
+        struct ft t;
+
+        ft_setup(&t);
+        outdir = mksub(t.outside, "d");
+        mkfile(t.outside, "file", "outside");
+        mkfile(outdir, "inner", "outside too");
+        mkfile(t.tree, "unread", "x");
+        cr_assert(symlink(path2(t.outside, "file"), path2(t.tree, "link")) == 0);
+        cr_assert(symlink(outdir, path2(t.tree, "ldir")) == 0);
+        cr_assert(symlink("../../etc/passwd", path2(t.tree, "rel")) == 0);
+        ft_start(&t, NULL);
+        ft_rotate(&t, 1);
+        cr_assert(test_daemon_wait_log(&t.d, 0, ": 1 files (1 new, 0 changed, 0 used by atime), "
+                                                "1 directories, 0 mounts and 3 symlinks skipped",
+                                       WAIT_MS), "%s", test_daemon_log(&t.d));
+        ft_rotate(&t, 2);
+        cr_assert(strstr(ft_dispose(&t), "deleted 1 files"), "%s", test_daemon_log(&t.d));
+        ft_rotate(&t, 3);
+        ft_rotate(&t, 4);
+        cr_assert(!exists(t.tree, "unread"));
+        cr_assert(exists(t.tree, "link") && exists(t.tree, "ldir") && exists(t.tree, "rel"));
+        cr_assert_str_eq(content(t.outside, "file"), "outside");
+        cr_assert_str_eq(content(outdir, "inner"), "outside too");
+        test_daemon_stop(&t.d);
+        free(outdir);
+        ft_cleanup(&t);
+}
+
+/*
+ * Mounts inside the tree are not entered: a bind mount of a directory of the same filesystem
+ * (same st_dev), a tmpfs, and a file bind-mounted onto a name of the tree.
+ */
+Test(files, mounts_inside_are_not_entered)
+{
+        char *bind, *tmpfs, *src;
+        struct ft t;
+
+        ft_setup(&t);
+        private_mounts();
+        src = mksub(t.outside, "src");
+        mkfile(src, "bound", "outside");
+        mkfile(t.outside, "fsrc", "outside file");
+        bind = mksub(t.tree, "bind");
+        tmpfs = mksub(t.tree, "tmpfs");
+        mkfile(t.tree, "fbind", "");
+        mkfile(t.tree, "unread", "x");
+        bind_mount(src, bind);
+        cr_assert(mount("tmpfs", tmpfs, "tmpfs", 0, "size=1m") == 0);
+        mkfile(tmpfs, "intmpfs", "y");
+        bind_mount(path2(t.outside, "fsrc"), path2(t.tree, "fbind"));
+
+        ft_start(&t, NULL);
+        ft_rotate(&t, 1);
+        ft_rotate(&t, 2);
+        cr_assert(strstr(ft_dispose(&t), "deleted 1 files (1 bytes); 0 kept"), "%s",
+                  test_daemon_log(&t.d));
+        cr_assert(logged(&t, "Not entering bind: another filesystem or mount"));
+        cr_assert(logged(&t, "Not entering tmpfs: another filesystem or mount"));
+        cr_assert(logged(&t, "Not entering fbind: another filesystem or mount"));
+        cr_assert(logged(&t, "3 mounts and 0 symlinks skipped"));
+        cr_assert(!exists(t.tree, "unread"));
+        cr_assert_str_eq(content(src, "bound"), "outside");
+        cr_assert_str_eq(content(tmpfs, "intmpfs"), "y");
+        cr_assert_str_eq(content(t.outside, "fsrc"), "outside file");
+        test_daemon_stop(&t.d);
+        /* Before the cleanup walks the tree: it would go into the mounts. */
+        cr_assert(umount2(bind, MNT_DETACH) == 0 && umount2(tmpfs, MNT_DETACH) == 0 &&
+                  umount2(path2(t.tree, "fbind"), MNT_DETACH) == 0);
+        free(bind);
+        free(tmpfs);
+        free(src);
+        ft_cleanup(&t);
+}
+
+/* An immutable directory: its file cannot be deleted; the error is said, and the pass goes on. */
+static char *immutable_dir;
+
+static void clear_immutable(void)
+{
+        int fd, flags = 0;
+
+        kill_running();
+        if (!immutable_dir)
+                return;
+        fd = open(immutable_dir, O_RDONLY | O_DIRECTORY);
+        if (fd >= 0) {
+                ioctl(fd, FS_IOC_SETFLAGS, &flags);
+                close(fd);
+        }
+}
+
+Test(files, an_error_does_not_stop_the_pass, .fini = clear_immutable)
+{
+        int fd, flags;
+        struct ft t;
+
+        if (!is_root())
+                cr_skip_test("the immutable flag needs root");
+        ft_setup(&t);
+        immutable_dir = mksub(t.tree, "locked");
+        mkfile(t.tree, "a", "a");
+        mkfile(immutable_dir, "stuck", "s");
+        mkfile(t.tree, "z", "z");
+        fd = open(immutable_dir, O_RDONLY | O_DIRECTORY);
+        cr_assert(fd >= 0);
+        cr_assert(ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0);
+        flags |= FS_IMMUTABLE_FL;
+        if (ioctl(fd, FS_IOC_SETFLAGS, &flags) < 0)
+                cr_skip_test("no immutable flag on this filesystem: %s", strerror(errno));
+        close(fd);
+        ft_start(&t, NULL);
+        ft_rotate(&t, 1);
+        ft_rotate(&t, 2);
+        cr_assert(strstr(ft_dispose(&t), "deleted 2 files (2 bytes); 0 kept (changed, replaced "
+                                         "or used since they were seen); 1 errors"),
+                  "%s", test_daemon_log(&t.d));
+        cr_assert(logged(&t, "Cannot delete locked/stuck: Operation not permitted, kept"));
+        cr_assert(!exists(t.tree, "a") && !exists(t.tree, "z"));
+        cr_assert(exists(immutable_dir, "stuck"));
+        test_daemon_stop(&t.d);
+        clear_immutable();
+        ft_cleanup(&t);
+}
+
+/* min_size, recursive = no and max_files: what is not tracked is never deleted. */
+Test(files, what_is_not_tracked_stays)
+{
+        char *sub;
+        struct ft t;
+
+        ft_setup(&t);
+        sub = mksub(t.tree, "sub");
+        mkfile(t.tree, "small", "1234");
+        mkfile(t.tree, "big", "123456789");
+        mkfile(sub, "big", "123456789");
+        ft_start(&t, "min_size = 8\nrecursive = no\n");
+        ft_rotate(&t, 1);
+        ft_rotate(&t, 2);
+        cr_assert(strstr(ft_dispose(&t), "deleted 1 files (9 bytes)"), "%s",
+                  test_daemon_log(&t.d));
+        cr_assert(!exists(t.tree, "big") && exists(t.tree, "small") && exists(sub, "big"));
+        test_daemon_stop(&t.d);
+        free(sub);
+        ft_cleanup(&t);
+
+        /* max_files counts the top directory too: 3 of 6 files tracked, 3 deleted. */
+        ft_setup(&t);
+        for (int i = 0; i < 6; i++) {
+                char name[8];
+
+                snprintf(name, sizeof(name), "f%d", i);
+                mkfile(t.tree, name, "x");
+        }
+        ft_start(&t, "max_files = 4\n");
+        ft_rotate(&t, 1);
+        cr_assert(logged(&t, "max_files (4) reached: 3 files and directories not tracked"), "%s",
+                  test_daemon_log(&t.d));
+        ft_rotate(&t, 2);
+        cr_assert(strstr(ft_dispose(&t), "deleted 3 files"), "%s", test_daemon_log(&t.d));
+        test_daemon_stop(&t.d);
+        ft_cleanup(&t);
+}
+
+/* Bad keys: each named with its file and line, all at once, and the daemon refuses to start. */
+Test(files, bad_keys)
+{
+        char *link, *conf_link;
+        struct ft t;
+        int code;
+
+        ft_setup(&t);
+        link = path2(t.outside, "link");
+        cr_assert(symlink(t.tree, link) == 0);
+        cr_assert(asprintf(&conf_link, "%s/sub", link) > 0);
+        test_write_file(t.d.conf,
+                        "[daemon]\nplugin_dir = %s\n"
+                        "[cache a]\nadapter = files\n"
+                        "[cache b]\nadapter = files\npath = relative\n"
+                        "[cache c]\nadapter = files\npath = %s\n"
+                        "[cache d]\nadapter = files\npath = /nonexistent-cacheage\n"
+                        "[cache e]\nadapter = files\npath = %s\nmin_size = 10 parsecs\n"
+                        "watch = psychic\nmax_files = 0\n",
+                        test_env("CA_ADAPTER_DIR"), conf_link, t.tree);
+        code = test_daemon_run_to_exit(&t.d, (const char *const[]){ "--config", t.d.conf,
+                                                                    "--check-config", NULL });
+        cr_assert_eq(code, 1);
+        const char *log = test_daemon_log(&t.d);
+        cr_assert(strstr(log, "cacheaged.conf:3: path: required"), "%s", log);
+        cr_assert(strstr(log, "cacheaged.conf:7: path: \"relative\" is not an absolute path"),
+                  "%s", log);
+        cr_assert(strstr(log, "cacheaged.conf:10: path: ") && strstr(log, "is a symlink"), "%s",
+                  log);
+        cr_assert(strstr(log, "cacheaged.conf:13: path: cannot open /nonexistent-cacheage: No "
+                              "such file or directory"), "%s", log);
+        cr_assert(strstr(log, "cacheaged.conf:17: min_size: invalid size \"10 parsecs\""), "%s",
+                  log);
+        cr_assert(strstr(log, "cacheaged.conf:18: watch: "), "%s", log);
+        cr_assert(strstr(log, "cacheaged.conf:19: max_files: "), "%s", log);
+        free(conf_link);
+        free(link);
+        ft_cleanup(&t);
+}
+
+/* conf/cacheaged.conf's commented example, uncommented (its path made a real directory), checks. */
+Test(files, conf_example_checks)
+{
+        char *conf_path, *shipped, *start, *end;
+        struct ft t;
+        FILE *f;
+
+        ft_setup(&t);
+        cr_assert(asprintf(&conf_path, "%s/../conf/cacheaged.conf", test_env("CA_TEST_SRCDIR")) > 0);
+        shipped = test_read_file(conf_path);
+        start = strstr(shipped, "#[cache thumbnails]\n#adapter = files");
+        cr_assert(start, "no files example in %s", conf_path);
+        f = fopen(t.d.conf, "we");
+        cr_assert(f);
+        fprintf(f, "[daemon]\nplugin_dir = %s\n", test_env("CA_ADAPTER_DIR"));
+        for (; *start == '#'; start = end + 1) {
+                end = strchr(start, '\n');
+                cr_assert(end);
+                if (strncmp(start, "#path = ", 8) == 0)
+                        fprintf(f, "path = %s\n", t.tree);
+                else
+                        fprintf(f, "%.*s\n", (int)(end - start - 1), start + 1);
+        }
+        cr_assert(fclose(f) == 0);
+        cr_assert_eq(test_daemon_run_to_exit(&t.d, (const char *const[]){ "--config", t.d.conf,
+                                                                          "--check-config",
+                                                                          NULL }),
+                     0, "%s\n%s", test_read_file(t.d.conf), test_daemon_log(&t.d));
+        cr_assert(strstr(test_daemon_out(&t.d), "configuration OK, 1 caches"), "%s",
+                  test_daemon_out(&t.d));
+        free(shipped);
+        free(conf_path);
+        ft_cleanup(&t);
+}
+
+/* ---- the user instance -------------------------------------------------------------------- */
+
+struct user_env {
+        const char *bus;    /* DBUS_SESSION_BUS_ADDRESS */
+        const char *config; /* XDG_CONFIG_HOME */
+        const char *psi;    /* CACHEAGED_PSI_DIR */
+};
+
+static void user_child_env(void *userdata)
+{
+        const struct user_env *e = userdata;
+
+        if (e->bus)
+                setenv("DBUS_SESSION_BUS_ADDRESS", e->bus, 1);
+        if (e->config)
+                setenv("XDG_CONFIG_HOME", e->config, 1);
+        if (e->psi)
+                setenv("CACHEAGED_PSI_DIR", e->psi, 1);
+        unsetenv("NOTIFY_SOCKET");
+        unsetenv("CA_FILES_TEST_GATE");
+}
+
+/* "setpriv ... ARGV" as nobody, or ARGV as is when not root. */
+static pid_t spawn_as_user(const char *const *argv, const char *out, const char *err,
+                           struct user_env *e)
+{
+        const char *full[32] = { 0 };
+        size_t n = 0;
+
+        if (is_root()) {
+                full[n++] = "setpriv";
+                full[n++] = "--reuid=nobody";
+                full[n++] = "--regid=nogroup";
+                full[n++] = "--clear-groups";
+        }
+        for (; *argv; argv++) {
+                cr_assert(n < ELEMENTSOF(full) - 1);
+                full[n++] = *argv;
+        }
+        return test_spawn(full, out, err, user_child_env, e);
+}
+
+/* cacheagectl --user ARGS as the user: its exit status, its stdout in *ret_out. */
+static int ctl(const char *dir, struct user_env *e, const char *a1, const char *a2,
+               const char *a3, char **ret_out)
+{
+        const char *argv[] = { test_env("CACHEAGECTL"), "--user", "--no-pager", a1, a2, a3, NULL };
+        char *out = path2(dir, "ctl.out"), *err = path2(dir, "ctl.err");
+        int status;
+        pid_t pid;
+
+        pid = spawn_as_user(argv, out, err, e);
+        cr_assert(test_wait_exit(pid, 30000000, &status), "cacheagectl hangs");
+        if (ret_out)
+                *ret_out = test_read_file(out);
+        free(out);
+        free(err);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The figure @key of cacheagectl --json show's output, or -1. */
+static long long json_figure(const char *json, const char *key)
+{
+        char needle[64];
+        const char *p;
+
+        snprintf(needle, sizeof(needle), "\"%s\":", key);
+        p = strstr(json, needle);
+        return p ? strtoll(p + strlen(needle), NULL, 10) : -1;
+}
+
+static long long show_figure(const char *dir, struct user_env *e, const char *key)
+{
+        char *out = NULL;
+        long long v = -1;
+
+        if (ctl(dir, e, "--json", "show", "thumbs", &out) == 0)
+                v = json_figure(out, key);
+        free(out);
+        return v;
+}
+
+/* The user unit's ExecStart=, with %E as @config_home and the built daemon. */
+static char **unit_command(const char *config_home)
+{
+        char *unit = test_read_file(test_env("CA_USER_UNIT")), *line, *save = NULL;
+        char **argv = calloc(16, sizeof(char *));
+        size_t n = 0;
+
+        line = strstr(unit, "\nExecStart=");
+        cr_assert(line, "no ExecStart= in %s", test_env("CA_USER_UNIT"));
+        line += strlen("\nExecStart=");
+        line[strcspn(line, "\n")] = '\0';
+        for (char *w = strtok_r(line, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+                char *e = strstr(w, "%E");
+
+                cr_assert(n < 14);
+                if (n == 0)
+                        argv[n++] = strdup(test_env("CACHEAGED"));
+                else if (e)
+                        cr_assert(asprintf(&argv[n++], "%.*s%s%s", (int)(e - w), w, config_home,
+                                           e + 2) > 0);
+                else
+                        argv[n++] = strdup(w);
+        }
+        argv[n++] = strdup("--log-level=debug");
+        free(unit);
+        return argv;
+}
+
+static bool socket_exists(void *path)
+{
+        struct stat st;
+
+        return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+struct ctl_wait {
+        const char *dir;
+        struct user_env *e;
+        const char *key;
+        long long at_least;
+};
+
+static bool figure_reached(void *userdata)
+{
+        struct ctl_wait *w = userdata;
+
+        return show_figure(w->dir, w->e, w->key) >= w->at_least;
+}
+
+static void chown_tree(const char *path, uid_t uid, gid_t gid)
+{
+        char *cmd;
+
+        cr_assert(asprintf(&cmd, "chown -R %u:%u '%s'", (unsigned)uid, (unsigned)gid, path) > 0);
+        cr_assert(system(cmd) == 0, "%s", cmd);
+        free(cmd);
+}
+
+/*
+ * A person ages their own ~/.cache without root: cacheaged runs as its user unit runs it
+ * (--bus user --config $XDG_CONFIG_HOME/cacheage/cacheaged.conf), as nobody when the test is
+ * root, with the shipped module, on a private session bus; cacheagectl --user rotates it and
+ * reads its figures. Without CAP_SYS_ADMIN the adapter falls back to inotify, which sees the
+ * reads that relatime hides (atimes an hour ahead).
+ */
+Test(files, user_instance)
+{
+        char *dir = test_mkdtemp("files-user"), *home, *config, *cache, *confdir, *conf, *bus_path;
+        char *bus, *psi, *dbus_log, *daemon_log, *out = NULL, **cmd, *log;
+        struct passwd *pw = getpwnam("nobody");
+        struct group *gr = getgrnam("nogroup");
+        struct user_env e = { 0 };
+        pid_t dbus, daemon;
+
+        cr_assert(pw && gr, "no user nobody or group nogroup");
+        home = path2(dir, "home");
+        config = path2(home, ".config");
+        confdir = path2(config, "cacheage");
+        conf = path2(confdir, "cacheaged.conf");
+        cache = path2(home, ".cache");
+        cr_assert(mkdir(home, 0700) == 0 && mkdir(config, 0700) == 0 && mkdir(confdir, 0700) == 0 &&
+                  mkdir(cache, 0700) == 0);
+        free(mksub(cache, "thumbs"));
+        char *thumbs = path2(cache, "thumbs");
+        for (int i = 0; i < 3; i++) {
+                char name[16];
+
+                snprintf(name, sizeof(name), "read%d.png", i);
+                mkfile(thumbs, name, "png");
+                atime_ahead(thumbs, name);
+                snprintf(name, sizeof(name), "old%d.png", i);
+                mkfile(thumbs, name, "png");
+        }
+        test_write_file(conf, "[daemon]\nplugin_dir = %s\ninterval = 1h\n"
+                              "[cache thumbs]\nadapter = files\npath = %s\nsingle_use_age = 2\n",
+                        test_env("CA_ADAPTER_DIR"), thumbs);
+        psi = path2(dir, "psi");
+        cr_assert(mkdir(psi, 0755) == 0);
+        test_write_psi(psi, 0, 0);
+        if (is_root())
+                chown_tree(dir, pw->pw_uid, gr->gr_gid);
+
+        /* The session bus, the user's own. */
+        bus_path = path2(dir, "bus");
+        cr_assert(asprintf(&bus, "unix:path=%s", bus_path) > 0);
+        dbus_log = path2(dir, "dbus.log");
+        dbus = spawn_as_user((const char *const[]){ "dbus-daemon", "--session", "--nofork",
+                                                    "--nopidfile", "--address", bus, NULL },
+                             dbus_log, dbus_log, &e);
+        remember(dbus);
+        cr_assert(test_wait_until(socket_exists, bus_path, 10000000), "no session bus:\n%s",
+                  test_read_file(dbus_log));
+
+        e = (struct user_env){ .bus = bus, .config = config, .psi = psi };
+        cmd = unit_command(config);
+        daemon_log = path2(dir, "cacheaged.log");
+        daemon = spawn_as_user((const char *const *)cmd, daemon_log, daemon_log, &e);
+        remember(daemon);
+
+        struct ctl_wait w = { dir, &e, "rotations", 0 };
+        cr_assert(test_wait_until(figure_reached, &w, 20000000), "cacheagectl --user never saw "
+                  "it:\n%s", test_read_file(daemon_log));
+        if (is_root()) {
+                char status[64];
+                char *st;
+
+                snprintf(status, sizeof(status), "/proc/%d/status", (int)daemon);
+                st = test_read_file(status);
+                cr_assert(strstr(st, "\nUid:\t65534\t"), "not running as nobody:\n%s", st);
+                free(st);
+        }
+        log = test_read_file(daemon_log);
+        cr_assert(strstr(log, "uses seen by inotify"), "%s", log);
+        if (is_root())
+                cr_assert(strstr(log, "no fanotify: ") && strstr(log, "Operation not permitted"),
+                          "%s", log);
+        free(log);
+
+        cr_assert_eq(ctl(dir, &e, "rotate", "thumbs", NULL, NULL), 0);
+        w.at_least = 1;
+        cr_assert(test_wait_until(figure_reached, &w, 20000000), "no rotation");
+        for (int i = 0; i < 2; i++) {
+                char name[16];
+
+                snprintf(name, sizeof(name), "read%d.png", i);
+                use(thumbs, name);
+        }
+        mkfile(thumbs, "read2.png", "pngpng"); /* rewritten: a new object, of another size */
+        cr_assert_eq(ctl(dir, &e, "rotate", "thumbs", NULL, NULL), 0);
+        w.key = "deleted";
+        w.at_least = 3;
+        cr_assert(test_wait_until(figure_reached, &w, 20000000), "nothing deleted:\n%s",
+                  test_read_file(daemon_log));
+        for (int i = 0; i < 3; i++) {
+                char name[16];
+
+                snprintf(name, sizeof(name), "old%d.png", i);
+                cr_assert(!exists(thumbs, name), "%s is still there", name);
+                snprintf(name, sizeof(name), "read%d.png", i);
+                cr_assert(exists(thumbs, name), "%s was deleted", name);
+        }
+        cr_assert_eq(show_figure(dir, &e, "deleted"), 3);
+        cr_assert_eq(show_figure(dir, &e, "deleted_bytes"), 9);
+        cr_assert_eq(show_figure(dir, &e, "objects"), 3);
+        cr_assert_eq(show_figure(dir, &e, "bytes"), 3 + 3 + 6, "the sizes the cache counts");
+        cr_assert(show_figure(dir, &e, "accesses") >= 2);
+        cr_assert_eq(show_figure(dir, &e, "atime_uses"), 0);
+        cr_assert_eq(ctl(dir, &e, "status", NULL, NULL, &out), 0);
+        cr_assert(strstr(out, "thumbs") && strstr(out, "files"), "%s", out);
+        free(out);
+
+        int status = test_stop(daemon, 10000000);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d:\n%s", status,
+                  test_read_file(daemon_log));
+        test_expect_no_sanitizer_report(daemon_log);
+        test_stop(dbus, 10000000);
+        for (char **a = cmd; *a; a++)
+                free(*a);
+        free(cmd);
+        test_rm_rf(dir);
+}
