@@ -1,0 +1,543 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * bench-files: what the files adapter costs, on a real tree, in one run.
+ *
+ *   tree        --files N files (default 100,000) of 64 bytes, 1,000 to a directory, named as
+ *               thumbnail caches name theirs (an md5 in hex and ".png", 36 characters), made
+ *               under --dir (default /tmp: the filesystem the adapter would age);
+ *   walk        the baseline: the least any rescan must do, a plain walk of the same tree in
+ *               this process (openat O_DIRECTORY|O_NOFOLLOW, readdir, statx per entry), the
+ *               median of --runs walks;
+ *   scans       the real cacheaged (--bus none) with one files cache on the tree: its first
+ *               scan (every file new), its steady scans (nothing changed) against the walk,
+ *               and the longest step it held its loop for, against [daemon] slice_time;
+ *   memory      the daemon's VmRSS with the tree tracked, less that of the same daemon on an
+ *               empty directory, per file;
+ *   deletions   nobody reads the files, so the rotation single_use_age deletes them all: the
+ *               run's time, against a plain loop (statx, unlinkat) deleting an identical tree.
+ *
+ * Figures are ratios against baselines measured in the same run, because these machines are
+ * noisy. Benchmarks report, they do not assert: the exit status is 0 unless something failed
+ * to run.
+ */
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FILES_DEFAULT 100000u
+#define FILES_PER_DIR 1000u
+#define FILE_BYTES 64
+#define RUNS_DEFAULT 5
+#define SLICE_TIME_USEC 2000 /* [daemon] slice_time, as the bench's configuration sets it */
+#define WAIT_SEC 600         /* for anything the daemon does */
+
+struct config {
+        const char *cacheaged, *plugin_dir, *dir;
+        unsigned files, runs;
+        bool json, keep;
+};
+
+struct results {
+        unsigned files, dirs;
+        const char *watch;
+        double make_s;
+        double walk_ms;
+        double first_scan_ms, scan_ms, scan_vs_walk;
+        double rotation_us;
+        uint64_t longest_step_us, longest_step_cpu_us;
+        double rss_empty_kb, rss_full_kb, bytes_per_file;
+        double delete_ms, plain_delete_ms, delete_vs_plain, deletes_per_s;
+        uint64_t deleted;
+        uint64_t longest_step_all_us, longest_step_all_cpu_us;
+        double loadavg; /* 1-minute load average at the start: how shared the machine was */
+};
+
+static uint64_t now_usec(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* The 1-minute load average, -1 when unknown. */
+static double loadavg_1min(void)
+{
+        FILE *f = fopen("/proc/loadavg", "re");
+        double v = -1;
+
+        if (f) {
+                if (fscanf(f, "%lf", &v) != 1)
+                        v = -1;
+                fclose(f);
+        }
+        return v;
+}
+
+static void die(const char *what)
+{
+        fprintf(stderr, "bench-files: %s: %s\n", what, strerror(errno));
+        exit(1);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+        double x = *(const double *)a, y = *(const double *)b;
+
+        return x < y ? -1 : x > y;
+}
+
+/* ---- the tree ---- */
+
+static uint64_t mix(uint64_t x)
+{
+        x ^= x >> 33;
+        x *= 0xff51afd7ed558ccdULL;
+        x ^= x >> 33;
+        x *= 0xc4ceb9fe1a85ec53ULL;
+        return x ^ (x >> 33);
+}
+
+static void make_tree(const char *root, unsigned files)
+{
+        char path[4096], data[FILE_BYTES];
+
+        memset(data, 'x', sizeof(data));
+        if (mkdir(root, 0755) < 0)
+                die(root);
+        for (unsigned i = 0; i < files; i++) {
+                int fd;
+
+                if (i % FILES_PER_DIR == 0) {
+                        snprintf(path, sizeof(path), "%s/%02x", root, i / FILES_PER_DIR);
+                        if (mkdir(path, 0755) < 0)
+                                die(path);
+                }
+                snprintf(path, sizeof(path), "%s/%02x/%016" PRIx64 "%016" PRIx64 ".png", root,
+                         i / FILES_PER_DIR, mix(i), mix(~(uint64_t)i));
+                fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+                if (fd < 0 || write(fd, data, sizeof(data)) != sizeof(data) || close(fd) < 0)
+                        die(path);
+        }
+}
+
+/* The least a rescan must do; with @unlink, the least a deletion must do too. */
+static unsigned walk(int dir_fd, bool do_unlink)
+{
+        unsigned n = 0;
+        DIR *d = fdopendir(dir_fd);
+        struct dirent *de;
+
+        if (!d)
+                die("fdopendir");
+        while ((de = readdir(d))) {
+                struct statx sx;
+
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if (statx(dirfd(d), de->d_name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &sx) < 0)
+                        die(de->d_name);
+                if (S_ISDIR(sx.stx_mode)) {
+                        int fd = openat(dirfd(d), de->d_name,
+                                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+                        if (fd < 0)
+                                die(de->d_name);
+                        n += walk(fd, do_unlink);
+                        if (do_unlink && unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0)
+                                die(de->d_name);
+                } else {
+                        n++;
+                        if (do_unlink && unlinkat(dirfd(d), de->d_name, 0) < 0)
+                                die(de->d_name);
+                }
+        }
+        closedir(d);
+        return n;
+}
+
+static int open_dir(const char *path)
+{
+        int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+        if (fd < 0)
+                die(path);
+        return fd;
+}
+
+/* ---- the daemon ---- */
+
+struct daemon {
+        pid_t pid;
+        char log[4096];
+};
+
+static void write_text(const char *path, const char *text)
+{
+        FILE *f = fopen(path, "we");
+
+        if (!f || fputs(text, f) < 0 || fclose(f) != 0)
+                die(path);
+}
+
+static void daemon_start(struct daemon *d, const struct config *cfg, const char *work,
+                         const char *name, const char *tree, unsigned single_use_age)
+{
+        char conf[4096], text[8192], psi[2048];
+        pid_t pid;
+
+        snprintf(psi, sizeof(psi), "%s/psi", work);
+        mkdir(psi, 0755);
+        /* Idle pressure figures: rotations are not put off on a busy machine. */
+        snprintf(conf, sizeof(conf), "%s/cpu", psi);
+        write_text(conf, "some avg10=0.00 avg60=0.00 avg300=0.00 total=1\n"
+                         "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+        snprintf(conf, sizeof(conf), "%s/memory", psi);
+        write_text(conf, "some avg10=0.00 avg60=0.00 avg300=0.00 total=1\n"
+                         "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+        snprintf(conf, sizeof(conf), "%s/%s.conf", work, name);
+        snprintf(text, sizeof(text),
+                 "[daemon]\nplugin_dir = %s\ninterval = 1s\nslice_time = %uus\n"
+                 "[cache t]\nadapter = files\npath = %s\nsingle_use_age = %u\nmax_age = %u\n",
+                 cfg->plugin_dir, SLICE_TIME_USEC, tree, single_use_age, single_use_age);
+        write_text(conf, text);
+        snprintf(d->log, sizeof(d->log), "%s/%s.log", work, name);
+        pid = fork();
+        if (pid < 0)
+                die("fork");
+        if (pid == 0) {
+                int fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+                if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
+                        _exit(127);
+                setenv("CACHEAGED_PSI_DIR", psi, 1);
+                unsetenv("NOTIFY_SOCKET");
+                execl(cfg->cacheaged, cfg->cacheaged, "--config", conf, "--bus", "none",
+                      "--log-level", "debug", (char *)NULL);
+                _exit(127);
+        }
+        d->pid = pid;
+}
+
+static char *read_all(const char *path)
+{
+        FILE *f = fopen(path, "re");
+        char *buf = NULL;
+        size_t len = 0;
+
+        if (!f)
+                return strdup("");
+        if (getdelim(&buf, &len, '\0', f) < 0) {
+                free(buf);
+                buf = strdup("");
+        }
+        fclose(f);
+        return buf;
+}
+
+/* Wait for @needle in the daemon's log; the whole line it is in (static). */
+static const char *daemon_wait(struct daemon *d, const char *needle)
+{
+        static char line[1024];
+        uint64_t until = now_usec() + (uint64_t)WAIT_SEC * 1000000;
+
+        for (;;) {
+                char *log = read_all(d->log), *p = strstr(log, needle);
+                int status;
+
+                if (p) {
+                        while (p > log && p[-1] != '\n')
+                                p--;
+                        snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
+                        free(log);
+                        return line;
+                }
+                free(log);
+                if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
+                        fprintf(stderr, "bench-files: cacheaged exited; its log: %s\n", d->log);
+                        exit(1);
+                }
+                if (now_usec() > until) {
+                        fprintf(stderr, "bench-files: no '%s' in %s\n", needle, d->log);
+                        exit(1);
+                }
+                usleep(20000);
+        }
+}
+
+static double daemon_rss_kb(struct daemon *d)
+{
+        char path[64], *status, *p;
+        double kb = 0;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)d->pid);
+        status = read_all(path);
+        p = strstr(status, "VmRSS:");
+        if (p)
+                kb = strtod(p + strlen("VmRSS:"), NULL);
+        free(status);
+        return kb;
+}
+
+static void daemon_stop(struct daemon *d)
+{
+        int status;
+
+        kill(d->pid, SIGTERM);
+        waitpid(d->pid, &status, 0);
+}
+
+/* "scan N done in X ms": X. */
+static double scan_ms(struct daemon *d, unsigned n)
+{
+        char needle[64];
+
+        snprintf(needle, sizeof(needle), "t: scan %u done in ", n);
+        return strtod(strstr(daemon_wait(d, needle), needle) + strlen(needle), NULL);
+}
+
+static uint64_t figure_after(const char *line, const char *word)
+{
+        const char *p = strstr(line, word);
+
+        return p ? strtoull(p + strlen(word), NULL, 10) : 0;
+}
+
+/* ---- the run ---- */
+
+static void run(const struct config *cfg, struct results *res)
+{
+        char work[1024], tree[2048], copy[2048], empty[2048], needle[64];
+        double walks[32];
+        struct daemon d;
+        const char *line;
+        uint64_t t0;
+
+        snprintf(work, sizeof(work), "%s/bench-files-XXXXXX", cfg->dir);
+        if (!mkdtemp(work))
+                die(work);
+        snprintf(tree, sizeof(tree), "%s/tree", work);
+        snprintf(copy, sizeof(copy), "%s/copy", work);
+        snprintf(empty, sizeof(empty), "%s/empty", work);
+        if (mkdir(empty, 0755) < 0)
+                die(empty);
+
+        res->loadavg = loadavg_1min();
+        res->files = cfg->files;
+        res->dirs = (cfg->files + FILES_PER_DIR - 1) / FILES_PER_DIR;
+        t0 = now_usec();
+        make_tree(tree, cfg->files);
+        res->make_s = (double)(now_usec() - t0) / 1e6;
+
+        for (unsigned i = 0; i < cfg->runs; i++) {
+                t0 = now_usec();
+                if (walk(open_dir(tree), false) != cfg->files)
+                        die("walk: wrong count");
+                walks[i] = (double)(now_usec() - t0) / 1000;
+        }
+        qsort(walks, cfg->runs, sizeof(double), cmp_double);
+        res->walk_ms = walks[cfg->runs / 2];
+
+        /* The daemon on an empty directory: what it costs without files. */
+        daemon_start(&d, cfg, work, "empty", empty, 2);
+        daemon_wait(&d, "t: rotation 1 done:");
+        res->rss_empty_kb = daemon_rss_kb(&d);
+        line = daemon_wait(&d, "t: aging ");
+        res->watch = strstr(line, "fanotify") ? "fanotify" : strstr(line, "inotify") ? "inotify"
+                                                                                    : "atime";
+        daemon_stop(&d);
+
+        /*
+         * On the tree, every file unread: scans 1 (all new) to 1 + runs, then the rotation
+         * single_use_age = 2 + runs deletes them all.
+         */
+        daemon_start(&d, cfg, work, "tree", tree, 2 + cfg->runs);
+        res->first_scan_ms = scan_ms(&d, 1);
+        for (unsigned i = 0; i < cfg->runs; i++)
+                walks[i] = scan_ms(&d, 2 + i);
+        qsort(walks, cfg->runs, sizeof(double), cmp_double);
+        res->scan_ms = walks[cfg->runs / 2];
+        res->scan_vs_walk = res->scan_ms / res->walk_ms;
+        snprintf(needle, sizeof(needle), "t: rotation %u done:", 1 + cfg->runs);
+        line = daemon_wait(&d, needle);
+        res->rss_full_kb = daemon_rss_kb(&d);
+        res->bytes_per_file = (res->rss_full_kb - res->rss_empty_kb) * 1024 / cfg->files;
+        snprintf(needle, sizeof(needle), "t: scan %u done", 1 + cfg->runs);
+        line = daemon_wait(&d, needle);
+        res->longest_step_us = figure_after(line, "longest step ");
+        res->longest_step_cpu_us = figure_after(line, " us (");
+        snprintf(needle, sizeof(needle), "t: rotation %u done:", 2 + cfg->runs);
+        res->rotation_us = (double)figure_after(daemon_wait(&d, needle), "single-use in all), ");
+        line = daemon_wait(&d, " kept (changed, replaced or used since");
+        res->deleted = figure_after(line, "t: deleted ");
+        res->delete_ms = (double)figure_after(line, "errors; in ");
+        res->longest_step_all_us = figure_after(line, "longest step ");
+        res->longest_step_all_cpu_us = figure_after(line, " us (");
+        daemon_stop(&d);
+
+        /* The baseline deletion: a plain loop over an identical tree. */
+        make_tree(copy, cfg->files);
+        t0 = now_usec();
+        if (walk(open_dir(copy), true) != cfg->files)
+                die("delete: wrong count");
+        res->plain_delete_ms = (double)(now_usec() - t0) / 1000;
+        rmdir(copy);
+        res->delete_vs_plain = res->delete_ms / res->plain_delete_ms;
+        res->deletes_per_s = res->delete_ms > 0 ? (double)res->deleted / res->delete_ms * 1000 : 0;
+
+        /* What is left: the empty tree's directories, the logs. */
+        walk(open_dir(tree), true);
+        rmdir(tree);
+        rmdir(empty);
+        if (cfg->keep) {
+                fprintf(stderr, "bench-files: the daemons' logs are in %s\n", work);
+                return;
+        }
+        snprintf(copy, sizeof(copy), "rm -rf '%s'", work);
+        if (system(copy) != 0)
+                fprintf(stderr, "bench-files: could not remove %s\n", work);
+}
+
+static void print_human(const struct config *cfg, const struct results *r)
+{
+        printf("bench-files: %u files of %d B in %u directories (made in %.1f s) under %s; "
+               "uses seen by %s; medians of %u; load average %.2f at start\n\n",
+               r->files, FILE_BYTES, r->dirs, r->make_s, cfg->dir, r->watch, cfg->runs,
+               r->loadavg);
+        printf("  %-22s %14s\n", "metric", "value");
+        printf("  %-22s %11.1f ms   (plain walk: openat, readdir, statx per entry)\n", "walk_ms",
+               r->walk_ms);
+        printf("  %-22s %11.1f ms   (every file new)\n", "first_scan_ms", r->first_scan_ms);
+        printf("  %-22s %11.1f ms   (nothing changed)\n", "scan_ms", r->scan_ms);
+        printf("  %-22s %14.2f   (scan_ms / walk_ms)\n", "scan_vs_walk", r->scan_vs_walk);
+        printf("  %-22s %11" PRIu64 " us   (wall time, preemption included; slice_time %d us: "
+               "%.2fx)\n", "longest_step_us", r->longest_step_us, SLICE_TIME_USEC,
+               (double)r->longest_step_us / SLICE_TIME_USEC);
+        printf("  %-22s %11" PRIu64 " us   (the step's own CPU time: %.2fx slice_time)\n",
+               "longest_step_cpu_us", r->longest_step_cpu_us,
+               (double)r->longest_step_cpu_us / SLICE_TIME_USEC);
+        printf("  %-22s %11.0f us   (the aging after the scan that chose every file)\n",
+               "rotation_us", r->rotation_us);
+        printf("  %-22s %12.1f B   (VmRSS %.0f kB with the tree, %.0f kB on an empty one)\n",
+               "bytes_per_file", r->bytes_per_file, r->rss_full_kb, r->rss_empty_kb);
+        printf("  %-22s %11.1f ms   (%" PRIu64 " files checked and deleted; longest step of "
+               "all %" PRIu64 " us, %" PRIu64 " us of CPU)\n", "delete_ms", r->delete_ms,
+               r->deleted, r->longest_step_all_us, r->longest_step_all_cpu_us);
+        printf("  %-22s %11.1f ms   (plain loop: statx, unlinkat)\n", "plain_delete_ms",
+               r->plain_delete_ms);
+        printf("  %-22s %14.2f   (delete_ms / plain_delete_ms)\n", "delete_vs_plain",
+               r->delete_vs_plain);
+        printf("  %-22s %14.0f\n", "deletes_per_s", r->deletes_per_s);
+}
+
+static void print_json(const struct config *cfg, const struct results *r)
+{
+        printf("{\"bench\":\"files\",\"loadavg\":%.2f,\"files\":%u,\"dirs\":%u,\"watch\":\"%s\",\"runs\":%u,"
+               "\"walk_ms\":%.2f,\"first_scan_ms\":%.2f,\"scan_ms\":%.2f,\"scan_vs_walk\":%.3f,"
+               "\"longest_step_us\":%" PRIu64 ",\"longest_step_cpu_us\":%" PRIu64 ","
+               "\"longest_step_all_us\":%" PRIu64 ",\"longest_step_all_cpu_us\":%" PRIu64 ","
+               "\"slice_time_us\":%d,\"rotation_us\":%.0f,"
+               "\"rss_empty_kb\":%.0f,\"rss_full_kb\":%.0f,\"bytes_per_file\":%.1f,"
+               "\"delete_ms\":%.2f,\"deleted\":%" PRIu64 ",\"plain_delete_ms\":%.2f,"
+               "\"delete_vs_plain\":%.3f,\"deletes_per_s\":%.0f}\n",
+               r->loadavg, r->files, r->dirs, r->watch, cfg->runs, r->walk_ms, r->first_scan_ms, r->scan_ms,
+               r->scan_vs_walk, r->longest_step_us, r->longest_step_cpu_us,
+               r->longest_step_all_us, r->longest_step_all_cpu_us, SLICE_TIME_USEC, r->rotation_us,
+               r->rss_empty_kb, r->rss_full_kb, r->bytes_per_file, r->delete_ms, r->deleted,
+               r->plain_delete_ms, r->delete_vs_plain, r->deletes_per_s);
+}
+
+static void usage(const char *argv0)
+{
+        printf("%s --cacheaged PATH --plugin-dir DIR [--files N] [--runs N] [--dir DIR] "
+               "[--json] [--quick] [--keep]\n"
+               "The cost of the files adapter on a tree of N files (default %u); see the top of "
+               "bench/files.c.\n"
+               "--keep leaves the daemons' logs (and the emptied tree) in place.\n",
+               argv0, FILES_DEFAULT);
+}
+
+int main(int argc, char *argv[])
+{
+        static const struct option options[] = {
+                { "cacheaged", required_argument, NULL, 'c' },
+                { "plugin-dir", required_argument, NULL, 'p' },
+                { "files", required_argument, NULL, 'n' },
+                { "runs", required_argument, NULL, 'r' },
+                { "dir", required_argument, NULL, 'd' },
+                { "json", no_argument, NULL, 'j' },
+                { "quick", no_argument, NULL, 'q' },
+                { "keep", no_argument, NULL, 'k' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        struct config cfg = { .files = FILES_DEFAULT, .runs = RUNS_DEFAULT, .dir = "/tmp" };
+        struct results res = { 0 };
+        int c;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'c':
+                        cfg.cacheaged = optarg;
+                        break;
+                case 'p':
+                        cfg.plugin_dir = optarg;
+                        break;
+                case 'n':
+                        cfg.files = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
+                case 'r':
+                        cfg.runs = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
+                case 'd':
+                        cfg.dir = optarg;
+                        break;
+                case 'j':
+                        cfg.json = true;
+                        break;
+                case 'k':
+                        cfg.keep = true;
+                        break;
+                case 'q':
+                        cfg.files = 10000;
+                        cfg.runs = 3;
+                        break;
+                case 'h':
+                        usage(argv[0]);
+                        return 0;
+                default:
+                        usage(argv[0]);
+                        return 2;
+                }
+        }
+        if (!cfg.cacheaged || !cfg.plugin_dir || cfg.files == 0 || cfg.runs == 0 ||
+            cfg.runs > 32) {
+                usage(argv[0]);
+                return 2;
+        }
+        /* The configuration wants absolute paths. */
+        cfg.cacheaged = realpath(cfg.cacheaged, NULL);
+        cfg.plugin_dir = realpath(cfg.plugin_dir, NULL);
+        if (!cfg.cacheaged || !cfg.plugin_dir)
+                die("--cacheaged or --plugin-dir");
+        run(&cfg, &res);
+        if (cfg.json)
+                print_json(&cfg, &res);
+        else
+                print_human(&cfg, &res);
+        return 0;
+}
