@@ -33,7 +33,7 @@ TestSuite(man);
  */
 struct doc_key {
         char name[64];
-        char def[256];  /* "" when the page gives none in *...* */
+        char def[256];  /* the default, or a required key's example; "" when the page gives none */
         bool has_def;
         bool optional;
 };
@@ -54,11 +54,13 @@ static size_t read_doc_sections(struct doc_section *v, size_t max)
 {
         char *path = man_file("cacheaged.conf.5.scd"), *text = test_read_file(path), *save, *line;
         regex_t re;
-        regmatch_t m[4];
+        regmatch_t m[5];
         size_t n = 0;
 
         cr_assert(text[0], "%s is empty or missing", path);
-        cr_assert_eq(regcomp(&re, "^\\*([a-z0-9_]+)\\* = _[A-Z_]+_ \\((default \\*(.*)\\*|.*)\\)$",
+        /* A required key gives an example instead of a default: (required, e.g. *VALUE*). */
+        cr_assert_eq(regcomp(&re, "^\\*([a-z0-9_]+)\\* = _[A-Z_]+_ "
+                                  "\\(((default|required, e\\.g\\.) \\*(.*)\\*|.*)\\)$",
                              REG_EXTENDED), 0);
         for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
                 struct doc_section *s = n ? &v[n - 1] : NULL;
@@ -70,17 +72,17 @@ static size_t read_doc_sections(struct doc_section *v, size_t max)
                         n++;
                         continue;
                 }
-                if (!s || regexec(&re, line, 4, m, 0) != 0)
+                if (!s || regexec(&re, line, 5, m, 0) != 0)
                         continue;
                 cr_assert(s->n_keys < KEYS_MAX);
                 struct doc_key *k = &s->keys[s->n_keys++];
                 snprintf(k->name, sizeof(k->name), "%.*s", (int)(m[1].rm_eo - m[1].rm_so),
                          line + m[1].rm_so);
-                k->has_def = m[3].rm_so >= 0;
+                k->has_def = m[4].rm_so >= 0;
                 k->optional = strstr(line, " (optional") != NULL;
                 if (k->has_def)
-                        snprintf(k->def, sizeof(k->def), "%.*s", (int)(m[3].rm_eo - m[3].rm_so),
-                                 line + m[3].rm_so);
+                        snprintf(k->def, sizeof(k->def), "%.*s", (int)(m[4].rm_eo - m[4].rm_so),
+                                 line + m[4].rm_so);
         }
         regfree(&re);
         free(text);
