@@ -627,6 +627,41 @@ Test(files, swapped_between_scan_and_deletion)
         ft_cleanup(&t);
 }
 
+/*
+ * path names another directory after the scan chose its files (the tree moved away, a new one
+ * made under the name, holding a file of the same name): nothing is deleted, in either; the
+ * next scan starts over on the new directory, and what was moved away is never touched again.
+ */
+Test(files, path_replaced_after_the_scan)
+{
+        char *moved;
+        struct ft t;
+
+        ft_setup(&t);
+        mkfile(t.tree, "u0", "old");
+        ft_start(&t, "watch = inotify\n");
+        ft_rotate(&t, 1);
+        ft_rotate(&t, 2); /* u0 chosen; the deletion waits */
+        cr_assert(asprintf(&moved, "%s.moved", t.tree) > 0);
+        cr_assert(rename(t.tree, moved) == 0);
+        cr_assert(mkdir(t.tree, 0755) == 0);
+        mkfile(t.tree, "u0", "new");
+        cr_assert(strstr(ft_dispose(&t), "deleted 0 files (0 bytes); 1 kept"), "%s",
+                  test_daemon_log(&t.d));
+        cr_assert(logged(&t, "is another directory now: nothing deleted until the next scan"));
+        ft_rotate(&t, 3);
+        cr_assert(logged(&t, "is another directory now: starting over on it"));
+        ft_rotate(&t, 4); /* the new u0, first seen by scan 3, is chosen at rotation 4 */
+        cr_assert(strstr(ft_dispose(&t), "deleted 1 files (3 bytes); 0 kept"), "%s",
+                  test_daemon_log(&t.d));
+        cr_assert(!exists(t.tree, "u0"));
+        cr_assert_str_eq(content(moved, "u0"), "old");
+        test_daemon_stop(&t.d);
+        test_rm_rf(moved);
+        free(moved);
+        ft_cleanup(&t);
+}
+
 /* Symlinks to a file and to a directory outside: never followed, never deleted, never aged. */
 Test(files, symlinks_out_of_the_tree)
 {

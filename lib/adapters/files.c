@@ -145,6 +145,7 @@ struct fs {
         struct ca_cache *cache;
         struct event_base *base;
         struct fs_root root;
+        bool root_failing;          /* path could not be resolved, last time it was tried */
         struct fs_dir *top;
         uint8_t sipkey[16];
 
@@ -890,9 +891,14 @@ static int fs_check_root(struct fs *fs)
 
         r = fs_root_open(fs->cfg.path, &now, why, sizeof(why));
         if (r < 0) {
-                ca_host_log(fs->host, LOG_WARNING, "%s", why);
+                /* Once per change of state: the host also logs the failed refresh. */
+                ca_host_log(fs->host, fs->root_failing ? LOG_DEBUG : LOG_WARNING, "%s", why);
+                fs->root_failing = true;
                 return r;
         }
+        if (fs->root_failing)
+                ca_host_log(fs->host, LOG_NOTICE, "%s is there again", fs->cfg.path);
+        fs->root_failing = false;
         if (fs_root_same(&now, &fs->root)) {
                 fs_root_close(&now);
                 return 0;
@@ -934,7 +940,9 @@ static bool fs_root_still(struct fs *fs)
         bool same;
 
         if (fs_root_open(fs->cfg.path, &now, why, sizeof(why)) < 0) {
-                ca_host_log(fs->host, LOG_WARNING, "%s: nothing deleted", why);
+                ca_host_log(fs->host, fs->root_failing ? LOG_DEBUG : LOG_WARNING,
+                            "%s: nothing deleted", why);
+                fs->root_failing = true;
                 return false;
         }
         same = fs_root_same(&now, &fs->root);
