@@ -43,7 +43,7 @@
 #define FILE_BYTES 64
 #define RUNS_DEFAULT 5
 #define SLICE_TIME_USEC 2000 /* [daemon] slice_time, as the bench's configuration sets it */
-#define WAIT_SEC 600         /* for anything the daemon does */
+#define WAIT_SEC 3600        /* for anything the daemon does: deletions on a slow disk too */
 
 struct config {
         const char *cacheaged, *plugin_dir, *dir;
@@ -112,6 +112,15 @@ static uint64_t mix(uint64_t x)
         return x ^ (x >> 33);
 }
 
+static void tree_sync(const char *path)
+{
+        int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        if (fd < 0 || syncfs(fd) < 0)
+                die(path);
+        close(fd);
+}
+
 static void make_tree(const char *root, unsigned files)
 {
         char path[4096], data[FILE_BYTES];
@@ -133,6 +142,12 @@ static void make_tree(const char *root, unsigned files)
                 if (fd < 0 || write(fd, data, sizeof(data)) != sizeof(data) || close(fd) < 0)
                         die(path);
         }
+        /*
+         * Written back, as a cache's old files are: a file still in delayed allocation has no
+         * block to free, and on a filesystem mounted with discard (this machine's root) freeing
+         * one is a synchronous discard per file. Both trees are deleted in that same state.
+         */
+        tree_sync(root);
 }
 
 /* The least a rescan must do; with @unlink, the least a deletion must do too. */
