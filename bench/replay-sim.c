@@ -247,7 +247,7 @@ static int trace_event_walks(struct trace *t, const struct levent *le,
                         r = trace_walk(t, off, false, false);
                         break;
                 case CA_DCACHE_REPLAY_MISSING: /* a cached negative component ends the walk */
-                        r = trace_walk(t, off, step->parent, true);
+                        r = trace_walk(t, off, false, true);
                         break;
                 case CA_DCACHE_REPLAY_PREFIX:
                         r = trace_walk(t, off, true, false);

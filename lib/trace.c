@@ -4,20 +4,24 @@
  * CA_TRACE_LINE_MAX in memory), parsed in place: prefix (pid, timestamp), then a body that
  * is a syscall, a resumed half, or an exit/signal note. Arguments are split at top-level
  * commas, skipping quoted strings, brackets, comments and -y "<path>" decorations, so a
- * path argument is found by position (the table below) and decoded from its C escapes.
+ * path argument is found by position (the table below) and decoded from its C escapes; its
+ * walk is lib/trace-walk.c's.
  *
- * State between lines, all bounded: per pid a held "<unfinished ...>" half and a pointer to
- * an fs context (working directory + the last few fds opened), shared by the pids a
- * CLONE_FS clone joins, as the kernel's fs_struct is. Strings kept are reference counted
- * and charged to one byte budget (CA_TRACE_STATE_MAX); when it is spent, the state is
- * dropped (cwd unknown, fd forgotten, half orphaned) so that later lines are skipped and
+ * State between lines, all bounded: per pid a held "<unfinished ...>" half and pointers to
+ * its fs context (working directory), fd table and mappings, each shared by the pids a clone
+ * with CLONE_FS, CLONE_FILES or CLONE_VM joins, as the kernel shares fs_struct, files_struct
+ * and mm_struct. What they point at is a `struct file` (an open file description, a working
+ * directory, a mapped image), reference counted like the kernel's: when the last fd, mapping
+ * or context lets go of it, its hold id (CA_TRACE_REFS) goes into the event's drops. Strings
+ * and tables are charged to one byte budget (CA_TRACE_STATE_MAX); when it is spent, the state
+ * is dropped (cwd unknown, fd forgotten, half orphaned) so that later lines are skipped and
  * counted instead of resolved against a guess.
  *
  * Why trust fds at all: trace=%file hides close(), dup() and socket(), so an fd number
  * could be reused behind our back. Relative *at() calls use directory fds opened just
  * before (openat O_DIRECTORY, then fstatat/openat on it), so the last open that returned
- * the number is nearly always the right one; close/dup/fcntl(F_DUPFD) are honoured when
- * the log has them, and a successful execve forgets the fds (most are O_CLOEXEC).
+ * the number is nearly always the right one; close/dup/fcntl/close_range are honoured when
+ * the log has them, and a successful execve closes the O_CLOEXEC ones.
  */
 
 #include <assert.h>
@@ -26,198 +30,354 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cacheage/trace.h"
+#include "trace-internal.h"
 
-#define PID_BUCKETS 4096        /* hash chains of the pid table */
 #define ARGS_MAX 8              /* arguments remembered per call; the rest are skipped */
-#define READ_SLACK 65536        /* bytes read beyond one maximal line, to read in blocks */
 #define DAY_USEC (86400ull * 1000000ull)
+#define AT_FDCWD_VALUE (-100)
 
-/* A kept string: working directories and fd paths are shared between pids. */
-struct rstr {
-        unsigned ref;
-        size_t len; /* bytes, without the NUL */
-        char s[];
-};
+/* ---- budgets and kept strings ---- */
 
-/* What the kernel keeps in fs_struct and the fd table, as much as the log tells. */
-struct fsctx {
-        unsigned ref;
-        struct rstr *cwd; /* NULL: unknown (fchdir to an fd we did not see opened) */
-        struct {
-                int fd; /* -1: free */
-                struct rstr *path;
-        } fds[CA_TRACE_FDS_MAX];
-        unsigned fd_next; /* slot taken when all are in use (round robin) */
-};
+bool trace_charge(struct ca_trace *t, size_t size, bool info)
+{
+        size_t *b = info ? &t->info_bytes : &t->state_bytes;
+        size_t max = info ? CA_TRACE_INFO_MAX : CA_TRACE_STATE_MAX;
 
-struct proc {
-        struct proc *next; /* hash chain */
-        int pid;
-        bool guessed;      /* fs copied by the first-pid rule; a clone line may correct it */
-        struct fsctx *fs;
-        char *held;        /* the "<unfinished ...>" half, marker removed; NULL: none */
-        size_t held_len;
-};
+        if (size > max || *b > max - size)
+                return false;
+        *b += size;
+        return true;
+}
 
-struct ca_trace {
-        FILE *f;
-        bool own_f;
-        bool eof, skipping, finished;
+void trace_uncharge(struct ca_trace *t, size_t size, bool info)
+{
+        size_t *b = info ? &t->info_bytes : &t->state_bytes;
 
-        char *rbuf;          /* READ_CAP + 1 bytes */
-        size_t rpos, rlen;
-        char *join;          /* a held half + its resumed rest, CA_TRACE_LINE_MAX + 1 bytes */
-        char *dec;           /* a decoded string, CA_TRACE_LINE_MAX + 1 bytes */
-        char *deco;          /* a decoded -y "<path>" of a dirfd, CA_TRACE_LINE_MAX + 1 bytes */
-        char *out[2];        /* event paths, 2 * CA_TRACE_LINE_MAX + 2 bytes each */
+        assert(*b >= size);
+        *b -= size;
+}
 
-        struct proc *buckets[PID_BUCKETS];
-        size_t procs;
-        bool have_first;
-        int first_pid;
-        bool seen_attach;       /* "strace: Process N attached" lines are in the log */
-        int main_alias;         /* stderr form: the first process's own pid, -1: unknown */
-        struct fsctx *first_fs; /* before the first pid is seen and after it exits: its fs */
-
-        size_t state_bytes; /* charged against CA_TRACE_STATE_MAX */
-        uint64_t day_usec, last_tod_usec;
-        bool tod_seen;
-
-        struct ca_trace_stats stats;
-};
-
-#define READ_CAP ((size_t) CA_TRACE_LINE_MAX + 1 + READ_SLACK)
-#define OUT_SIZE (2 * (size_t) CA_TRACE_LINE_MAX + 2)
-
-/* ---- kept strings and fs contexts ---- */
-
-static struct rstr *rstr_new(struct ca_trace *t, const char *s, size_t len)
+struct rstr *trace_rstr_new(struct ca_trace *t, const char *s, size_t len, bool info)
 {
         size_t size = sizeof(struct rstr) + len + 1;
         struct rstr *r;
 
-        if (len > CA_TRACE_LINE_MAX || t->state_bytes + size > CA_TRACE_STATE_MAX)
+        if (len > OUT_SIZE || !trace_charge(t, size, info))
                 return NULL;
         r = malloc(size);
-        if (!r)
+        if (!r) {
+                trace_uncharge(t, size, info);
                 return NULL;
+        }
         r->ref = 1;
+        r->info = info;
         r->len = len;
         memcpy(r->s, s, len);
         r->s[len] = '\0';
-        t->state_bytes += size;
         return r;
 }
 
-static struct rstr *rstr_ref(struct rstr *r)
-{
-        if (r)
-                r->ref++;
-        return r;
-}
-
-static struct rstr *rstr_unref(struct ca_trace *t, struct rstr *r)
+struct rstr *trace_rstr_unref(struct ca_trace *t, struct rstr *r)
 {
         if (r && --r->ref == 0) {
-                t->state_bytes -= sizeof(struct rstr) + r->len + 1;
+                trace_uncharge(t, sizeof(struct rstr) + r->len + 1, r->info);
                 free(r);
         }
         return NULL;
 }
 
-static struct fsctx *fs_new(struct rstr *cwd)
-{
-        struct fsctx *fs = calloc(1, sizeof(*fs));
+/* ---- references: files, fd tables, mappings, working directories ---- */
 
-        if (!fs)
+static bool refs(const struct ca_trace *t)
+{
+        return t->options & CA_TRACE_REFS;
+}
+
+/* A reference ended: the replay lets go of it after this line's event. */
+static void drop_push(struct ca_trace *t, uint64_t id)
+{
+        if (t->ndrops == t->drops_cap) {
+                size_t cap = t->drops_cap ? 2 * t->drops_cap : 64;
+                uint64_t *v = realloc(t->drops, cap * sizeof(*v));
+
+                if (!v) {
+                        t->stats.state_dropped++; /* held for good: nothing wrong but memory */
+                        return;
+                }
+                t->drops = v;
+                t->drops_cap = cap;
+        }
+        t->drops[t->ndrops++] = id;
+}
+
+/* A new file on canonical @path, with a hold id when @hold and references are followed. */
+static struct file *file_new(struct ca_trace *t, const char *path, size_t len, bool hold)
+{
+        struct file *f;
+
+        if (!trace_charge(t, sizeof(*f), false))
+                goto out_dropped;
+        f = calloc(1, sizeof(*f));
+        if (!f) {
+                trace_uncharge(t, sizeof(*f), false);
+                goto out_dropped;
+        }
+        f->path = trace_rstr_new(t, path, len, false);
+        if (!f->path) {
+                trace_uncharge(t, sizeof(*f), false);
+                free(f);
+                goto out_dropped;
+        }
+        f->ref = 1;
+        if (hold && refs(t))
+                f->hold = ++t->next_hold;
+        return f;
+
+out_dropped:
+        t->stats.state_dropped++;
+        return NULL;
+}
+
+static struct file *file_ref(struct file *f)
+{
+        if (f)
+                f->ref++;
+        return f;
+}
+
+static struct file *file_unref(struct ca_trace *t, struct file *f)
+{
+        if (f && --f->ref == 0) {
+                if (f->hold)
+                        drop_push(t, f->hold);
+                trace_rstr_unref(t, f->path);
+                trace_uncharge(t, sizeof(*f), false);
+                free(f);
+        }
+        return NULL;
+}
+
+static struct fdtab *fdtab_new(struct ca_trace *t)
+{
+        struct fdtab *tab;
+
+        if (!trace_charge(t, sizeof(*tab), false))
                 return NULL;
+        tab = calloc(1, sizeof(*tab));
+        if (!tab) {
+                trace_uncharge(t, sizeof(*tab), false);
+                return NULL;
+        }
+        tab->ref = 1;
+        return tab;
+}
+
+static struct fdtab *fdtab_unref(struct ca_trace *t, struct fdtab *tab)
+{
+        if (tab && --tab->ref == 0) {
+                for (unsigned i = 0; i < tab->cap; i++)
+                        file_unref(t, tab->v[i].f);
+                trace_uncharge(t, sizeof(*tab) + tab->cap * sizeof(*tab->v), false);
+                free(tab->v);
+                free(tab);
+        }
+        return NULL;
+}
+
+/* Room for @fd in @tab. False: over CA_TRACE_FDS_MAX, the budget or memory. */
+static bool fdtab_reserve(struct ca_trace *t, struct fdtab *tab, unsigned fd)
+{
+        unsigned cap;
+        struct fdent *v;
+
+        if (fd < tab->cap)
+                return true;
+        if (fd >= CA_TRACE_FDS_MAX)
+                return false;
+        cap = tab->cap ? tab->cap : 16;
+        while (cap <= fd)
+                cap *= 2;
+        if (cap > CA_TRACE_FDS_MAX)
+                cap = CA_TRACE_FDS_MAX;
+        if (!trace_charge(t, (cap - tab->cap) * sizeof(*v), false))
+                return false;
+        v = realloc(tab->v, cap * sizeof(*v));
+        if (!v) {
+                trace_uncharge(t, (cap - tab->cap) * sizeof(*v), false);
+                return false;
+        }
+        memset(v + tab->cap, 0, (cap - tab->cap) * sizeof(*v));
+        tab->v = v;
+        tab->cap = cap;
+        return true;
+}
+
+/* A fork's copy (without the O_CLOEXEC fds when @exec: an exec happened since). */
+static struct fdtab *fdtab_copy(struct ca_trace *t, const struct fdtab *from, bool exec)
+{
+        struct fdtab *tab = fdtab_new(t);
+
+        if (!tab || !fdtab_reserve(t, tab, from->cap ? from->cap - 1 : 0))
+                return tab;
+        for (unsigned i = 0; i < from->cap; i++)
+                if (!(exec && from->v[i].cloexec)) {
+                        tab->v[i].f = file_ref(from->v[i].f);
+                        tab->v[i].cloexec = from->v[i].cloexec;
+                }
+        return tab;
+}
+
+static struct file *fd_file(const struct fdtab *tab, int fd)
+{
+        return tab && fd >= 0 && (unsigned)fd < tab->cap ? tab->v[fd].f : NULL;
+}
+
+static void fd_close(struct ca_trace *t, struct fdtab *tab, int fd)
+{
+        if (!fd_file(tab, fd))
+                return;
+        tab->v[fd].f = file_unref(t, tab->v[fd].f);
+        tab->v[fd].cloexec = false;
+}
+
+/* @fd now refers to @f (consumed; NULL: to something whose path is not known). */
+static void fd_install(struct ca_trace *t, struct fdtab *tab, int fd, struct file *f, bool cloexec)
+{
+        if (!tab || fd < 0) {
+                file_unref(t, f);
+                return;
+        }
+        fd_close(t, tab, fd);
+        if (!f)
+                return;
+        if (!fdtab_reserve(t, tab, (unsigned)fd)) {
+                t->stats.state_dropped++;
+                file_unref(t, f);
+                return;
+        }
+        tab->v[fd].f = f;
+        tab->v[fd].cloexec = cloexec;
+}
+
+static struct mm *mm_new(struct ca_trace *t)
+{
+        struct mm *mm;
+
+        if (!trace_charge(t, sizeof(*mm), false))
+                return NULL;
+        mm = calloc(1, sizeof(*mm));
+        if (!mm) {
+                trace_uncharge(t, sizeof(*mm), false);
+                return NULL;
+        }
+        mm->ref = 1;
+        return mm;
+}
+
+static struct mm *mm_unref(struct ca_trace *t, struct mm *mm)
+{
+        if (mm && --mm->ref == 0) {
+                for (size_t i = 0; i < mm->n; i++)
+                        file_unref(t, mm->v[i].f);
+                trace_uncharge(t, sizeof(*mm) + mm->cap * sizeof(*mm->v), false);
+                free(mm->v);
+                free(mm);
+        }
+        return NULL;
+}
+
+/* @f (a reference taken) mapped at @addr in @mm. */
+static void mm_add(struct ca_trace *t, struct mm *mm, uint64_t addr, struct file *f)
+{
+        if (!mm || !f)
+                return;
+        if (mm->n == mm->cap) {
+                size_t cap = mm->cap ? 2 * mm->cap : 16;
+                struct mapping *v;
+
+                if (!trace_charge(t, (cap - mm->cap) * sizeof(*v), false))
+                        goto out_dropped;
+                v = realloc(mm->v, cap * sizeof(*v));
+                if (!v) {
+                        trace_uncharge(t, (cap - mm->cap) * sizeof(*v), false);
+                        goto out_dropped;
+                }
+                mm->v = v;
+                mm->cap = cap;
+        }
+        mm->v[mm->n++] = (struct mapping){ .addr = addr, .f = file_ref(f) };
+        return;
+
+out_dropped:
+        t->stats.state_dropped++;
+}
+
+static struct mm *mm_copy(struct ca_trace *t, const struct mm *from)
+{
+        struct mm *mm = mm_new(t);
+
+        for (size_t i = 0; mm && i < from->n; i++)
+                mm_add(t, mm, from->v[i].addr, from->v[i].f);
+        return mm;
+}
+
+/* munmap() of a whole mapping made at @addr (a part of one leaves it mapped). */
+static void mm_unmap(struct ca_trace *t, struct mm *mm, uint64_t addr)
+{
+        if (!mm || addr == 0)
+                return;
+        for (size_t i = mm->n; i-- > 0;)
+                if (mm->v[i].addr == addr) {
+                        file_unref(t, mm->v[i].f);
+                        mm->v[i] = mm->v[--mm->n];
+                        return;
+                }
+}
+
+static struct fsctx *fs_new(struct ca_trace *t, struct file *cwd /* a reference taken */)
+{
+        struct fsctx *fs;
+
+        if (!trace_charge(t, sizeof(*fs), false))
+                return NULL;
+        fs = calloc(1, sizeof(*fs));
+        if (!fs) {
+                trace_uncharge(t, sizeof(*fs), false);
+                return NULL;
+        }
         fs->ref = 1;
-        fs->cwd = rstr_ref(cwd);
-        for (unsigned i = 0; i < CA_TRACE_FDS_MAX; i++)
-                fs->fds[i].fd = -1;
+        fs->cwd = file_ref(cwd);
         return fs;
 }
 
-static void fs_forget_fds(struct ca_trace *t, struct fsctx *fs)
+static struct fsctx *fs_ref(struct fsctx *fs)
 {
-        for (unsigned i = 0; i < CA_TRACE_FDS_MAX; i++) {
-                fs->fds[i].fd = -1;
-                fs->fds[i].path = rstr_unref(t, fs->fds[i].path);
-        }
+        if (fs)
+                fs->ref++;
+        return fs;
 }
 
 static struct fsctx *fs_unref(struct ca_trace *t, struct fsctx *fs)
 {
         if (fs && --fs->ref == 0) {
-                fs_forget_fds(t, fs);
-                rstr_unref(t, fs->cwd);
+                file_unref(t, fs->cwd);
+                trace_uncharge(t, sizeof(*fs), false);
                 free(fs);
         }
         return NULL;
 }
 
-/* A fork's copy: same cwd, same fds (when @with_fds). */
-static struct fsctx *fs_copy(const struct fsctx *from, bool with_fds)
+static void fs_set_cwd(struct ca_trace *t, struct fsctx *fs, struct file *cwd /* consumed */)
 {
-        struct fsctx *fs = fs_new(from->cwd);
-
-        if (!fs || !with_fds)
-                return fs;
-        for (unsigned i = 0; i < CA_TRACE_FDS_MAX; i++) {
-                fs->fds[i].fd = from->fds[i].fd;
-                fs->fds[i].path = rstr_ref(from->fds[i].path);
-        }
-        fs->fd_next = from->fd_next;
-        return fs;
-}
-
-static void fs_set_cwd(struct ca_trace *t, struct fsctx *fs, struct rstr *cwd /* consumed */)
-{
-        rstr_unref(t, fs->cwd);
+        file_unref(t, fs->cwd);
         fs->cwd = cwd;
-}
-
-static int fs_find_fd(const struct fsctx *fs, int fd)
-{
-        for (unsigned i = 0; i < CA_TRACE_FDS_MAX; i++)
-                if (fs->fds[i].fd == fd && fd >= 0)
-                        return (int) i;
-        return -1;
-}
-
-static void fs_drop_fd(struct ca_trace *t, struct fsctx *fs, int fd)
-{
-        int i = fs_find_fd(fs, fd);
-
-        if (i >= 0) {
-                fs->fds[i].fd = -1;
-                fs->fds[i].path = rstr_unref(t, fs->fds[i].path);
-        }
-}
-
-/* Remember @fd -> @path (consumed; NULL forgets @fd, so a stale path is never used). */
-static void fs_set_fd(struct ca_trace *t, struct fsctx *fs, int fd, struct rstr *path)
-{
-        int i;
-
-        fs_drop_fd(t, fs, fd);
-        if (!path)
-                return;
-        i = fs_find_fd(fs, -1);
-        if (i < 0) {
-                i = (int) (fs->fd_next++ % CA_TRACE_FDS_MAX);
-                rstr_unref(t, fs->fds[i].path);
-        }
-        fs->fds[i].fd = fd;
-        fs->fds[i].path = path;
 }
 
 /* ---- the pid table ---- */
 
 static unsigned pid_hash(int pid)
 {
-        return ((unsigned) pid * 2654435761u) >> 20 & (PID_BUCKETS - 1);
+        return ((unsigned)pid * 2654435761u) >> 20 & (PID_BUCKETS - 1);
 }
 
 static struct proc *proc_find(struct ca_trace *t, int pid)
@@ -233,7 +393,7 @@ static void proc_orphan_held(struct ca_trace *t, struct proc *p)
 {
         if (!p->held)
                 return;
-        t->state_bytes -= p->held_len + 1;
+        trace_uncharge(t, p->held_len + 1, false);
         free(p->held);
         p->held = NULL;
         p->held_len = 0;
@@ -249,11 +409,19 @@ static struct fsctx *default_fs(struct ca_trace *t)
         return first ? first->fs : t->first_fs;
 }
 
+static void proc_free(struct ca_trace *t, struct proc *p)
+{
+        fs_unref(t, p->fs);
+        fdtab_unref(t, p->fds);
+        mm_unref(t, p->mm);
+        free(p);
+}
+
 /*
  * The state of @pid, created on first sight: the log's first pid gets the starting cwd
  * (and keeps sharing it with first_fs), a later one a copy of first_fs's current cwd
- * (see trace.h). NULL when the table is full or memory is short: the caller then
- * resolves absolute paths only.
+ * (see trace.h), no fds and no mappings. NULL when the table is full or memory is short:
+ * the caller then resolves absolute paths only.
  */
 static struct proc *proc_get(struct ca_trace *t, int pid)
 {
@@ -267,17 +435,21 @@ static struct proc *proc_get(struct ca_trace *t, int pid)
         p = calloc(1, sizeof(*p));
         if (!p)
                 return NULL;
-        if (!t->have_first) {
+        p->fds = fdtab_new(t);
+        p->mm = mm_new(t);
+        if (p->fds && p->mm && t->have_first) {
+                struct fsctx *from = default_fs(t);
+
+                p->fs = fs_new(t, from ? from->cwd : NULL);
+                p->guess_fs = p->guess_fds = p->guess_mm = true;
+        } else if (p->fds && p->mm) {
                 p->fs = t->first_fs; /* handed over; proc_drop() hands it back */
                 t->first_fs = NULL;
                 t->first_pid = pid;
                 t->have_first = true;
-        } else {
-                p->fs = fs_copy(default_fs(t), false);
-                p->guessed = true;
         }
         if (!p->fs) {
-                free(p);
+                proc_free(t, p);
                 return NULL;
         }
         p->pid = pid;
@@ -288,6 +460,7 @@ static struct proc *proc_get(struct ca_trace *t, int pid)
         return p;
 }
 
+/* A process is gone: its fds, mappings and working directory let go. */
 static void proc_drop(struct ca_trace *t, int pid)
 {
         struct proc **pp = &t->buckets[pid_hash(pid)];
@@ -299,14 +472,27 @@ static void proc_drop(struct ca_trace *t, int pid)
                         continue;
                 proc_orphan_held(t, p);
                 *pp = p->next;
-                if (!t->first_fs && pid == t->first_pid)
-                        t->first_fs = p->fs; /* later pids still start from its cwd */
-                else
-                        fs_unref(t, p->fs);
-                free(p);
+                if (!t->first_fs && pid == t->first_pid) {
+                        /* later pids still start from its cwd: the path, not its reference */
+                        struct file *cwd = p->fs->cwd;
+
+                        cwd = cwd && cwd->hold ? file_new(t, cwd->path->s, cwd->path->len, false)
+                                               : file_ref(cwd);
+                        t->first_fs = fs_new(t, cwd);
+                        file_unref(t, cwd);
+                }
+                proc_free(t, p);
                 t->procs--;
                 return;
         }
+}
+
+/* What this line counted in, when it makes no event (a RELEASE may take it over). */
+static int skip(struct ca_trace *t, uint64_t *counter)
+{
+        (*counter)++;
+        t->counted = counter;
+        return 0;
 }
 
 /* ---- lexing ---- */
@@ -417,8 +603,8 @@ static bool parse_time(struct ca_trace *t, const char **pp, uint64_t *ret_usec)
  * terminator. False on a missing terminator, an unknown escape or a NUL byte, none of
  * which a path can hold.
  */
-static bool decode_string(const char *p, char term, char *out, size_t *ret_len,
-                          const char **ret_end)
+bool trace_decode_string(const char *p, char term, char *out, size_t *ret_len,
+                         const char **ret_end)
 {
         size_t n = 0;
 
@@ -487,6 +673,7 @@ enum sc_kind {
         K_CREAT,
         K_MKNOD,
         K_LOOKUP,
+        K_READLINK,   /* a lookup whose result is a link's text */
         K_EXEC,
         K_MKDIR,
         K_UNLINK,
@@ -499,11 +686,24 @@ enum sc_kind {
         K_SYMLINK,
         K_CHDIR,
         K_FCHDIR,
-        K_GETCWD,     /* state only */
+        K_GETCWD,     /* state only, from here on */
         K_CLONE,
         K_CLOSE,
+        K_CLOSE_RANGE,
         K_DUP,
         K_FCNTL,
+        K_MMAP,
+        K_MUNMAP,
+};
+
+/* Whether a call follows a link in the last component of its path. */
+enum {
+        FOL_NO,
+        FOL_YES,
+        FOL_AT,      /* unless AT_SYMLINK_NOFOLLOW in its flags */
+        FOL_ATF,     /* only with AT_SYMLINK_FOLLOW */
+        FOL_OPEN,    /* unless O_NOFOLLOW, or O_CREAT|O_EXCL */
+        FOL_INOTIFY, /* unless IN_DONT_FOLLOW */
 };
 
 /* Argument positions; -1: none (a missing dirfd means AT_FDCWD). */
@@ -511,93 +711,129 @@ struct sc_desc {
         const char *name;
         enum sc_kind kind;
         signed char dirfd, path, dirfd2, path2, flags;
+        unsigned char follow;
+        bool dir;    /* the last component must be a directory */
 };
 
 static const struct sc_desc syscalls[] = {
-        { "open",              K_OPEN,     -1, 0, -1, -1, 1 },
-        { "openat",            K_OPEN,      0, 1, -1, -1, 2 },
-        { "openat2",           K_OPEN,      0, 1, -1, -1, 2 },
-        { "creat",             K_CREAT,    -1, 0, -1, -1, -1 },
-        { "stat",              K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "lstat",             K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "stat64",            K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "lstat64",           K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "oldstat",           K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "oldlstat",          K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "newfstatat",        K_LOOKUP,    0, 1, -1, -1, -1 },
-        { "fstatat64",         K_LOOKUP,    0, 1, -1, -1, -1 },
-        { "statx",             K_LOOKUP,    0, 1, -1, -1, -1 },
-        { "access",            K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "faccessat",         K_LOOKUP,    0, 1, -1, -1, -1 },
-        { "faccessat2",        K_LOOKUP,    0, 1, -1, -1, -1 },
-        { "execve",            K_EXEC,     -1, 0, -1, -1, -1 },
-        { "execveat",          K_EXEC,      0, 1, -1, -1, -1 },
-        { "readlink",          K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "readlinkat",        K_LOOKUP,    0, 1, -1, -1, -1 },
-        { "mkdir",             K_MKDIR,    -1, 0, -1, -1, -1 },
-        { "mkdirat",           K_MKDIR,     0, 1, -1, -1, -1 },
-        { "unlink",            K_UNLINK,   -1, 0, -1, -1, -1 },
-        { "unlinkat",          K_UNLINKAT,  0, 1, -1, -1, 2 },
-        { "rmdir",             K_RMDIR,    -1, 0, -1, -1, -1 },
-        { "rename",            K_RENAME,   -1, 0, -1, 1, -1 },
-        { "renameat",          K_RENAME,    0, 1, 2, 3, -1 },
-        { "renameat2",         K_RENAME2,   0, 1, 2, 3, 4 },
-        { "link",              K_LINK,     -1, 0, -1, 1, -1 },
-        { "linkat",            K_LINKAT,    0, 1, 2, 3, 4 },
-        { "symlink",           K_SYMLINK,  -1, 0, -1, 1, -1 },
-        { "symlinkat",         K_SYMLINK,  -1, 0, 1, 2, -1 },
-        { "chdir",             K_CHDIR,    -1, 0, -1, -1, -1 },
-        { "fchdir",            K_FCHDIR,    0, -1, -1, -1, -1 },
-        { "mknod",             K_MKNOD,    -1, 0, -1, -1, -1 },
-        { "mknodat",           K_MKNOD,     0, 1, -1, -1, -1 },
+        { "open",              K_OPEN,        -1, 0, -1, -1, 1, FOL_OPEN, false },
+        { "openat",            K_OPEN,         0, 1, -1, -1, 2, FOL_OPEN, false },
+        { "openat2",           K_OPEN,         0, 1, -1, -1, 2, FOL_OPEN, false },
+        { "creat",             K_CREAT,       -1, 0, -1, -1, -1, FOL_YES, false },
+        { "stat",              K_LOOKUP,      -1, 0, -1, -1, -1, FOL_YES, false },
+        { "lstat",             K_LOOKUP,      -1, 0, -1, -1, -1, FOL_NO, false },
+        { "stat64",            K_LOOKUP,      -1, 0, -1, -1, -1, FOL_YES, false },
+        { "lstat64",           K_LOOKUP,      -1, 0, -1, -1, -1, FOL_NO, false },
+        { "oldstat",           K_LOOKUP,      -1, 0, -1, -1, -1, FOL_YES, false },
+        { "oldlstat",          K_LOOKUP,      -1, 0, -1, -1, -1, FOL_NO, false },
+        { "newfstatat",        K_LOOKUP,       0, 1, -1, -1, 3, FOL_AT, false },
+        { "fstatat64",         K_LOOKUP,       0, 1, -1, -1, 3, FOL_AT, false },
+        { "statx",             K_LOOKUP,       0, 1, -1, -1, 2, FOL_AT, false },
+        { "access",            K_LOOKUP,      -1, 0, -1, -1, -1, FOL_YES, false },
+        { "faccessat",         K_LOOKUP,       0, 1, -1, -1, -1, FOL_YES, false },
+        { "faccessat2",        K_LOOKUP,       0, 1, -1, -1, 3, FOL_AT, false },
+        { "execve",            K_EXEC,        -1, 0, -1, -1, -1, FOL_YES, false },
+        { "execveat",          K_EXEC,         0, 1, -1, -1, 4, FOL_AT, false },
+        { "readlink",          K_READLINK,    -1, 0, -1, -1, -1, FOL_NO, false },
+        { "readlinkat",        K_READLINK,     0, 1, -1, -1, -1, FOL_NO, false },
+        { "mkdir",             K_MKDIR,       -1, 0, -1, -1, -1, FOL_NO, false },
+        { "mkdirat",           K_MKDIR,        0, 1, -1, -1, -1, FOL_NO, false },
+        { "unlink",            K_UNLINK,      -1, 0, -1, -1, -1, FOL_NO, false },
+        { "unlinkat",          K_UNLINKAT,     0, 1, -1, -1, 2, FOL_NO, false },
+        { "rmdir",             K_RMDIR,       -1, 0, -1, -1, -1, FOL_NO, true },
+        { "rename",            K_RENAME,      -1, 0, -1, 1, -1, FOL_NO, false },
+        { "renameat",          K_RENAME,       0, 1, 2, 3, -1, FOL_NO, false },
+        { "renameat2",         K_RENAME2,      0, 1, 2, 3, 4, FOL_NO, false },
+        { "link",              K_LINK,        -1, 0, -1, 1, -1, FOL_NO, false },
+        { "linkat",            K_LINKAT,       0, 1, 2, 3, 4, FOL_ATF, false },
+        { "symlink",           K_SYMLINK,     -1, 0, -1, 1, -1, FOL_NO, false },
+        { "symlinkat",         K_SYMLINK,     -1, 0, 1, 2, -1, FOL_NO, false },
+        { "chdir",             K_CHDIR,       -1, 0, -1, -1, -1, FOL_YES, true },
+        { "fchdir",            K_FCHDIR,       0, -1, -1, -1, -1, FOL_NO, false },
+        { "mknod",             K_MKNOD,       -1, 0, -1, -1, -1, FOL_NO, false },
+        { "mknodat",           K_MKNOD,        0, 1, -1, -1, -1, FOL_NO, false },
         /* Other path walks of trace=%file: lookups for a dentry model. */
-        { "statfs",            K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "statfs64",          K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "truncate",          K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "truncate64",        K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "chmod",             K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "fchmodat",          K_LOOKUP,    0, 1, -1, -1, -1 },
-        { "fchmodat2",         K_LOOKUP,    0, 1, -1, -1, -1 },
-        { "chown",             K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "lchown",            K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "chown32",           K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "lchown32",          K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "fchownat",          K_LOOKUP,    0, 1, -1, -1, -1 },
-        { "utime",             K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "utimes",            K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "utimensat",         K_LOOKUP,    0, 1, -1, -1, -1 },
-        { "futimesat",         K_LOOKUP,    0, 1, -1, -1, -1 },
-        { "getxattr",          K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "lgetxattr",         K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "setxattr",          K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "lsetxattr",         K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "listxattr",         K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "llistxattr",        K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "removexattr",       K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "lremovexattr",      K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "chroot",            K_LOOKUP,   -1, 0, -1, -1, -1 },
-        { "inotify_add_watch", K_LOOKUP,   -1, 1, -1, -1, -1 },
-        { "name_to_handle_at", K_LOOKUP,    0, 1, -1, -1, -1 },
-        /* State only: working directories and fds. */
-        { "getcwd",            K_GETCWD,   -1, 0, -1, -1, -1 },
-        { "clone",             K_CLONE,    -1, -1, -1, -1, -1 },
-        { "clone3",            K_CLONE,    -1, -1, -1, -1, -1 },
-        { "fork",              K_CLONE,    -1, -1, -1, -1, -1 },
-        { "vfork",             K_CLONE,    -1, -1, -1, -1, -1 },
-        { "close",             K_CLOSE,    -1, -1, -1, -1, -1 },
-        { "dup",               K_DUP,      -1, -1, -1, -1, -1 },
-        { "dup2",              K_DUP,      -1, -1, -1, -1, -1 },
-        { "dup3",              K_DUP,      -1, -1, -1, -1, -1 },
-        { "fcntl",             K_FCNTL,    -1, -1, -1, -1, -1 },
-        { "fcntl64",           K_FCNTL,    -1, -1, -1, -1, -1 },
+        { "statfs",            K_LOOKUP,      -1, 0, -1, -1, -1, FOL_YES, false },
+        { "statfs64",          K_LOOKUP,      -1, 0, -1, -1, -1, FOL_YES, false },
+        { "truncate",          K_LOOKUP,      -1, 0, -1, -1, -1, FOL_YES, false },
+        { "truncate64",        K_LOOKUP,      -1, 0, -1, -1, -1, FOL_YES, false },
+        { "chmod",             K_LOOKUP,      -1, 0, -1, -1, -1, FOL_YES, false },
+        { "fchmodat",          K_LOOKUP,       0, 1, -1, -1, -1, FOL_YES, false },
+        { "fchmodat2",         K_LOOKUP,       0, 1, -1, -1, 3, FOL_AT, false },
+        { "chown",             K_LOOKUP,      -1, 0, -1, -1, -1, FOL_YES, false },
+        { "lchown",            K_LOOKUP,      -1, 0, -1, -1, -1, FOL_NO, false },
+        { "chown32",           K_LOOKUP,      -1, 0, -1, -1, -1, FOL_YES, false },
+        { "lchown32",          K_LOOKUP,      -1, 0, -1, -1, -1, FOL_NO, false },
+        { "fchownat",          K_LOOKUP,       0, 1, -1, -1, 4, FOL_AT, false },
+        { "utime",             K_LOOKUP,      -1, 0, -1, -1, -1, FOL_YES, false },
+        { "utimes",            K_LOOKUP,      -1, 0, -1, -1, -1, FOL_YES, false },
+        { "utimensat",         K_LOOKUP,       0, 1, -1, -1, 3, FOL_AT, false },
+        { "futimesat",         K_LOOKUP,       0, 1, -1, -1, -1, FOL_YES, false },
+        { "getxattr",          K_LOOKUP,      -1, 0, -1, -1, -1, FOL_YES, false },
+        { "lgetxattr",         K_LOOKUP,      -1, 0, -1, -1, -1, FOL_NO, false },
+        { "setxattr",          K_LOOKUP,      -1, 0, -1, -1, -1, FOL_YES, false },
+        { "lsetxattr",         K_LOOKUP,      -1, 0, -1, -1, -1, FOL_NO, false },
+        { "listxattr",         K_LOOKUP,      -1, 0, -1, -1, -1, FOL_YES, false },
+        { "llistxattr",        K_LOOKUP,      -1, 0, -1, -1, -1, FOL_NO, false },
+        { "removexattr",       K_LOOKUP,      -1, 0, -1, -1, -1, FOL_YES, false },
+        { "lremovexattr",      K_LOOKUP,      -1, 0, -1, -1, -1, FOL_NO, false },
+        { "chroot",            K_LOOKUP,      -1, 0, -1, -1, -1, FOL_YES, true },
+        { "inotify_add_watch", K_LOOKUP,      -1, 1, -1, -1, 2, FOL_INOTIFY, false },
+        { "name_to_handle_at", K_LOOKUP,       0, 1, -1, -1, 4, FOL_ATF, false },
+        /* State only: working directories, fds and mappings. */
+        { "getcwd",            K_GETCWD,      -1, 0, -1, -1, -1, FOL_NO, false },
+        { "clone",             K_CLONE,       -1, -1, -1, -1, -1, FOL_NO, false },
+        { "clone3",            K_CLONE,       -1, -1, -1, -1, -1, FOL_NO, false },
+        { "fork",              K_CLONE,       -1, -1, -1, -1, -1, FOL_NO, false },
+        { "vfork",             K_CLONE,       -1, -1, -1, -1, -1, FOL_NO, false },
+        { "close",             K_CLOSE,       -1, -1, -1, -1, -1, FOL_NO, false },
+        { "close_range",       K_CLOSE_RANGE, -1, -1, -1, -1, 2, FOL_NO, false },
+        { "dup",               K_DUP,         -1, -1, -1, -1, -1, FOL_NO, false },
+        { "dup2",              K_DUP,         -1, -1, -1, -1, -1, FOL_NO, false },
+        { "dup3",              K_DUP,         -1, -1, -1, -1, 2, FOL_NO, false },
+        { "fcntl",             K_FCNTL,       -1, -1, -1, -1, -1, FOL_NO, false },
+        { "fcntl64",           K_FCNTL,       -1, -1, -1, -1, -1, FOL_NO, false },
+        { "mmap",              K_MMAP,        -1, -1, -1, -1, -1, FOL_NO, false },
+        { "mmap2",             K_MMAP,        -1, -1, -1, -1, -1, FOL_NO, false },
+        { "munmap",            K_MUNMAP,      -1, -1, -1, -1, -1, FOL_NO, false },
 };
 
-static const struct sc_desc *sc_find(const char *name, size_t len)
+#define NSYSCALLS (sizeof(syscalls) / sizeof(syscalls[0]))
+_Static_assert(NSYSCALLS < SC_SLOTS / 2 && NSYSCALLS < UINT8_MAX, "the index stays sparse");
+
+static unsigned sc_hash(const char *name, size_t len)
 {
-        for (size_t i = 0; i < sizeof(syscalls) / sizeof(syscalls[0]); i++)
-                if (strncmp(syscalls[i].name, name, len) == 0 && syscalls[i].name[len] == '\0')
-                        return &syscalls[i];
-        return NULL;
+        unsigned h = (unsigned)len * 31u;
+
+        for (size_t i = 0; i < len; i++)
+                h = h * 33u + (unsigned char)name[i];
+        return h;
+}
+
+/* The index of the table by name (slot: entry + 1), built once per reader. */
+static void sc_index(struct ca_trace *t)
+{
+        for (size_t i = 0; i < NSYSCALLS; i++) {
+                unsigned s = sc_hash(syscalls[i].name, strlen(syscalls[i].name));
+
+                while (t->sc_slots[s & (SC_SLOTS - 1)])
+                        s++;
+                t->sc_slots[s & (SC_SLOTS - 1)] = (uint8_t)(i + 1);
+        }
+}
+
+/* Every line names a call: one hash and, mostly, one compare. */
+static const struct sc_desc *sc_find(const struct ca_trace *t, const char *name, size_t len)
+{
+        for (unsigned s = sc_hash(name, len);; s++) {
+                unsigned i = t->sc_slots[s & (SC_SLOTS - 1)];
+
+                if (!i)
+                        return NULL;
+                if (strncmp(syscalls[i - 1].name, name, len) == 0 &&
+                    syscalls[i - 1].name[len] == '\0')
+                        return &syscalls[i - 1];
+        }
 }
 
 /* The errno names strace prints that a path walk can plausibly return. */
@@ -650,14 +886,28 @@ static int parse_result(const char *p, uint64_t *ret_value, int *ret_errno)
                         return RES_NONE;
                 *ret_errno = EIO;
                 for (size_t i = 0; i < sizeof(errnos) / sizeof(errnos[0]); i++)
-                        if (strncmp(errnos[i].name, name, n) == 0 && errnos[i].name[n] == '\0')
-                                *ret_errno = errnos[i].value;
+                        if (strncmp(errnos[i].name, name, n) == 0 && errnos[i].name[n] == '\0') {
+                                *ret_errno = errnos[i].value; /* ENOENT first: the usual */
+                                break;
+                        }
                 return RES_ERR;
         }
         if (p[0] == '0' && p[1] == 'x') {
-                /* Only mmap-like calls print hex; none of ours needs the value. */
-                *ret_value = UINT64_MAX;
-                return is_ident(p[2]) ? RES_OK : -EINVAL;
+                /* mmap's address: what a munmap names later */
+                if (!is_ident(p[2]))
+                        return -EINVAL;
+                v = 0;
+                for (p += 2; is_ident(*p); p++) {
+                        unsigned d = is_digit(*p) ? (unsigned)(*p - '0')
+                                     : (*p >= 'a' && *p <= 'f') ? (unsigned)(*p - 'a' + 10)
+                                     : 16;
+
+                        if (d > 15 || v > UINT64_MAX >> 4)
+                                return -EINVAL;
+                        v = v << 4 | d;
+                }
+                *ret_value = v;
+                return RES_OK;
         }
         if (!parse_uint(&p, UINT64_MAX, &v))
                 return -EINVAL;
@@ -763,9 +1013,17 @@ static bool arg_has_flag(const struct args *args, int i, const char *name, uint6
                 return false;
         a = args->a[i];
         end = a + args->len[i];
-        for (const char *p = a; (hit = memmem(p, (size_t) (end - p), name, n)); p = hit + 1)
-                if ((hit == a || !is_ident(hit[-1])) && (hit + n == end || !is_ident(hit[n])))
+        if (args->len[i] == 1 && a[0] == '0')
+                return false; /* the usual "no flags" */
+        /* one identifier at a time: "O_RDONLY|O_CLOEXEC", "{flags=O_RDWR|O_CREAT, ...}" */
+        for (const char *p = a; p < end; p = hit) {
+                while (p < end && !is_ident(*p))
+                        p++;
+                for (hit = p; hit < end && is_ident(*hit); hit++)
+                        ;
+                if ((size_t)(hit - p) == n && memcmp(p, name, n) == 0)
                         return true;
+        }
         if (is_digit(*a))
                 return (strtoull(a, NULL, 0) & bit) != 0;
         return false;
@@ -783,7 +1041,7 @@ static int arg_string(struct ca_trace *t, const struct args *args, int i, size_t
         a = args->a[i];
         if (args->len[i] == 4 && memcmp(a, "NULL", 4) == 0)
                 return STR_NULL;
-        if (*a != '"' || !decode_string(a + 1, '"', t->dec, ret_len, &end))
+        if (*a != '"' || !trace_decode_string(a + 1, '"', t->dec, ret_len, &end))
                 return STR_BAD;
         if (end != a + args->len[i])
                 return STR_BAD;
@@ -816,7 +1074,7 @@ static bool arg_fd(const struct args *args, int i, int *ret_fd, char *deco, size
         if (p < end && *p == '<') {
                 const char *e;
 
-                if (!deco || !decode_string(p + 1, '>', deco, ret_deco_len, &e) || e != end ||
+                if (!deco || !trace_decode_string(p + 1, '>', deco, ret_deco_len, &e) || e != end ||
                     *ret_deco_len == 0 || deco[0] != '/')
                         return false;
                 deco[*ret_deco_len] = '\0';
@@ -825,57 +1083,22 @@ static bool arg_fd(const struct args *args, int i, int *ret_fd, char *deco, size
         return p == end;
 }
 
-/* Joins @base and @path (decoded, @len bytes) into the normalised absolute @out. */
-static void normalise(const char *base, const char *path, size_t len, char *out)
-{
-        size_t n = 0;
-
-        for (int pass = 0; pass < 2; pass++) {
-                const char *p = pass == 0 ? base : path;
-                const char *end = pass == 0 ? base + strlen(base) : path + len;
-
-                if (pass == 0 && (len > 0 && path[0] == '/'))
-                        continue;
-                while (p < end) {
-                        const char *c = p;
-                        size_t cl;
-
-                        while (p < end && *p != '/')
-                                p++;
-                        cl = (size_t) (p - c);
-                        if (p < end)
-                                p++;
-                        if (cl == 0 || (cl == 1 && c[0] == '.'))
-                                continue;
-                        if (cl == 2 && c[0] == '.' && c[1] == '.') {
-                                while (n > 0 && out[n - 1] != '/')
-                                        n--;
-                                if (n > 0)
-                                        n--;
-                                continue;
-                        }
-                        out[n++] = '/';
-                        memcpy(out + n, c, cl);
-                        n += cl;
-                }
-        }
-        if (n == 0)
-                out[n++] = '/';
-        out[n] = '\0';
-}
+/* ---- paths ---- */
 
 enum { RESOLVE_OK, RESOLVE_DIRFD, RESOLVE_BAD, RESOLVE_EMPTY };
 
 /*
- * The absolute form of path argument @pi relative to dirfd argument @di (-1: the cwd)
- * into @out. @fs is NULL for a pid we do not track: only absolute paths resolve then.
+ * The canonical form of path argument @pi relative to dirfd argument @di (-1: the cwd) into
+ * @out, walked with RF_* @rflags as the kernel walks it (lib/trace-walk.c). @p is NULL for a
+ * pid we do not track: only absolute paths resolve then. @raw_len gets the decoded length.
  */
-static int resolve(struct ca_trace *t, const struct fsctx *fs, const struct args *args,
-                   int di, int pi, char *out)
+static int resolve(struct ca_trace *t, int pid, const struct proc *p, const struct args *args,
+                   int di, int pi, unsigned rflags, char *out, struct walk_res *res)
 {
         size_t len, deco_len;
-        const char *base;
-        int fd, i;
+        const char *base = NULL;
+        struct file *f;
+        int fd;
         int r;
 
         r = arg_string(t, args, pi, &len);
@@ -883,120 +1106,296 @@ static int resolve(struct ca_trace *t, const struct fsctx *fs, const struct args
                 return r == STR_NULL ? RESOLVE_EMPTY : RESOLVE_BAD;
         if (len == 0)
                 return RESOLVE_EMPTY; /* AT_EMPTY_PATH: the fd itself, no name looked up */
-        if (t->dec[0] == '/') {
-                normalise("", t->dec, len, out);
-                return RESOLVE_OK;
-        }
-        if (di < 0) {
-                fd = -100;
-                deco_len = 0;
-        } else if (!arg_fd(args, di, &fd, t->deco, &deco_len)) {
-                return RESOLVE_BAD;
-        }
-        if (deco_len > 0) {
-                base = t->deco; /* -y told us where the dirfd points */
-        } else if (!fs) {
-                return RESOLVE_DIRFD;
-        } else if (fd == -100) {
-                if (!fs->cwd)
+        if (t->dec[0] != '/') {
+                if (di < 0) {
+                        fd = AT_FDCWD_VALUE;
+                        deco_len = 0;
+                } else if (!arg_fd(args, di, &fd, t->deco, &deco_len)) {
+                        return RESOLVE_BAD;
+                }
+                if (deco_len > 0)
+                        base = t->deco; /* -y told us where the dirfd points */
+                else if (!p)
                         return RESOLVE_DIRFD;
-                base = fs->cwd->s;
-        } else {
-                i = fs_find_fd(fs, fd);
-                if (i < 0)
+                else if (fd == AT_FDCWD_VALUE && p->fs->cwd)
+                        base = p->fs->cwd->path->s;
+                else if (fd != AT_FDCWD_VALUE && (f = fd_file(p->fds, fd)))
+                        base = f->path->s;
+                else
                         return RESOLVE_DIRFD;
-                base = fs->fds[i].path->s;
         }
-        normalise(base, t->dec, len, out);
-        return RESOLVE_OK;
+        trace_walk(t, pid, base, t->dec, len, rflags, out, res);
+        return res->toolong ? RESOLVE_BAD : RESOLVE_OK;
 }
 
 static int resolve_count(struct ca_trace *t, int r)
 {
         switch (r) {
         case RESOLVE_DIRFD:
-                t->stats.skipped_dirfd++;
-                break;
+                return skip(t, &t->stats.skipped_dirfd);
         case RESOLVE_EMPTY:
-                t->stats.skipped_other++;
-                break;
+                return skip(t, &t->stats.skipped_other);
         default:
-                t->stats.skipped_malformed++;
-                break;
+                return skip(t, &t->stats.skipped_malformed);
         }
-        return 0;
 }
 
-static struct rstr *out_keep(struct ca_trace *t, const char *s)
+/* @out (@len bytes) without its last component ("/" stays "/"). Returns the new length. */
+static size_t cut_last(char *out, size_t len)
 {
-        return rstr_new(t, s, strlen(s));
+        while (len > 1 && out[len - 1] != '/')
+                len--;
+        if (len > 1)
+                len--;
+        out[len] = '\0';
+        return len;
 }
 
-/* clone/fork/vfork returned @child in @parent: it inherits the cwd (shared with CLONE_FS). */
-static void inherit(struct ca_trace *t, struct proc *parent, int child, bool share_fs)
+/* The open flags that change a walk or a reference, in one pass over the argument. */
+enum { OF_CREAT = 1, OF_EXCL = 2, OF_NOFOLLOW = 4, OF_DIRECTORY = 8, OF_CLOEXEC = 16 };
+
+static unsigned open_flags(const struct args *args, int i)
 {
+        static const struct {
+                const char *name;
+                unsigned len, of;
+                uint64_t bit;
+        } names[] = {
+                { "O_CREAT", 7, OF_CREAT, 0100 },        { "O_EXCL", 6, OF_EXCL, 0200 },
+                { "O_NOFOLLOW", 10, OF_NOFOLLOW, 0400000 }, { "O_DIRECTORY", 11, OF_DIRECTORY, 0200000 },
+                { "O_CLOEXEC", 9, OF_CLOEXEC, 02000000 },
+        };
+        const char *a, *end, *q;
+        unsigned of = 0;
+
+        if (i < 0 || (unsigned)i >= args->n || i >= ARGS_MAX)
+                return 0;
+        a = args->a[i];
+        end = a + args->len[i];
+        if (is_digit(*a)) { /* -X raw */
+                uint64_t v = strtoull(a, NULL, 0);
+
+                for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+                        of |= v & names[k].bit ? names[k].of : 0;
+                return of;
+        }
+        for (const char *p = a; p < end; p = q) {
+                while (p < end && !is_ident(*p))
+                        p++;
+                for (q = p; q < end && is_ident(*q); q++)
+                        ;
+                for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+                        if ((size_t)(q - p) == names[k].len &&
+                            memcmp(p, names[k].name, names[k].len) == 0)
+                                of |= names[k].of;
+        }
+        return of;
+}
+
+/* Whether a call with these flags follows a link in its last component. */
+static bool follows(const struct sc_desc *sc, const struct args *args, unsigned oflags)
+{
+        switch (sc->follow) {
+        case FOL_YES:
+                return true;
+        case FOL_AT:
+                return !arg_has_flag(args, sc->flags, "AT_SYMLINK_NOFOLLOW", 0x100);
+        case FOL_ATF:
+                return arg_has_flag(args, sc->flags, "AT_SYMLINK_FOLLOW", 0x400);
+        case FOL_OPEN:
+                return !(oflags & OF_NOFOLLOW) &&
+                       (oflags & (OF_CREAT | OF_EXCL)) != (OF_CREAT | OF_EXCL);
+        case FOL_INOTIFY:
+                return !arg_has_flag(args, sc->flags, "IN_DONT_FOLLOW", 0x02000000);
+        default:
+                return false;
+        }
+}
+
+/* ---- working directories, fds, mappings ---- */
+
+static void set_cwd(struct ca_trace *t, struct proc *p, struct file *cwd /* consumed */)
+{
+        if (!p) {
+                file_unref(t, cwd);
+                return;
+        }
+        fs_set_cwd(t, p->fs, cwd);
+        p->guess_fs = false;
+}
+
+/*
+ * clone/fork/vfork returned @child in @parent: it inherits the cwd (shared with CLONE_FS),
+ * the fds (CLONE_FILES) and the mappings (CLONE_VM), merged with what it did before this line
+ * if the log showed it first (its own opens stay; an exec of its own keeps its image).
+ */
+static void inherit(struct ca_trace *t, struct proc *parent, int child, const struct args *args,
+                    const char *name)
+{
+        bool vfork = strcmp(name, "vfork") == 0;
+        bool share_fs = arg_has_flag(args, 0, "CLONE_FS", 0) || arg_has_flag(args, 1, "CLONE_FS", 0);
+        bool share_files = arg_has_flag(args, 0, "CLONE_FILES", 0) ||
+                           arg_has_flag(args, 1, "CLONE_FILES", 0);
+        bool share_vm = vfork || arg_has_flag(args, 0, "CLONE_VM", 0) ||
+                        arg_has_flag(args, 1, "CLONE_VM", 0);
         struct proc *c = proc_find(t, child);
-        struct fsctx *fs;
 
-        if (c && !c->guessed)
-                return; /* it has a cwd of its own already (chdir before this line) */
         if (!c) {
                 c = proc_get(t, child);
                 if (!c)
                         return;
         }
-        if (share_fs) {
-                parent->fs->ref++;
-                fs = parent->fs;
-        } else {
-                fs = fs_copy(parent->fs, true);
-                if (!fs)
-                        return;
+        if (c->guess_fs) {
+                struct fsctx *fs = share_fs ? fs_ref(parent->fs) : fs_new(t, parent->fs->cwd);
+
+                if (fs) {
+                        fs_unref(t, c->fs);
+                        c->fs = fs;
+                        c->guess_fs = false;
+                }
         }
-        fs_unref(t, c->fs);
-        c->fs = fs;
-        c->guessed = false;
+        if (c->guess_fds) {
+                /* an exec since then unshared and closed the O_CLOEXEC ones */
+                struct fdtab *tab = share_files && !c->exec_guessed
+                                            ? (parent->fds->ref++, parent->fds)
+                                            : fdtab_copy(t, parent->fds, c->exec_guessed);
+
+                if (tab) {
+                        for (unsigned i = 0; i < c->fds->cap; i++)
+                                if (c->fds->v[i].f)
+                                        fd_install(t, tab, (int)i, file_ref(c->fds->v[i].f),
+                                                   c->fds->v[i].cloexec);
+                        fdtab_unref(t, c->fds);
+                        c->fds = tab;
+                        c->guess_fds = false;
+                }
+        }
+        if (c->guess_mm && !c->exec_guessed) {
+                struct mm *mm = share_vm ? (parent->mm->ref++, parent->mm) : mm_copy(t, parent->mm);
+
+                if (mm) {
+                        for (size_t i = 0; i < c->mm->n; i++)
+                                mm_add(t, mm, c->mm->v[i].addr, c->mm->v[i].f);
+                        mm_unref(t, c->mm);
+                        c->mm = mm;
+                }
+        }
+        c->guess_mm = false;
 }
 
-/* The state-only calls: working directories and fds. Counted as other. */
+static void dup_fd(struct ca_trace *t, struct proc *p, int fd, int fd2, bool cloexec)
+{
+        struct file *f = fd_file(p->fds, fd);
+
+        if (!f)
+                t->stats.fds_unknown++;
+        fd_install(t, p->fds, fd2, file_ref(f), cloexec);
+}
+
+static void close_range_fds(struct ca_trace *t, struct proc *p, const struct args *args)
+{
+        const char *a;
+        uint64_t first, last;
+        bool cloexec = arg_has_flag(args, 2, "CLOSE_RANGE_CLOEXEC", 4);
+
+        if (args->n < 2)
+                return;
+        a = args->a[0];
+        if (!parse_uint(&a, UINT64_MAX, &first))
+                return;
+        a = args->a[1];
+        if (!parse_uint(&a, UINT64_MAX, &last))
+                last = UINT64_MAX; /* ~0U spelled otherwise */
+        if (arg_has_flag(args, 2, "CLOSE_RANGE_UNSHARE", 2) && p->fds->ref > 1) {
+                struct fdtab *tab = fdtab_copy(t, p->fds, false);
+
+                if (!tab)
+                        return;
+                fdtab_unref(t, p->fds);
+                p->fds = tab;
+        }
+        for (uint64_t fd = first; fd <= last && fd < p->fds->cap; fd++) {
+                if (cloexec && p->fds->v[fd].f)
+                        p->fds->v[fd].cloexec = true;
+                else if (!cloexec)
+                        fd_close(t, p->fds, (int)fd);
+        }
+}
+
+/* The state-only calls: working directories, fds, mappings. Counted as other. */
 static int do_state(struct ca_trace *t, const struct sc_desc *sc, struct proc *p,
-                    const struct args *args, uint64_t value)
+                    const struct args *args, bool ok, uint64_t value)
 {
         size_t len, deco_len;
-        int fd, fd2, i;
+        struct walk_res res;
+        int fd, fd2;
+        const char *a;
+        uint64_t v;
 
-        t->stats.skipped_other++;
-        if (!p || value > INT_MAX)
+        skip(t, &t->stats.skipped_other);
+        if (!p || !ok)
                 return 0;
         switch (sc->kind) {
         case K_GETCWD:
-                if (arg_string(t, args, 0, &len) == STR_OK && len > 0 && t->dec[0] == '/') {
-                        normalise("", t->dec, len, t->out[0]);
-                        fs_set_cwd(t, p->fs, out_keep(t, t->out[0]));
-                        p->guessed = false;
-                }
+                /* the kernel's own words, where we had lost track or guessed wrong */
+                if (arg_string(t, args, 0, &len) != STR_OK || len == 0 || t->dec[0] != '/')
+                        break;
+                trace_walk(t, 0, NULL, t->dec, len, RF_NO_WALKS, t->out[0], &res);
+                if (res.toolong || (p->fs->cwd && strcmp(p->fs->cwd->path->s, t->out[0]) == 0))
+                        break;
+                /* taken before we knew: no event holds it */
+                set_cwd(t, p, file_new(t, t->out[0], res.len, false));
                 break;
         case K_CLONE:
-                if (value > 0)
-                        inherit(t, p, (int) value,
-                                arg_has_flag(args, 0, "CLONE_FS", 0) ||
-                                        arg_has_flag(args, 1, "CLONE_FS", 0));
+                if (value > 0 && value <= INT_MAX)
+                        inherit(t, p, (int)value, args, sc->name);
                 break;
         case K_CLOSE:
-                if (arg_fd(args, 0, &fd, NULL, &deco_len))
-                        fs_drop_fd(t, p->fs, fd);
+                if (arg_fd(args, 0, &fd, NULL, &deco_len)) {
+                        if (!fd_file(p->fds, fd))
+                                t->stats.fds_unknown++;
+                        fd_close(t, p->fds, fd);
+                }
+                break;
+        case K_CLOSE_RANGE:
+                close_range_fds(t, p, args);
                 break;
         case K_FCNTL:
-                if (!arg_has_flag(args, 1, "F_DUPFD", 0) &&
-                    !arg_has_flag(args, 1, "F_DUPFD_CLOEXEC", 0))
+                if (!arg_fd(args, 0, &fd, NULL, &deco_len))
                         break;
-                __attribute__((fallthrough));
+                if (arg_has_flag(args, 1, "F_SETFD", 0)) {
+                        if (fd_file(p->fds, fd))
+                                p->fds->v[fd].cloexec = arg_has_flag(args, 2, "FD_CLOEXEC", 1);
+                        break;
+                }
+                if (value > INT_MAX || (!arg_has_flag(args, 1, "F_DUPFD", 0) &&
+                                        !arg_has_flag(args, 1, "F_DUPFD_CLOEXEC", 0)))
+                        break;
+                dup_fd(t, p, fd, (int)value, arg_has_flag(args, 1, "F_DUPFD_CLOEXEC", 0));
+                break;
         case K_DUP:
-                fd2 = (int) value;
-                if (!arg_fd(args, 0, &fd, NULL, &deco_len) || fd == fd2)
+                fd2 = (int)value;
+                if (value > INT_MAX || !arg_fd(args, 0, &fd, NULL, &deco_len) || fd == fd2)
                         break;
-                i = fs_find_fd(p->fs, fd);
-                fs_set_fd(t, p->fs, fd2, i >= 0 ? rstr_ref(p->fs->fds[i].path) : NULL);
+                dup_fd(t, p, fd, fd2, arg_has_flag(args, sc->flags, "O_CLOEXEC", 02000000));
+                break;
+        case K_MMAP:
+                /* mmap(addr, length, prot, flags, fd, offset): a file stays mapped */
+                if (args->n < 5 || !refs(t))
+                        break;
+                a = args->a[4];
+                if (!parse_uint(&a, INT_MAX, &v))
+                        break; /* -1: anonymous */
+                if (!fd_file(p->fds, (int)v))
+                        t->stats.fds_unknown++;
+                mm_add(t, p->mm, value, fd_file(p->fds, (int)v));
+                break;
+        case K_MUNMAP:
+                if (args->n < 1 || !refs(t))
+                        break;
+                a = args->a[0];
+                if (a[0] == '0' && a[1] == 'x')
+                        mm_unmap(t, p->mm, strtoull(a, NULL, 16));
                 break;
         default:
                 break;
@@ -1004,12 +1403,126 @@ static int do_state(struct ca_trace *t, const struct sc_desc *sc, struct proc *p
         return 0;
 }
 
-static void set_cwd(struct ca_trace *t, struct proc *p, const char *path)
+/* ---- what an exec loads ---- */
+
+/*
+ * A successful exec in @p of canonical ev->path: the fd table unshared and its O_CLOEXEC fds
+ * closed, a new mm holding the image and its interpreters, as binfmt_script and binfmt_elf
+ * would open them (walks of the event; the image is the last ELF of a "#!" chain).
+ */
+static void do_exec(struct ca_trace *t, struct proc *p, int pid, struct ca_trace_event *ev,
+                    size_t len)
 {
-        if (!p)
-                return;
-        fs_set_cwd(t, p->fs, path ? out_keep(t, path) : NULL);
-        p->guessed = false;
+        const char *cur = t->out[0], *base = p && p->fs->cwd ? p->fs->cwd->path->s : NULL;
+        size_t clen = len, cur_walk = SIZE_MAX;
+        struct mm *mm = NULL;
+
+        if (p) {
+                if (p->fds->ref > 1) {
+                        struct fdtab *tab = fdtab_copy(t, p->fds, true);
+
+                        if (tab) {
+                                fdtab_unref(t, p->fds);
+                                p->fds = tab;
+                        }
+                }
+                for (unsigned i = 0; i < p->fds->cap; i++)
+                        if (p->fds->v[i].cloexec)
+                                fd_close(t, p->fds, (int)i);
+                if (p->guess_fds)
+                        p->exec_guessed = true;
+                mm = mm_new(t);
+                if (mm) {
+                        mm_unref(t, p->mm);
+                        p->mm = mm;
+                        p->guess_mm = false;
+                }
+        }
+        for (unsigned depth = 0;; depth++) {
+                enum exec_kind kind = X_UNKNOWN;
+                const char *interp = NULL;
+                struct walk_res res;
+                size_t ilen = 0;
+                struct file *f;
+
+                if (depth < INTERP_DEPTH_MAX)
+                        kind = trace_exec_kind(t, cur, clen, &interp, &ilen);
+                if (kind == X_SCRIPT) {
+                        /* the script is read, not mapped: its interpreter is executed */
+                        trace_walk(t, pid, base, interp, ilen, RF_FOLLOW | RF_PROVEN,
+                                   t->scratch, &res);
+                        if (res.unknown)
+                                t->guesses |= CA_TRACE_GUESS_LINKS;
+                        if (res.toolong ||
+                            !trace_add_walk(t, t->scratch, res.len, CA_TRACE_WALK_INTERP, 0))
+                                break;
+                        cur = t->scratch;
+                        clen = res.len;
+                        cur_walk = t->nwalks - 1;
+                        continue;
+                }
+                if (kind == X_UNKNOWN)
+                        t->guesses |= CA_TRACE_GUESS_INTERP; /* taken for the image */
+                /* the image, mapped for as long as the mm lives */
+                f = mm ? file_new(t, cur, clen, true) : NULL;
+                if (f) {
+                        if (cur_walk == SIZE_MAX)
+                                ev->hold = f->hold;
+                        else
+                                t->walks[cur_walk].hold = f->hold;
+                        mm_add(t, mm, 0, f);
+                        file_unref(t, f);
+                }
+                if (kind == X_ELF && ilen > 0) {
+                        trace_walk(t, pid, base, interp, ilen, RF_FOLLOW | RF_PROVEN,
+                                   t->scratch, &res);
+                        if (res.unknown)
+                                t->guesses |= CA_TRACE_GUESS_LINKS;
+                        f = !res.toolong && mm ? file_new(t, t->scratch, res.len, true) : NULL;
+                        if (!res.toolong)
+                                trace_add_walk(t, t->scratch, res.len, CA_TRACE_WALK_INTERP,
+                                               f ? f->hold : 0);
+                        if (f) {
+                                mm_add(t, mm, 0, f);
+                                file_unref(t, f);
+                        }
+                }
+                break;
+        }
+}
+
+/* ---- one call ---- */
+
+static unsigned result_flags(bool ok, int err)
+{
+        if (ok)
+                return RF_PROVEN;
+        if (err == ENOENT)
+                return RF_STOP_ABSENT;
+        if (err == ENOTDIR)
+                return RF_STOP_NOTDIR;
+        return 0;
+}
+
+/*
+ * Where a failed call's walk ended when the walk did not stop at a known fault: the guess,
+ * said in the event. -ENOENT: the last component (for a create, the parent); -ENOTDIR: the
+ * parent (the last when it had to be a directory).
+ */
+static size_t guess_fault(struct ca_trace *t, int err, unsigned rflags, char *out, size_t len)
+{
+        if (err == ENOENT) {
+                t->guesses |= CA_TRACE_GUESS_MISSING;
+                return (rflags & RF_CREATE) ? cut_last(out, len) : len;
+        }
+        t->guesses |= CA_TRACE_GUESS_NOTDIR;
+        return (rflags & RF_DIR) ? len : cut_last(out, len);
+}
+
+/* What the log just did to a name, for the facts that later walks consult. */
+static void learn(struct ca_trace *t, const char *path, enum fact_kind kind)
+{
+        trace_fact_set(t, path, strlen(path), kind, NULL, 0);
 }
 
 /*
@@ -1022,68 +1535,84 @@ static int do_call(struct ca_trace *t, int pid, uint64_t time_usec, const char *
         const struct sc_desc *sc;
         struct args args;
         const char *p = body;
+        struct walk_res res = { 0 }, res2 = { 0 };
         struct proc *proc;
-        struct fsctx *fs;
+        unsigned rflags, rflags2 = 0, oflags;
         uint64_t value = 0;
-        int err = 0, res;
+        int err = 0, res_kind;
+        bool ok, two;
         int r;
 
         while (is_ident(*p))
                 p++;
-        sc = sc_find(body, (size_t) (p - body));
-        if (!sc) {
-                t->stats.skipped_other++;
-                return 0;
-        }
-        if (!split_args(p + 1, &args)) {
-                t->stats.skipped_malformed++;
-                return 0;
-        }
-        res = parse_result(args.end, &value, &err);
-        if (res < 0) {
-                t->stats.skipped_malformed++;
-                return 0;
-        }
-        if (res == RES_NONE) {
-                t->stats.skipped_noresult++;
-                return 0;
-        }
+        sc = sc_find(t, body, (size_t)(p - body));
+        if (!sc)
+                return skip(t, &t->stats.skipped_other);
+        if (!split_args(p + 1, &args))
+                return skip(t, &t->stats.skipped_malformed);
+        res_kind = parse_result(args.end, &value, &err);
+        if (res_kind < 0)
+                return skip(t, &t->stats.skipped_malformed);
+        if (res_kind == RES_NONE)
+                return skip(t, &t->stats.skipped_noresult);
+        ok = res_kind == RES_OK;
         proc = proc_get(t, pid);
-        fs = proc ? proc->fs : NULL;
+        t->release_name = sc->name;
         if (sc->kind >= K_GETCWD)
-                return do_state(t, sc, proc, &args, res == RES_OK ? value : UINT64_MAX);
+                return do_state(t, sc, proc, &args, ok, value);
 
-        *ev = (struct ca_trace_event) {
+        *ev = (struct ca_trace_event){
                 .time_usec = time_usec,
                 .pid = pid,
                 .syscall = sc->name,
                 .path = t->out[0],
-                .result = res == RES_OK ? 0 : -err,
+                .result = ok ? 0 : -err,
         };
 
         if (sc->kind == K_FCHDIR) {
                 size_t deco_len;
-                int fd, i;
+                struct file *f;
+                int fd;
 
-                if (!arg_fd(&args, 0, &fd, t->out[0], &deco_len)) {
-                        t->stats.skipped_malformed++;
-                        return 0;
-                }
+                if (!arg_fd(&args, 0, &fd, t->out[0], &deco_len))
+                        return skip(t, &t->stats.skipped_malformed);
+                f = proc ? fd_file(proc->fds, fd) : NULL;
                 if (deco_len > 0) {
-                        /* -y told us: already in out[0] */
-                } else if (fs && (i = fs_find_fd(fs, fd)) >= 0) {
-                        memcpy(t->out[0], fs->fds[i].path->s, fs->fds[i].path->len + 1);
+                        /* -y told us: already in out[0], canonical */
+                } else if (f) {
+                        memcpy(t->out[0], f->path->s, f->path->len + 1);
                 } else {
-                        if (res == RES_OK)
+                        t->stats.fds_unknown++;
+                        if (ok)
                                 set_cwd(t, proc, NULL); /* somewhere we cannot tell */
-                        t->stats.skipped_dirfd++;
-                        return 0;
+                        return skip(t, &t->stats.skipped_dirfd);
                 }
                 ev->op = CA_TRACE_CHDIR;
-                if (res == RES_OK)
-                        set_cwd(t, proc, t->out[0]);
+                if (ok) {
+                        /* set_fs_pwd(): a reference of its own on the fd's path */
+                        struct file *cwd = file_new(t, t->out[0], strlen(t->out[0]), true);
+
+                        ev->hold = cwd ? cwd->hold : 0;
+                        set_cwd(t, proc, cwd);
+                }
                 return 1;
         }
+
+        /* the flags are read only where they change something: lines are many */
+        oflags = sc->kind == K_OPEN ? open_flags(&args, sc->flags) : 0;
+        rflags = result_flags(ok, err);
+        if (trace_facts_active(t) ? follows(sc, &args, oflags) : sc->follow != FOL_NO)
+                rflags |= RF_FOLLOW; /* without facts only /proc/self can be a link */
+        if (!ok && err == ENOTDIR &&
+            (sc->dir || (oflags & OF_DIRECTORY) ||
+             (sc->kind == K_UNLINKAT && arg_has_flag(&args, sc->flags, "AT_REMOVEDIR", 0x200)) ||
+             (sc->follow == FOL_INOTIFY &&
+              arg_has_flag(&args, sc->flags, "IN_ONLYDIR", 0x01000000))))
+                rflags |= RF_DIR;
+        if (sc->kind == K_CREAT || sc->kind == K_MKNOD || sc->kind == K_MKDIR ||
+            (oflags & OF_CREAT))
+                rflags |= RF_CREATE;
+        two = sc->path2 >= 0 && sc->kind != K_SYMLINK;
 
         if (sc->kind == K_SYMLINK) {
                 size_t len;
@@ -1091,68 +1620,124 @@ static int do_call(struct ca_trace *t, int pid, uint64_t time_usec, const char *
                 r = arg_string(t, &args, sc->path, &len);
                 if (r != STR_OK)
                         return resolve_count(t, RESOLVE_BAD);
-                memcpy(t->out[0], t->dec, len + 1); /* the target text, never looked up */
-        } else {
-                r = resolve(t, fs, &args, sc->dirfd, sc->path, t->out[0]);
-                if (r == RESOLVE_EMPTY && sc->kind == K_LINKAT &&
-                    arg_has_flag(&args, sc->flags, "AT_EMPTY_PATH", 0x1000)) {
-                        /* linkat(fd, "", dir, name, AT_EMPTY_PATH): an O_TMPFILE named. */
-                        r = resolve(t, fs, &args, sc->dirfd2, sc->path2, t->out[0]);
-                        if (r != RESOLVE_OK)
-                                return resolve_count(t, r);
-                        ev->op = res == RES_OK ? CA_TRACE_CREATE : CA_TRACE_LOOKUP;
-                        return 1;
-                }
+                memcpy(t->out[1], t->dec, len + 1); /* the target text, never looked up */
+                r = resolve(t, pid, proc, &args, sc->dirfd2, sc->path2,
+                            (rflags & ~(RF_FOLLOW | RF_DIR)) | RF_CREATE, t->out[0], &res);
                 if (r != RESOLVE_OK)
                         return resolve_count(t, r);
+                /* the event's path is the text, path2 the new name */
+                memcpy(t->scratch, t->out[0], res.len + 1);
+                memcpy(t->out[0], t->out[1], len + 1);
+                memcpy(t->out[1], t->scratch, res.len + 1);
+                ev->path2 = t->out[1];
+                if (res.unknown)
+                        t->guesses |= CA_TRACE_GUESS_LINKS;
+                if (!ok && (err == ENOENT || err == ENOTDIR) && !res.stopped)
+                        guess_fault(t, err, RF_CREATE, t->out[1], res.len);
+                if (ok)
+                        trace_fact_set(t, t->out[1], strlen(t->out[1]), F_LINK, t->out[0], len);
+                ev->op = CA_TRACE_SYMLINK;
+                goto out_event;
         }
-        if (sc->path2 >= 0) {
-                r = resolve(t, fs, &args, sc->dirfd2, sc->path2, t->out[1]);
+
+        r = resolve(t, pid, proc, &args, sc->dirfd, sc->path, rflags, t->out[0], &res);
+        if (r == RESOLVE_EMPTY && sc->kind == K_LINKAT &&
+            arg_has_flag(&args, sc->flags, "AT_EMPTY_PATH", 0x1000)) {
+                /* linkat(fd, "", dir, name, AT_EMPTY_PATH): an O_TMPFILE named. */
+                r = resolve(t, pid, proc, &args, sc->dirfd2, sc->path2,
+                            (rflags & ~RF_FOLLOW) | RF_CREATE, t->out[0], &res);
+                if (r != RESOLVE_OK)
+                        return resolve_count(t, r);
+                if (res.unknown)
+                        t->guesses |= CA_TRACE_GUESS_LINKS;
+                if (!ok && (err == ENOENT || err == ENOTDIR) && !res.stopped)
+                        guess_fault(t, err, RF_CREATE, t->out[0], res.len);
+                if (ok)
+                        learn(t, t->out[0], F_FILE);
+                ev->op = ok ? CA_TRACE_CREATE : CA_TRACE_LOOKUP;
+                goto out_event;
+        }
+        if (r != RESOLVE_OK)
+                return resolve_count(t, r);
+        if (two) {
+                /* the second path is walked unless the first one failed already */
+                rflags2 = (rflags & ~(RF_FOLLOW | RF_DIR)) | RF_CREATE;
+                if (res.stopped) /* named, never walked */
+                        rflags2 = (rflags2 & ~(RF_STOP_ABSENT | RF_STOP_NOTDIR | RF_PROVEN)) |
+                                  RF_NO_WALKS;
+                r = resolve(t, pid, proc, &args, sc->dirfd2, sc->path2, rflags2, t->out[1],
+                            &res2);
                 if (r != RESOLVE_OK)
                         return resolve_count(t, r);
                 ev->path2 = t->out[1];
+                if (!res.stopped && res2.stopped) { /* the fault was in the second path */
+                        memcpy(t->out[0], t->out[1], res2.len + 1);
+                        res = res2;
+                }
         }
+        if (!ok && (err == ENOENT || err == ENOTDIR) && !res.stopped)
+                res.len = guess_fault(t, err, rflags | (res.dir ? RF_DIR : 0), t->out[0],
+                                      res.len);
+        if (res.unknown || res2.unknown)
+                t->guesses |= CA_TRACE_GUESS_LINKS;
 
         switch (sc->kind) {
         case K_OPEN:
         case K_CREAT:
-                if (res == RES_OK && proc && value <= INT_MAX)
-                        fs_set_fd(t, fs, (int) value, out_keep(t, t->out[0]));
-                ev->op = res == RES_OK && (sc->kind == K_CREAT ||
-                                           arg_has_flag(&args, sc->flags, "O_CREAT", 0100))
-                                 ? CA_TRACE_CREATE
-                                 : CA_TRACE_LOOKUP;
+                ev->op = ok && (sc->kind == K_CREAT || (rflags & RF_CREATE)) ? CA_TRACE_CREATE
+                                                                         : CA_TRACE_LOOKUP;
+                if (ok && ev->op == CA_TRACE_CREATE)
+                        learn(t, t->out[0], F_FILE);
+                if (ok && proc && value <= INT_MAX) {
+                        struct file *f = file_new(t, t->out[0], res.len, true);
+
+                        ev->hold = f ? f->hold : 0;
+                        fd_install(t, proc->fds, (int)value, f, oflags & OF_CLOEXEC);
+                }
                 break;
         case K_MKNOD:
-                ev->op = res == RES_OK ? CA_TRACE_CREATE : CA_TRACE_LOOKUP;
+                ev->op = ok ? CA_TRACE_CREATE : CA_TRACE_LOOKUP;
+                if (ok)
+                        learn(t, t->out[0], F_FILE);
                 break;
         case K_LOOKUP:
                 ev->op = CA_TRACE_LOOKUP;
                 break;
+        case K_READLINK: {
+                /* readlink(path, buf, size) = n: the link's text, when strace printed it whole */
+                int bi = sc->path + 1;
+                size_t len;
+
+                ev->op = CA_TRACE_LOOKUP;
+                if (ok && arg_string(t, &args, bi, &len) == STR_OK && len == value && len > 0)
+                        trace_fact_set(t, t->out[0], res.len, F_LINK, t->dec, len);
+                break;
+        }
         case K_EXEC:
                 ev->op = CA_TRACE_EXEC;
-                if (res == RES_OK && proc) {
-                        /*
-                         * A new image: O_CLOEXEC fds are gone. A CLONE_FS sharer (a thread,
-                         * killed by the exec anyway) keeps them: fds are not split from
-                         * the cwd here.
-                         */
-                        if (fs->ref == 1)
-                                fs_forget_fds(t, fs);
-                }
+                if (ok)
+                        do_exec(t, proc, pid, ev, res.len);
                 break;
         case K_MKDIR:
                 ev->op = CA_TRACE_MKDIR;
+                if (ok)
+                        learn(t, t->out[0], F_DIR);
                 break;
         case K_UNLINK:
                 ev->op = CA_TRACE_UNLINK;
+                if (ok)
+                        learn(t, t->out[0], F_ABSENT);
                 break;
         case K_UNLINKAT:
                 ev->op = arg_has_flag(&args, sc->flags, "AT_REMOVEDIR", 0x200) ? CA_TRACE_RMDIR
                                                                              : CA_TRACE_UNLINK;
+                if (ok)
+                        learn(t, t->out[0], F_ABSENT);
                 break;
         case K_RMDIR:
                 ev->op = CA_TRACE_RMDIR;
+                if (ok)
+                        learn(t, t->out[0], F_ABSENT);
                 break;
         case K_RENAME2:
                 if (arg_has_flag(&args, sc->flags, "RENAME_EXCHANGE", 2)) {
@@ -1163,24 +1748,30 @@ static int do_call(struct ca_trace *t, int pid, uint64_t time_usec, const char *
                 __attribute__((fallthrough));
         case K_RENAME:
                 ev->op = CA_TRACE_RENAME;
+                if (ok)
+                        trace_fact_rename(t, t->out[0], res.len, t->out[1], res2.len);
                 break;
         case K_LINK:
         case K_LINKAT:
                 ev->op = CA_TRACE_LINK;
-                break;
-        case K_SYMLINK:
-                ev->op = CA_TRACE_SYMLINK;
+                if (ok)
+                        learn(t, t->out[1], F_FILE);
                 break;
         case K_CHDIR:
                 ev->op = CA_TRACE_CHDIR;
-                if (res == RES_OK)
-                        set_cwd(t, proc, t->out[0]);
+                if (ok) {
+                        struct file *cwd = file_new(t, t->out[0], res.len, true);
+
+                        ev->hold = cwd ? cwd->hold : 0;
+                        set_cwd(t, proc, cwd);
+                }
                 break;
         default:
                 assert(false);
-                t->stats.skipped_other++;
-                return 0;
+                return skip(t, &t->stats.skipped_other);
         }
+
+out_event:
         return 1;
 }
 
@@ -1231,26 +1822,31 @@ static int do_body(struct ca_trace *t, int pid, uint64_t time_usec, const char *
         struct proc *p;
         const char *q;
 
+        t->line_pid = pid;
+        t->line_time = time_usec;
+        /* a call, mostly: the other forms start with punctuation, or are strace's notes */
+        if (is_ident(body[0]) && !(body[0] == 's' && strncmp(body, "strace: ", 8) == 0))
+                goto out_call;
         if (strncmp(body, "<... ", 5) == 0)
                 return do_resumed(t, pid, time_usec, body, ev);
         if (strncmp(body, "+++ ", 4) == 0) {
-                if (strncmp(body + 4, "exited ", 7) == 0 || strncmp(body + 4, "killed ", 7) == 0)
-                        proc_drop(t, pid); /* the pid may be reused by a new process */
-                t->stats.skipped_other++;
-                return 0;
+                if (strncmp(body + 4, "exited ", 7) == 0 || strncmp(body + 4, "killed ", 7) == 0 ||
+                    strncmp(body + 4, "superseded ", 11) == 0) {
+                        /* its fds, mappings and cwd let go; the pid may be reused */
+                        t->release_name = "exit";
+                        proc_drop(t, pid);
+                }
+                return skip(t, &t->stats.skipped_other);
         }
         if (strncmp(body, "strace: ", 8) == 0)
                 note_attached(t, body + 8);
-        if (strncmp(body, "--- ", 4) == 0 || strncmp(body, "strace: ", 8) == 0) {
-                t->stats.skipped_other++;
-                return 0;
-        }
+        if (strncmp(body, "--- ", 4) == 0 || strncmp(body, "strace: ", 8) == 0)
+                return skip(t, &t->stats.skipped_other);
+out_call:
         for (q = body; is_ident(*q); q++)
                 ;
-        if (q == body || *q != '(') {
-                t->stats.skipped_malformed++;
-                return 0;
-        }
+        if (q == body || *q != '(')
+                return skip(t, &t->stats.skipped_malformed);
         while (len > 0 && body[len - 1] == ' ')
                 len--;
         if (len < mlen || memcmp(body + len - mlen, marker, mlen) != 0)
@@ -1259,20 +1855,19 @@ static int do_body(struct ca_trace *t, int pid, uint64_t time_usec, const char *
         /* An unfinished half: held until its pid resumes it. */
         p = proc_get(t, pid);
         len -= mlen;
-        if (!p || t->state_bytes + len + 1 > CA_TRACE_STATE_MAX) {
-                t->stats.skipped_orphan++;
-                return 0;
-        }
+        if (!p)
+                return skip(t, &t->stats.skipped_orphan);
         proc_orphan_held(t, p);
+        if (!trace_charge(t, len + 1, false))
+                return skip(t, &t->stats.skipped_orphan);
         p->held = malloc(len + 1);
         if (!p->held) {
-                t->stats.skipped_orphan++;
-                return 0;
+                trace_uncharge(t, len + 1, false);
+                return skip(t, &t->stats.skipped_orphan);
         }
         memcpy(p->held, body, len);
         p->held[len] = '\0';
         p->held_len = len;
-        t->state_bytes += len + 1;
         t->stats.unfinished++;
         return 0;
 }
@@ -1287,22 +1882,17 @@ static int do_resumed(struct ca_trace *t, int pid, uint64_t time_usec, const cha
         while (is_ident(*q))
                 q++;
         nlen = (size_t) (q - name);
-        if (strncmp(q, " resumed>", 9) != 0) {
-                t->stats.skipped_malformed++;
-                return 0;
-        }
+        if (strncmp(q, " resumed>", 9) != 0)
+                return skip(t, &t->stats.skipped_malformed);
         rest = q + 9;
         if (!p || !p->held || p->held_len <= nlen || memcmp(p->held, name, nlen) != 0 ||
-            p->held[nlen] != '(') {
-                t->stats.skipped_orphan++;
-                return 0;
-        }
+            p->held[nlen] != '(')
+                return skip(t, &t->stats.skipped_orphan);
         hlen = p->held_len;
         rlen = strlen(rest);
         if (hlen + rlen > CA_TRACE_LINE_MAX) {
                 proc_orphan_held(t, p);
-                t->stats.skipped_malformed++;
-                return 0;
+                return skip(t, &t->stats.skipped_malformed);
         }
         memcpy(t->join, p->held, hlen);
         memcpy(t->join + hlen, rest, rlen + 1);
@@ -1310,11 +1900,9 @@ static int do_resumed(struct ca_trace *t, int pid, uint64_t time_usec, const cha
         free(p->held);
         p->held = NULL;
         p->held_len = 0;
-        t->state_bytes -= hlen + 1;
-        if (strncmp(t->join, "<... ", 5) == 0) { /* cannot nest; keeps recursion at one */
-                t->stats.skipped_malformed++;
-                return 0;
-        }
+        trace_uncharge(t, hlen + 1, false);
+        if (strncmp(t->join, "<... ", 5) == 0) /* cannot nest; keeps recursion at one */
+                return skip(t, &t->stats.skipped_malformed);
         return do_body(t, pid, time_usec, t->join, hlen + rlen, ev);
 }
 
@@ -1326,20 +1914,16 @@ static int do_line(struct ca_trace *t, char *line, size_t len, struct ca_trace_e
         int pid = 0;
 
         t->stats.lines++;
-        if (memchr(line, '\0', len)) {
-                t->stats.skipped_malformed++;
-                return 0;
-        }
+        if (memchr(line, '\0', len))
+                return skip(t, &t->stats.skipped_malformed);
         if (len > 0 && line[len - 1] == '\r')
                 line[--len] = '\0';
 
         /* "[pid  123] " (stderr) or "123  " (-o): a number followed by a space. */
         if (strncmp(p, "[pid", 4) == 0) {
                 p = skip_spaces(p + 4);
-                if (!parse_uint(&p, INT_MAX, &v) || *p != ']' || p[1] != ' ') {
-                        t->stats.skipped_malformed++;
-                        return 0;
-                }
+                if (!parse_uint(&p, INT_MAX, &v) || *p != ']' || p[1] != ' ')
+                        return skip(t, &t->stats.skipped_malformed);
                 pid = main_pid(t, (int) v);
                 p += 2;
         } else if (is_digit(*p)) {
@@ -1351,10 +1935,8 @@ static int do_line(struct ca_trace *t, char *line, size_t len, struct ca_trace_e
                 }
         }
         p = skip_spaces(p);
-        if (is_digit(*p) && !parse_time(t, &p, &time_usec)) {
-                t->stats.skipped_malformed++;
-                return 0;
-        }
+        if (is_digit(*p) && !parse_time(t, &p, &time_usec))
+                return skip(t, &t->stats.skipped_malformed);
         p = skip_spaces(p);
         return do_body(t, pid, time_usec, p, len - (size_t) (p - line), ev);
 }
@@ -1420,6 +2002,59 @@ static int read_line(struct ca_trace *t, char **ret_line, size_t *ret_len)
         }
 }
 
+/* ---- events ---- */
+
+/* The next event of the capture information, before the first line's: mounts, pins, cwd. */
+static bool info_event(struct ca_trace *t, struct ca_trace_event *ev)
+{
+        size_t i = t->info_next;
+        const struct rstr *path;
+
+        if (i < t->nmounts) {
+                path = t->mounts[i].path;
+                *ev = (struct ca_trace_event){ .op = CA_TRACE_MOUNT,
+                                               .fstype = t->mounts[i].fstype->s };
+        } else if ((i -= t->nmounts) < t->npins) {
+                path = t->pins[i];
+                *ev = (struct ca_trace_event){ .op = CA_TRACE_PIN };
+        } else if (i == t->npins && t->start_cwd && (refs(t) || t->info)) {
+                /* held by the traced program (and whoever started it) from the start */
+                path = t->start_cwd->path;
+                *ev = (struct ca_trace_event){ .op = CA_TRACE_PIN };
+                ev->hold = t->start_cwd->hold = ++t->next_hold;
+                t->info_next++;
+                goto out_event;
+        } else {
+                return false;
+        }
+        t->info_next++;
+        ev->hold = ++t->next_hold;
+
+out_event:
+        memcpy(t->out[0], path->s, path->len + 1);
+        ev->path = t->out[0];
+        ev->syscall = "info";
+        t->stats.info_events++;
+        return true;
+}
+
+/* The walks and drops gathered for this line, into its event; the guesses counted. */
+static void finish_event(struct ca_trace *t, struct ca_trace_event *ev)
+{
+        for (size_t i = 0; i < t->nwalks; i++)
+                t->walks[i].path = t->wstr + t->walk_off[i];
+        ev->walks = t->nwalks ? t->walks : NULL;
+        ev->nwalks = t->nwalks;
+        ev->drops = t->ndrops ? t->drops : NULL;
+        ev->ndrops = t->ndrops;
+        ev->guesses = t->guesses;
+        t->stats.guessed_links += (t->guesses & CA_TRACE_GUESS_LINKS) != 0;
+        t->stats.guessed_missing += (t->guesses & CA_TRACE_GUESS_MISSING) != 0;
+        t->stats.guessed_notdir += (t->guesses & CA_TRACE_GUESS_NOTDIR) != 0;
+        t->stats.guessed_interp += (t->guesses & CA_TRACE_GUESS_INTERP) != 0;
+        t->stats.events++;
+}
+
 int ca_trace_next(struct ca_trace *t, struct ca_trace_event *ret)
 {
         struct ca_trace_event ev;
@@ -1429,7 +2064,17 @@ int ca_trace_next(struct ca_trace *t, struct ca_trace_event *ret)
 
         if (!t || !ret)
                 return -EINVAL;
+        t->started = true;
         while (!t->finished) {
+                t->nwalks = t->wstr_len = t->ndrops = 0;
+                t->guesses = 0;
+                t->counted = NULL;
+                t->release_name = NULL;
+                if (info_event(t, &ev)) {
+                        finish_event(t, &ev);
+                        *ret = ev;
+                        return 1;
+                }
                 r = read_line(t, &line, &len);
                 if (r < 0)
                         return r;
@@ -1441,9 +2086,24 @@ int ca_trace_next(struct ca_trace *t, struct ca_trace_event *ret)
                         t->finished = true;
                         break;
                 }
-                ev = (struct ca_trace_event) { 0 };
+                ev = (struct ca_trace_event){ 0 };
                 if (do_line(t, line, len, &ev) > 0) {
-                        t->stats.events++;
+                        finish_event(t, &ev);
+                        *ret = ev;
+                        return 1;
+                }
+                if (t->ndrops > 0 && t->counted) {
+                        /* nothing else to say: the line is the end of references */
+                        (*t->counted)--;
+                        ev = (struct ca_trace_event){ .time_usec = t->line_time,
+                                                      .pid = t->line_pid,
+                                                      .op = CA_TRACE_RELEASE,
+                                                      .syscall = t->release_name
+                                                                         ? t->release_name
+                                                                         : "release" };
+                        t->nwalks = 0;
+                        t->guesses = 0;
+                        finish_event(t, &ev);
                         *ret = ev;
                         return 1;
                 }
@@ -1453,10 +2113,22 @@ int ca_trace_next(struct ca_trace *t, struct ca_trace_event *ret)
 
 /* ---- lifetime ---- */
 
+int ca_trace_set_options(struct ca_trace *t, unsigned flags)
+{
+        if (!t || (flags & ~(unsigned)(CA_TRACE_REFS | CA_TRACE_PROBE)))
+                return -EINVAL;
+        if (t->started)
+                return -EBUSY;
+        t->options = flags;
+        if (flags & CA_TRACE_PROBE)
+                t->info = true;
+        return 0;
+}
+
 int ca_trace_open_file(FILE *f, const char *cwd, struct ca_trace **ret)
 {
+        struct walk_res res;
         struct ca_trace *t;
-        struct rstr *c;
         size_t len;
 
         if (!f || !ret)
@@ -1472,20 +2144,22 @@ int ca_trace_open_file(FILE *f, const char *cwd, struct ca_trace **ret)
                 return -ENOMEM;
         t->f = f;
         t->main_alias = -1;
+        sc_index(t);
         t->rbuf = malloc(READ_CAP + 1);
         t->join = malloc(CA_TRACE_LINE_MAX + 1);
         t->dec = malloc(CA_TRACE_LINE_MAX + 1);
         t->deco = malloc(CA_TRACE_LINE_MAX + 1);
         t->out[0] = malloc(OUT_SIZE);
         t->out[1] = malloc(OUT_SIZE);
-        if (!t->rbuf || !t->join || !t->dec || !t->deco || !t->out[0] || !t->out[1])
+        t->scratch = malloc(OUT_SIZE);
+        if (!t->rbuf || !t->join || !t->dec || !t->deco || !t->out[0] || !t->out[1] ||
+            !t->scratch)
                 goto out_free;
-        normalise("", cwd, len, t->out[0]);
-        c = out_keep(t, t->out[0]);
-        if (!c)
+        trace_walk(t, 0, NULL, cwd, len, RF_NO_WALKS, t->out[0], &res);
+        t->start_cwd = file_new(t, t->out[0], res.len, false); /* its hold: at its PIN */
+        if (!t->start_cwd)
                 goto out_free;
-        t->first_fs = fs_new(c);
-        rstr_unref(t, c);
+        t->first_fs = fs_new(t, t->start_cwd);
         if (!t->first_fs)
                 goto out_free;
         *ret = t;
@@ -1525,13 +2199,16 @@ struct ca_trace *ca_trace_free(struct ca_trace *t)
                 while (p) {
                         struct proc *next = p->next;
 
+                        if (p->held)
+                                trace_uncharge(t, p->held_len + 1, false);
                         free(p->held);
-                        fs_unref(t, p->fs);
-                        free(p);
+                        proc_free(t, p);
                         p = next;
                 }
         }
         fs_unref(t, t->first_fs);
+        file_unref(t, t->start_cwd);
+        trace_facts_free(t);
         if (t->own_f && t->f)
                 fclose(t->f);
         free(t->rbuf);
@@ -1540,6 +2217,10 @@ struct ca_trace *ca_trace_free(struct ca_trace *t)
         free(t->deco);
         free(t->out[0]);
         free(t->out[1]);
+        free(t->scratch);
+        free(t->stk);
+        free(t->wstr);
+        free(t->drops);
         free(t);
         return NULL;
 }
@@ -1558,9 +2239,11 @@ const char *ca_trace_op_name(enum ca_trace_op op)
                 [CA_TRACE_UNLINK] = "unlink",   [CA_TRACE_RMDIR] = "rmdir",
                 [CA_TRACE_RENAME] = "rename",   [CA_TRACE_LINK] = "link",
                 [CA_TRACE_SYMLINK] = "symlink", [CA_TRACE_CHDIR] = "chdir",
+                [CA_TRACE_RELEASE] = "release", [CA_TRACE_PIN] = "pin",
+                [CA_TRACE_MOUNT] = "mount",
         };
 
-        if ((unsigned) op >= _CA_TRACE_OP_MAX)
+        if ((unsigned)op >= _CA_TRACE_OP_MAX)
                 return NULL;
         return names[op];
 }

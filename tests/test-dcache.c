@@ -392,10 +392,16 @@ Test(dcache, replay_maps_results)
         struct ca_dcache *d = model(false, false, false, false);
         struct ca_dcache_stats a;
 
-        ev(d, CA_TRACE_LOOKUP, "/a/b/c", -ENOTDIR);
+        /* the reader names the component that is no directory: "/a/b" of "/a/b/c" */
+        ev(d, CA_TRACE_LOOKUP, "/a/b", -ENOTDIR);
         cr_assert_eq(state(d, "/a"), 1);
         cr_assert_eq(state(d, "/a/b"), 1);
-        cr_assert_eq(state(d, "/a/b/c"), -1, "ENOTDIR: the last name is not looked up");
+        {
+                struct ca_dentry *de = find(d, "/a/b");
+
+                cr_assert_not(ca_dentry_is_dir(de), "ENOTDIR: /a/b is a file");
+                ca_dcache_put(d, de);
+        }
 
         ev(d, CA_TRACE_LOOKUP, "/etc/shadow", -EACCES);
         cr_assert_eq(state(d, "/etc/shadow"), 1, "EACCES: it exists");
@@ -405,7 +411,8 @@ Test(dcache, replay_maps_results)
         cr_assert_eq(state(d, "/x"), 0);
         cr_assert_eq(stats(d).nr_negative, 1, "the walk stops at the cached negative /x");
 
-        ev(d, CA_TRACE_CREATE, "/p/q/f", -ENOENT);
+        /* and the first missing component: "/p/q" of a create of "/p/q/f" */
+        ev(d, CA_TRACE_CREATE, "/p/q", -ENOENT);
         cr_assert_eq(state(d, "/p"), 1);
         cr_assert_eq(state(d, "/p/q"), 0, "create ENOENT: the parent is missing");
         cr_assert_eq(state(d, "/p/q/f"), -1);

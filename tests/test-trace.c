@@ -18,6 +18,7 @@
 
 #include <criterion/criterion.h>
 
+#include "cacheage/replay.h"
 #include "cacheage/trace.h"
 
 struct ev {
@@ -27,6 +28,10 @@ struct ev {
         char syscall[32];
         char *path, *path2;
         int result;
+        char *walks;        /* "K:path K:path" (K: l link, d dir, i interpreter, +H hold) */
+        uint64_t hold;
+        char *drops;        /* "1 2 3" */
+        unsigned guesses;
 };
 
 struct run {
@@ -41,16 +46,19 @@ static void run_free(struct run *run)
         for (size_t i = 0; i < run->n; i++) {
                 free(run->evs[i].path);
                 free(run->evs[i].path2);
+                free(run->evs[i].walks);
+                free(run->evs[i].drops);
         }
         free(run->evs);
         *run = (struct run) { 0 };
 }
 
-/* Every line is counted once: events + unfinished + skipped_* == lines. */
+/* Every line is counted once: events - info_events + unfinished + skipped_* == lines. */
 static void assert_sum(const struct ca_trace_stats *st)
 {
-        cr_assert_eq(st->events + st->unfinished + st->skipped_other + st->skipped_malformed +
-                             st->skipped_dirfd + st->skipped_orphan + st->skipped_noresult,
+        cr_assert_eq(st->events - st->info_events + st->unfinished + st->skipped_other +
+                             st->skipped_malformed + st->skipped_dirfd + st->skipped_orphan +
+                             st->skipped_noresult,
                      st->lines,
                      "lines %llu != events %llu + unfinished %llu + other %llu + malformed %llu "
                      "+ dirfd %llu + orphan %llu + noresult %llu",
@@ -75,15 +83,50 @@ static void assert_normalised(const char *p)
         cr_assert(!(n >= 3 && strcmp(p + n - 3, "/..") == 0), "trailing /..: %s", p);
 }
 
-static void read_all(FILE *f, const char *cwd, struct run *run)
+/* The walks of @e as "l:/lib d:/a/b i:/ld+4", for comparing with one string. */
+static char *walks_text(const struct ca_trace_event *e)
 {
-        struct ca_trace *t = NULL;
+        char *s = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&s, &len);
+
+        cr_assert_not_null(f);
+        for (size_t i = 0; i < e->nwalks; i++) {
+                const struct ca_trace_walk *w = &e->walks[i];
+
+                assert_normalised(w->path);
+                fprintf(f, "%s%c:%s", i ? " " : "",
+                        w->kind == CA_TRACE_WALK_LINK  ? 'l'
+                        : w->kind == CA_TRACE_WALK_DIR ? 'd'
+                                                       : 'i',
+                        w->path);
+                if (w->hold)
+                        fprintf(f, "+%llu", (unsigned long long)w->hold);
+        }
+        fclose(f);
+        return s;
+}
+
+static char *drops_text(const struct ca_trace_event *e)
+{
+        char *s = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&s, &len);
+
+        cr_assert_not_null(f);
+        for (size_t i = 0; i < e->ndrops; i++)
+                fprintf(f, "%s%llu", i ? " " : "", (unsigned long long)e->drops[i]);
+        fclose(f);
+        return s;
+}
+
+/* Every event of @t, checked for form; the run's stats and the last return. */
+static void read_reader(struct ca_trace *t, struct run *run)
+{
         struct ca_trace_event e;
         int r;
 
         *run = (struct run) { 0 };
-        r = ca_trace_open_file(f, cwd, &t);
-        cr_assert_eq(r, 0, "open: %s", strerror(-r));
         while ((r = ca_trace_next(t, &e)) > 0) {
                 struct ev *v;
 
@@ -93,10 +136,13 @@ static void read_all(FILE *f, const char *cwd, struct run *run)
                         cr_assert_not_null(run->evs);
                 }
                 v = &run->evs[run->n++];
-                cr_assert_not_null(e.path);
+                cr_assert(e.path || e.op == CA_TRACE_RELEASE);
                 cr_assert_not_null(e.syscall);
                 cr_assert_not_null(ca_trace_op_name(e.op));
-                if (e.op != CA_TRACE_SYMLINK)
+                cr_assert_eq(!!e.fstype, e.op == CA_TRACE_MOUNT);
+                if (e.op == CA_TRACE_RELEASE)
+                        cr_assert(e.ndrops > 0 && !e.hold && !e.nwalks, "a release only drops");
+                if (e.path && e.op != CA_TRACE_SYMLINK)
                         assert_normalised(e.path);
                 if (e.path2)
                         assert_normalised(e.path2);
@@ -105,18 +151,32 @@ static void read_all(FILE *f, const char *cwd, struct run *run)
                         .time_usec = e.time_usec,
                         .pid = e.pid,
                         .op = e.op,
-                        .path = strdup(e.path),
+                        .path = strdup(e.path ? e.path : "-"),
                         .path2 = e.path2 ? strdup(e.path2) : NULL,
                         .result = e.result,
+                        .walks = walks_text(&e),
+                        .hold = e.hold,
+                        .drops = drops_text(&e),
+                        .guesses = e.guesses,
                 };
                 snprintf(v->syscall, sizeof(v->syscall), "%s", e.syscall);
         }
         run->r = r;
         ca_trace_get_stats(t, &run->st);
         cr_assert_eq(ca_trace_next(t, &e), r < 0 ? r : 0, "end is sticky");
-        ca_trace_free(t);
         cr_assert_eq(run->st.events, run->n);
         assert_sum(&run->st);
+}
+
+static void read_all(FILE *f, const char *cwd, struct run *run)
+{
+        struct ca_trace *t = NULL;
+        int r;
+
+        r = ca_trace_open_file(f, cwd, &t);
+        cr_assert_eq(r, 0, "open: %s", strerror(-r));
+        read_reader(t, run);
+        ca_trace_free(t);
 }
 
 static FILE *text_file(const char *text, size_t len)
@@ -602,17 +662,29 @@ Test(trace_line, dirfds)
         run_free(&run);
 }
 
-Test(trace_line, exec_forgets_fds)
+/* A successful exec closes the O_CLOEXEC fds (do_close_on_exec), and only those. */
+Test(trace_line, exec_closes_cloexec_fds)
 {
         struct run run;
 
-        read_text("openat(AT_FDCWD, \"/d\", O_RDONLY|O_DIRECTORY) = 3\n"
-                  "execve(\"/bin/x\", [\"x\"], 0x1 /* 3 vars */) = 0\n"
-                  "newfstatat(3, \"y\", 0x1, 0) = 0\n",
+        read_text("openat(AT_FDCWD, \"/d\", O_RDONLY|O_CLOEXEC|O_DIRECTORY) = 3\n"
+                  "openat(AT_FDCWD, \"/e\", O_RDONLY|O_DIRECTORY) = 4\n"
+                  "openat(AT_FDCWD, \"/f\", O_RDONLY|O_DIRECTORY) = 5\n"
+                  "fcntl(5, F_SETFD, FD_CLOEXEC) = 0\n"
+                  "dup3(4, 6, O_CLOEXEC) = 6\n"
+                  "execve(\"/bin/x\", [\"x\"], 0x1 /* 3 vars */) = -1 ENOENT (No such file or directory)\n"
+                  "newfstatat(3, \"before\", 0x1, 0) = 0\n"
+                  "execve(\"/bin/y\", [\"y\"], 0x1 /* 3 vars */) = 0\n"
+                  "newfstatat(3, \"y\", 0x1, 0) = 0\n"
+                  "newfstatat(4, \"y\", 0x1, 0) = 0\n"
+                  "newfstatat(5, \"y\", 0x1, 0) = 0\n"
+                  "newfstatat(6, \"y\", 0x1, 0) = 0\n",
                   NULL, &run);
-        cr_assert_eq(run.n, 2);
-        assert_ev(&run.evs[1], CA_TRACE_EXEC, "/bin/x", NULL, 0);
-        cr_assert_eq(run.st.skipped_dirfd, 1);
+        cr_assert_eq(run.n, 7);
+        assert_ev(&run.evs[4], CA_TRACE_LOOKUP, "/d/before", NULL, 0);
+        assert_ev(&run.evs[5], CA_TRACE_EXEC, "/bin/y", NULL, 0);
+        assert_ev(&run.evs[6], CA_TRACE_LOOKUP, "/e/y", NULL, 0);
+        cr_assert_eq(run.st.skipped_dirfd, 3, "3, 5 and 6 were O_CLOEXEC");
         run_free(&run);
 }
 
@@ -1262,6 +1334,462 @@ Test(trace_api, open_path_owns_file)
         unlink(tmpl);
 }
 
+/* ---- paths walked as the kernel walks them ---- */
+
+static void assert_walks(const struct ev *v, const char *walks)
+{
+        cr_assert_str_eq(v->walks, walks, "walks of %s: \"%s\", want \"%s\"", v->path, v->walks,
+                         walks);
+}
+
+/* Links the log itself shows (readlink results, symlink calls) are followed where a call
+ * follows them, and forgotten when unlinked; a text strace cut short (-s) teaches nothing. */
+Test(trace_walk, links_learned_from_the_log)
+{
+        struct run run;
+
+        read_text("10 readlink(\"/lib\", \"usr/lib\", 4095) = 7\n"
+                  "10 openat(AT_FDCWD, \"/lib/x86_64-linux-gnu/libc.so.6\", O_RDONLY) = 3\n"
+                  "10 lstat(\"/lib\", {st_mode=S_IFLNK|0777, st_size=7, ...}) = 0\n"
+                  "10 stat(\"/lib/\", {st_mode=S_IFDIR|0755, st_size=4096, ...}) = 0\n"
+                  "10 openat(AT_FDCWD, \"/lib\", O_RDONLY|O_NOFOLLOW|O_PATH) = 4\n"
+                  "10 newfstatat(AT_FDCWD, \"/lib\", 0x1, AT_SYMLINK_NOFOLLOW) = 0\n"
+                  "10 newfstatat(AT_FDCWD, \"/lib\", 0x1, 0) = 0\n"
+                  "10 symlinkat(\"/etc\", AT_FDCWD, \"/w/e\") = 0\n"
+                  "10 access(\"e/passwd\", R_OK) = 0\n"
+                  "10 readlink(\"/w/t\", \"trunc\"..., 5) = 5\n"
+                  "10 stat(\"/w/t/x\", 0x1) = 0\n"
+                  "10 unlink(\"/w/e\") = 0\n"
+                  "10 access(\"e/passwd\", R_OK) = -1 ENOENT (No such file or directory)\n",
+                  "/w", &run);
+        cr_assert_eq(run.n, 13);
+        assert_ev(&run.evs[0], CA_TRACE_LOOKUP, "/lib", NULL, 0);
+        assert_walks(&run.evs[0], "");
+        assert_ev(&run.evs[1], CA_TRACE_LOOKUP, "/usr/lib/x86_64-linux-gnu/libc.so.6", NULL, 0);
+        assert_walks(&run.evs[1], "l:/lib");
+        assert_ev(&run.evs[2], CA_TRACE_LOOKUP, "/lib", NULL, 0); /* lstat: not followed */
+        assert_ev(&run.evs[3], CA_TRACE_LOOKUP, "/usr/lib", NULL, 0); /* a trailing slash */
+        assert_walks(&run.evs[3], "l:/lib");
+        assert_ev(&run.evs[4], CA_TRACE_LOOKUP, "/lib", NULL, 0);     /* O_NOFOLLOW */
+        assert_ev(&run.evs[5], CA_TRACE_LOOKUP, "/lib", NULL, 0);     /* AT_SYMLINK_NOFOLLOW */
+        assert_ev(&run.evs[6], CA_TRACE_LOOKUP, "/usr/lib", NULL, 0);
+        assert_ev(&run.evs[7], CA_TRACE_SYMLINK, "/etc", "/w/e", 0);
+        assert_ev(&run.evs[8], CA_TRACE_LOOKUP, "/etc/passwd", NULL, 0);
+        assert_walks(&run.evs[8], "l:/w/e");
+        assert_ev(&run.evs[10], CA_TRACE_LOOKUP, "/w/t/x", NULL, 0);
+        assert_walks(&run.evs[10], "");
+        assert_ev(&run.evs[12], CA_TRACE_LOOKUP, "/w/e", NULL, -ENOENT); /* gone: it ends there */
+        cr_assert_eq(run.evs[12].guesses & CA_TRACE_GUESS_MISSING, 0);
+        cr_assert_eq(run.st.facts, 2, "/lib, /w/e, and nothing for the cut text");
+        run_free(&run);
+}
+
+/* "x/.." looks x up first (a directory walked into), then goes up from where it really is. */
+Test(trace_walk, dotdot_walks_into_the_directory)
+{
+        struct run run;
+
+        read_text("stat(\"a/b/../c\", 0x1) = 0\n"
+                  "stat(\"../x\", 0x1) = 0\n"
+                  "stat(\"a/./b/../../d\", 0x1) = 0\n"
+                  "stat(\"/..\", 0x1) = 0\n"
+                  "stat(\"a/b/..\", 0x1) = 0\n",
+                  "/w", &run);
+        cr_assert_eq(run.n, 5);
+        assert_ev(&run.evs[0], CA_TRACE_LOOKUP, "/w/a/c", NULL, 0);
+        assert_walks(&run.evs[0], "d:/w/a/b");
+        assert_ev(&run.evs[1], CA_TRACE_LOOKUP, "/x", NULL, 0); /* from the cwd: no lookup */
+        assert_walks(&run.evs[1], "");
+        assert_ev(&run.evs[2], CA_TRACE_LOOKUP, "/w/d", NULL, 0);
+        assert_walks(&run.evs[2], "d:/w/a/b"); /* once: /w/a is on b's way */
+        assert_ev(&run.evs[3], CA_TRACE_LOOKUP, "/", NULL, 0);
+        assert_ev(&run.evs[4], CA_TRACE_LOOKUP, "/w/a", NULL, 0);
+        assert_walks(&run.evs[4], "d:/w/a/b");
+        run_free(&run);
+}
+
+/* /proc/self and /proc/thread-self are the calling process (proc_self_get_link). */
+Test(trace_walk, proc_self_is_the_caller)
+{
+        struct run run;
+
+        read_text("42 openat(AT_FDCWD, \"/proc/self/status\", O_RDONLY) = 3\n"
+                  "43 stat(\"/proc/thread-self/comm\", 0x1) = 0\n"
+                  "42 readlink(\"/proc/self\", \"42\", 64) = 2\n",
+                  "/", &run);
+        assert_ev(&run.evs[0], CA_TRACE_LOOKUP, "/proc/42/status", NULL, 0);
+        assert_walks(&run.evs[0], "l:/proc/self");
+        assert_ev(&run.evs[1], CA_TRACE_LOOKUP, "/proc/43/task/43/comm", NULL, 0);
+        assert_ev(&run.evs[2], CA_TRACE_LOOKUP, "/proc/self", NULL, 0);
+        run_free(&run);
+        read_text("stat(\"/proc/self/status\", 0x1) = 0\n", "/", &run); /* no pid: as written */
+        assert_ev(&run.evs[0], CA_TRACE_LOOKUP, "/proc/self/status", NULL, 0);
+        run_free(&run);
+}
+
+/*
+ * A failed call's path is where its walk ended. Without capture information: -ENOENT the last
+ * component (for a create the parent), -ENOTDIR the parent (the last for a call that wants a
+ * directory, or a trailing slash); each said in the event's guesses.
+ */
+Test(trace_walk, failures_name_where_the_walk_ended)
+{
+        struct run run;
+
+        read_text("stat(\"/a/b/c\", 0x1) = -1 ENOENT (No such file or directory)\n"
+                  "openat(AT_FDCWD, \"/a/n/f\", O_WRONLY|O_CREAT, 0644) = -1 ENOENT (No such file or directory)\n"
+                  "mkdir(\"/m/d\", 0755) = -1 ENOENT (No such file or directory)\n"
+                  "stat(\"/etc/passwd/x\", 0x1) = -1 ENOTDIR (Not a directory)\n"
+                  "chdir(\"/etc/passwd\") = -1 ENOTDIR (Not a directory)\n"
+                  "openat(AT_FDCWD, \"/etc/hosts/\", O_RDONLY) = -1 ENOTDIR (Not a directory)\n"
+                  "openat(AT_FDCWD, \"/etc/group\", O_RDONLY|O_DIRECTORY) = -1 ENOTDIR (Not a directory)\n"
+                  "rename(\"/r/a\", \"/r/n/b\") = -1 ENOENT (No such file or directory)\n"
+                  "symlink(\"t\", \"/s/n/l\") = -1 ENOENT (No such file or directory)\n"
+                  "stat(\"/ok\", 0x1) = 0\n",
+                  "/", &run);
+        cr_assert_eq(run.n, 10);
+        assert_ev(&run.evs[0], CA_TRACE_LOOKUP, "/a/b/c", NULL, -ENOENT);
+        assert_ev(&run.evs[1], CA_TRACE_LOOKUP, "/a/n", NULL, -ENOENT);
+        assert_ev(&run.evs[2], CA_TRACE_MKDIR, "/m", NULL, -ENOENT);
+        assert_ev(&run.evs[3], CA_TRACE_LOOKUP, "/etc/passwd", NULL, -ENOTDIR);
+        assert_ev(&run.evs[4], CA_TRACE_CHDIR, "/etc/passwd", NULL, -ENOTDIR);
+        assert_ev(&run.evs[5], CA_TRACE_LOOKUP, "/etc/hosts", NULL, -ENOTDIR);
+        assert_ev(&run.evs[6], CA_TRACE_LOOKUP, "/etc/group", NULL, -ENOTDIR);
+        assert_ev(&run.evs[7], CA_TRACE_RENAME, "/r/a", "/r/n/b", -ENOENT);
+        assert_ev(&run.evs[8], CA_TRACE_SYMLINK, "t", "/s/n", -ENOENT);
+        for (size_t i = 0; i < 9; i++)
+                cr_assert(run.evs[i].guesses &
+                                  (i >= 3 && i <= 6 ? CA_TRACE_GUESS_NOTDIR
+                                                    : CA_TRACE_GUESS_MISSING),
+                          "event %zu: guesses %x", i, run.evs[i].guesses);
+        cr_assert_eq(run.evs[9].guesses, CA_TRACE_GUESS_LINKS, "no facts: links unknown");
+        cr_assert_eq(run.st.guessed_missing, 5);
+        cr_assert_eq(run.st.guessed_notdir, 4);
+        cr_assert_eq(run.st.guessed_links, 10);
+        run_free(&run);
+}
+
+/* ---- references (CA_TRACE_REFS) ---- */
+
+static void read_refs(const char *text, const char *cwd, struct run *run)
+{
+        FILE *f = text_file(text, strlen(text));
+        struct ca_trace *t = NULL;
+
+        cr_assert_eq(ca_trace_open_file(f, cwd, &t), 0);
+        cr_assert_eq(ca_trace_set_options(t, 0x80), -EINVAL);
+        cr_assert_eq(ca_trace_set_options(t, CA_TRACE_REFS), 0);
+        read_reader(t, run);
+        cr_assert_eq(ca_trace_set_options(t, 0), -EBUSY, "too late");
+        ca_trace_free(t);
+        fclose(f);
+}
+
+static void assert_ref(const struct ev *v, enum ca_trace_op op, const char *syscall,
+                       uint64_t hold, const char *drops)
+{
+        cr_assert_eq(v->op, op, "%s %s: op %s", v->syscall, v->path, ca_trace_op_name(v->op));
+        cr_assert_str_eq(v->syscall, syscall);
+        cr_assert_eq(v->hold, hold, "%s %s: hold %llu, want %llu", v->syscall, v->path,
+                     (unsigned long long)v->hold, (unsigned long long)hold);
+        cr_assert_str_eq(v->drops, drops, "%s %s: drops \"%s\", want \"%s\"", v->syscall,
+                         v->path, v->drops, drops);
+}
+
+/*
+ * An open file stays held while any fd (dup, dup2, fcntl F_DUPFD, a fork's copy) refers to it;
+ * O_CLOEXEC (open, F_DUPFD_CLOEXEC, F_SETFD, close_range CLOSE_RANGE_CLOEXEC) fds are closed by
+ * a successful exec; the image is held until the exit. A close, dup2 or exit with nothing but
+ * drops to say is a RELEASE.
+ */
+Test(trace_refs, fds_dup_close_exec_exit)
+{
+        struct run run;
+
+        read_refs("5 openat(AT_FDCWD, \"/a\", O_RDONLY) = 3\n"
+                  "5 dup(3) = 4\n"
+                  "5 close(3) = 0\n"
+                  "5 fcntl(4, F_DUPFD_CLOEXEC, 10) = 10\n"
+                  "5 close(4) = 0\n"
+                  "5 openat(AT_FDCWD, \"/b\", O_RDONLY|O_CLOEXEC) = 3\n"
+                  "5 fcntl(3, F_SETFD, 0) = 0\n"
+                  "5 openat(AT_FDCWD, \"/c\", O_RDONLY) = 5\n"
+                  "5 close_range(5, 5, CLOSE_RANGE_CLOEXEC) = 0\n"
+                  "5 openat(AT_FDCWD, \"/d\", O_RDONLY) = 6\n"
+                  "5 dup2(6, 3) = 3\n"
+                  "5 close(6) = 0\n"
+                  "5 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f) = 6\n"
+                  "6 close(3) = 0\n"
+                  "6 execve(\"/bin/x\", [\"x\"], 0x1 /* 0 vars */) = 0\n"
+                  "6 +++ exited with 0 +++\n"
+                  "5 close(10) = 0\n"
+                  "5 close(99) = -1 EBADF (Bad file descriptor)\n"
+                  "5 close_range(3, 4294967295, 0) = 0\n"
+                  "5 +++ exited with 0 +++\n",
+                  "/", &run);
+        cr_assert_eq(run.n, 10);
+        assert_ref(&run.evs[0], CA_TRACE_PIN, "info", 1, ""); /* the starting directory */
+        assert_ref(&run.evs[1], CA_TRACE_LOOKUP, "openat", 2, "");
+        assert_ref(&run.evs[2], CA_TRACE_LOOKUP, "openat", 3, "");
+        assert_ref(&run.evs[3], CA_TRACE_LOOKUP, "openat", 4, "");
+        assert_ref(&run.evs[4], CA_TRACE_LOOKUP, "openat", 5, "");
+        assert_ref(&run.evs[5], CA_TRACE_RELEASE, "dup2", 0, "3"); /* b was on fd 3 */
+        assert_ref(&run.evs[6], CA_TRACE_EXEC, "execve", 6, "");   /* a and c: the parent's */
+        assert_ref(&run.evs[7], CA_TRACE_RELEASE, "exit", 0, "6");
+        assert_ref(&run.evs[8], CA_TRACE_RELEASE, "close", 0, "2");
+        assert_ref(&run.evs[9], CA_TRACE_RELEASE, "close_range", 0, "5 4");
+        cr_assert_eq(run.evs[6].guesses & CA_TRACE_GUESS_INTERP, CA_TRACE_GUESS_INTERP);
+        cr_assert_eq(run.st.info_events, 1);
+        cr_assert_eq(run.st.fds_unknown, 0, "a failed close(99) says nothing: %llu",
+                     (unsigned long long)run.st.fds_unknown);
+        run_free(&run);
+}
+
+/* Threads share the fd table and the working directory (CLONE_FILES, CLONE_FS). */
+Test(trace_refs, threads_share_fds_and_cwd)
+{
+        struct run run;
+
+        read_refs("7 openat(AT_FDCWD, \"/t\", O_RDONLY) = 3\n"
+                  "7 clone3({flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|CLONE_SYSVSEM, exit_signal=0, stack=0x7f, stack_size=0x7fff00}, 88) = 8\n"
+                  "8 close(3) = 0\n"
+                  "8 chdir(\"/tmp\") = 0\n"
+                  "7 stat(\"x\", 0x1) = 0\n"
+                  "8 +++ exited with 0 +++\n"
+                  "7 chdir(\"/\") = 0\n",
+                  "/", &run);
+        cr_assert_eq(run.n, 6);
+        assert_ref(&run.evs[1], CA_TRACE_LOOKUP, "openat", 2, "");
+        assert_ref(&run.evs[2], CA_TRACE_RELEASE, "close", 0, "2");
+        assert_ref(&run.evs[3], CA_TRACE_CHDIR, "chdir", 3, ""); /* the start stays pinned */
+        assert_ev(&run.evs[4], CA_TRACE_LOOKUP, "/tmp/x", NULL, 0);
+        assert_ref(&run.evs[5], CA_TRACE_CHDIR, "chdir", 4, "3");
+        run_free(&run);
+}
+
+/* ---- capture information ---- */
+
+static struct ca_trace *open_text(const char *log, FILE **ret_f)
+{
+        struct ca_trace *t = NULL;
+
+        *ret_f = text_file(log, strlen(log));
+        cr_assert_eq(ca_trace_open_file(*ret_f, "/w", &t), 0);
+        return t;
+}
+
+static int load_text(struct ca_trace *t, const char *info, size_t *ret_line)
+{
+        FILE *f = text_file(info, strlen(info));
+        int r = ca_trace_load_info(t, f, ret_line);
+
+        fclose(f);
+        return r;
+}
+
+Test(trace_info, errors_name_the_line_and_keep_nothing)
+{
+        static const struct {
+                const char *text;
+                size_t line;
+        } bad[] = {
+                { "# comment\n\nmount \"/x\"\n", 3 },           /* no fstype */
+                { "pin relative\n", 1 },
+                { "pin \"relative\"\n", 1 },
+                { "dir \"/a\"\nlink \"/a\"\n", 2 },              /* no target */
+                { "frobnicate \"/x\"\n", 1 },
+                { "dir \"/a\" extra\n", 1 },
+                { "absent \"/a\\0b\"\n", 1 },                   /* a NUL in a path */
+                { "file \"/a\n", 1 },                           /* unterminated */
+                { "script \"/s\" \"\"\n", 1 },                  /* a script needs one */
+        };
+        struct ca_trace_stats st;
+        struct ca_trace_event e;
+        struct ca_trace *t;
+        size_t line;
+        FILE *f;
+
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                t = open_text("stat(\"/x\", 0x1) = 0\n", &f);
+                line = 0;
+                cr_assert_eq(load_text(t, bad[i].text, &line), -EINVAL, "%s", bad[i].text);
+                cr_assert_eq(line, bad[i].line, "%s: line %zu", bad[i].text, line);
+                ca_trace_get_stats(t, &st);
+                cr_assert_eq(st.facts, 0, "nothing kept");
+                cr_assert_eq(ca_trace_next(t, &e), 1);
+                cr_assert_eq(e.op, CA_TRACE_LOOKUP, "no information event after a bad file");
+                ca_trace_free(t);
+                fclose(f);
+        }
+        t = open_text("stat(\"/x\", 0x1) = 0\n", &f);
+        cr_assert_eq(load_text(t, "# cacheage capture information 1\n\n  dir \"/w\"  \n", NULL), 0);
+        cr_assert_eq(ca_trace_add_pin(t, "rel"), -EINVAL);
+        cr_assert_eq(ca_trace_add_mount(t, "/m", "two words"), -EINVAL);
+        cr_assert_eq(ca_trace_next(t, &e), 1);
+        cr_assert_eq(load_text(t, "dir \"/a\"\n", NULL), -EBUSY);
+        cr_assert_eq(ca_trace_add_pin(t, "/p"), -EBUSY);
+        ca_trace_free(t);
+        fclose(f);
+}
+
+static const char info_text[] =
+        "mount \"/\" ext4\n"
+        "mount \"/dev/shm\" tmpfs\n"
+        "pin \"/w/held\"\n"            /* in a directory the log walks into */
+        "pin \"/usr/lib/deep/er/f\"\n" /* below one it walks through: /usr/lib */
+        "pin \"/elsewhere/x\"\n"        /* nowhere near */
+        "dir \"/w\"\n"
+        "link \"/w/l\" \"../usr/lib\"\n"
+        "dir \"/usr\"\n"
+        "dir \"/usr/lib\"\n"
+        "file \"/usr/lib/f\"\n"
+        "absent \"/usr/lib/nodir\"\n"
+        "link \"/w/sp\" \"a \\\"q\\\"\\n\"\n"
+        "elf \"/usr/lib/f\" \"\"\n";
+
+static const char info_log[] = "stat(\"l/f\", 0x1) = 0\n"
+                               "stat(\"/w/l/nodir/x\", 0x1) = -1 ENOENT (No such file or directory)\n"
+                               "rename(\"/usr/lib/f\", \"/usr/lib/nodir/g\") = -1 ENOENT (No such file or directory)\n"
+                               "execve(\"l/f\", [\"f\"], 0x1 /* 0 vars */) = 0\n";
+
+/* Loaded, applied, and written back as loaded: the same events from the written file. */
+Test(trace_info, written_back_as_loaded)
+{
+        char *out = NULL;
+        size_t out_len = 0;
+        struct run a, b;
+        struct ca_trace *t;
+        FILE *f, *w;
+
+        t = open_text(info_log, &f);
+        cr_assert_eq(load_text(t, info_text, NULL), 0);
+        read_reader(t, &a);
+        w = open_memstream(&out, &out_len);
+        cr_assert_eq(ca_trace_write_info(t, w), 0);
+        fclose(w);
+        ca_trace_free(t);
+        fclose(f);
+
+        cr_assert_eq(a.n, 10, "2 mounts, 3 pins, the cwd, 4 calls");
+        cr_assert_eq(a.st.info_events, 6);
+        assert_ev(&a.evs[0], CA_TRACE_MOUNT, "/", NULL, 0);
+        assert_ev(&a.evs[2], CA_TRACE_PIN, "/w/held", NULL, 0);
+        assert_ev(&a.evs[5], CA_TRACE_PIN, "/w", NULL, 0);
+        assert_ev(&a.evs[6], CA_TRACE_LOOKUP, "/usr/lib/f", NULL, 0);
+        assert_walks(&a.evs[6], "l:/w/l");
+        cr_assert_eq(a.evs[6].guesses, 0, "every component known");
+        assert_ev(&a.evs[7], CA_TRACE_LOOKUP, "/usr/lib/nodir", NULL, -ENOENT);
+        assert_ev(&a.evs[8], CA_TRACE_RENAME, "/usr/lib/nodir", "/usr/lib/nodir", -ENOENT);
+        cr_assert_eq(a.evs[8].guesses, 0, "the second path's missing component, probed");
+        assert_ev(&a.evs[9], CA_TRACE_EXEC, "/usr/lib/f", NULL, 0);
+        cr_assert_eq(a.evs[9].guesses, 0, "a static program: no interpreter");
+        cr_assert_not_null(strstr(out, "pin \"/w/held\"\n"), "%s", out);
+        cr_assert_not_null(strstr(out, "pin \"/usr/lib\"\n"), "the deepest walked ancestor");
+        cr_assert_null(strstr(out, "/elsewhere"));
+        cr_assert_not_null(strstr(out, "link \"/w/sp\" \"a \\\"q\\\"\\012\"\n"), "%s", out);
+        cr_assert_not_null(strstr(out, "mount \"/dev/shm\" tmpfs\n"));
+
+        t = open_text(info_log, &f);
+        cr_assert_eq(load_text(t, out, NULL), 0);
+        read_reader(t, &b);
+        ca_trace_free(t);
+        fclose(f);
+        cr_assert_eq(b.n, a.n - 1, "/elsewhere/x was dropped, /usr/lib stands for the deep pin");
+        for (size_t i = 4; i < b.n; i++) {
+                cr_assert_str_eq(b.evs[i].path, a.evs[i + 1].path);
+                cr_assert_str_eq(b.evs[i].walks, a.evs[i + 1].walks);
+        }
+        free(out);
+        run_free(&a);
+        run_free(&b);
+}
+
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+
+        cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
+        cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+        close(fd);
+}
+
+/* CA_TRACE_PROBE looks names up on the running system: links, missing names, interpreters. */
+Test(trace_info, probe_the_live_system)
+{
+        char dir[] = "/tmp/ca-probe-XXXXXX", p[PATH_MAX + 64], log[4096], sh[PATH_MAX];
+        char *out = NULL;
+        size_t out_len = 0;
+        struct ca_trace_stats st;
+        struct ca_trace *t;
+        struct run run;
+        FILE *f, *w;
+
+        cr_assert_not_null(mkdtemp(dir));
+        cr_assert_not_null(realpath("/bin/sh", sh));
+        snprintf(p, sizeof(p), "%s/d", dir);
+        cr_assert_eq(mkdir(p, 0755), 0);
+        snprintf(p, sizeof(p), "%s/d/f", dir);
+        write_file(p, "", 0644);
+        snprintf(p, sizeof(p), "%s/s", dir);
+        write_file(p, "#! /bin/sh -e\ntrue\n", 0755);
+        snprintf(p, sizeof(p), "%s/l", dir);
+        cr_assert_eq(symlink("d", p), 0);
+        snprintf(p, sizeof(p), "%s/abs", dir);
+        cr_assert_eq(symlink(dir, p), 0);
+        snprintf(log, sizeof(log),
+                 "stat(\"%s/l/f\", 0x1) = 0\n"
+                 "stat(\"%s/abs/l/../d/f\", 0x1) = 0\n"
+                 "stat(\"%s/m/x\", 0x1) = -1 ENOENT (No such file or directory)\n"
+                 "execve(\"%s/s\", [\"s\"], 0x1 /* 0 vars */) = 0\n"
+                 "stat(\"%s/d/f/x\", 0x1) = -1 ENOTDIR (Not a directory)\n"
+                 "stat(\"/proc/1/nothing-probed-here\", 0x1) = -1 ENOENT (No such file or directory)\n",
+                 dir, dir, dir, dir, dir);
+        f = text_file(log, strlen(log));
+        cr_assert_eq(ca_trace_open_file(f, "/", &t), 0);
+        cr_assert_eq(ca_trace_set_options(t, CA_TRACE_PROBE), 0);
+        read_reader(t, &run);
+        ca_trace_get_stats(t, &st);
+        w = open_memstream(&out, &out_len);
+        cr_assert_eq(ca_trace_write_info(t, w), 0);
+        fclose(w);
+        ca_trace_free(t);
+        fclose(f);
+
+        assert_ev(&run.evs[0], CA_TRACE_PIN, "/", NULL, 0); /* the starting directory */
+        snprintf(p, sizeof(p), "%s/d/f", dir);
+        assert_ev(&run.evs[1], CA_TRACE_LOOKUP, p, NULL, 0);
+        cr_assert_eq(run.evs[1].guesses, 0);
+        assert_ev(&run.evs[2], CA_TRACE_LOOKUP, p, NULL, 0);
+        snprintf(p, sizeof(p), "l:%s/abs l:%s/l d:%s/d", dir, dir, dir);
+        assert_walks(&run.evs[2], p);
+        snprintf(p, sizeof(p), "%s/m", dir);
+        assert_ev(&run.evs[3], CA_TRACE_LOOKUP, p, NULL, -ENOENT);
+        cr_assert_eq(run.evs[3].guesses, 0);
+        cr_assert_eq(run.evs[4].op, CA_TRACE_EXEC);
+        cr_assert_eq(run.evs[4].guesses & CA_TRACE_GUESS_INTERP, 0, "%s", run.evs[4].walks);
+        snprintf(p, sizeof(p), "i:%s", sh);
+        cr_assert_not_null(strstr(run.evs[4].walks, p), "%s", run.evs[4].walks);
+        snprintf(p, sizeof(p), "%s/d/f", dir);
+        assert_ev(&run.evs[5], CA_TRACE_LOOKUP, p, NULL, -ENOTDIR);
+        cr_assert_eq(run.evs[5].guesses, 0);
+        cr_assert(run.evs[6].guesses & CA_TRACE_GUESS_MISSING, "/proc/<pid>: not probed");
+        cr_assert_gt(st.probes, 8);
+
+        snprintf(p, sizeof(p), "link \"%s/l\" \"d\"\n", dir);
+        cr_assert_not_null(strstr(out, p), "%s", out);
+        snprintf(p, sizeof(p), "absent \"%s/m\"\n", dir);
+        cr_assert_not_null(strstr(out, p), "%s", out);
+        snprintf(p, sizeof(p), "script \"%s/s\" \"/bin/sh\"\n", dir);
+        cr_assert_not_null(strstr(out, p), "%s", out);
+        snprintf(p, sizeof(p), "elf \"%s\" \"/", sh);
+        cr_assert_not_null(strstr(out, p), "%s", out);
+        cr_assert_null(strstr(out, "/proc/1/"), "%s", out);
+        free(out);
+        run_free(&run);
+        snprintf(p, sizeof(p), "rm -rf '%s'", dir);
+        cr_assert_eq(system(p), 0);
+}
+
 /* ---- strace, now ---- */
 
 Test(trace_live, strace_a_shell)
@@ -1334,4 +1862,106 @@ Test(trace_live, strace_a_shell)
         cr_assert_not_null(find(&run, p, CA_TRACE_UNLINK), "no unlink of %s", p);
         run_free(&run);
         rmdir(dir);
+}
+
+/*
+ * A shell under strace with what the references need (bench-fidelity's trace set), read with
+ * CA_TRACE_PROBE and CA_TRACE_REFS and replayed: every process exits, so every reference taken
+ * is dropped again but the starting directory's; nothing is dropped that was not held; the
+ * link and the file unlinked while open are seen as the kernel saw them.
+ */
+Test(trace_live, references_and_probe)
+{
+        char dir[] = "/tmp/ca-trace-refs-XXXXXX", log[64], script[1024], p[160];
+        const char *const paths[] = { "/usr/bin/strace", "/bin/strace", "/usr/local/bin/strace" };
+        const char *strace = NULL, *why = NULL;
+        struct ca_replay_stats rs;
+        struct ca_trace_stats ts;
+        struct ca_trace_event e;
+        struct ca_dcache *d = NULL;
+        struct ca_replay *rp = NULL;
+        struct ca_trace *t = NULL;
+        struct ca_dentry *de = NULL;
+        bool saw_unlink = false;
+        int status, fd, r;
+        pid_t pid;
+
+        for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]) && !strace; i++)
+                if (access(paths[i], X_OK) == 0)
+                        strace = paths[i];
+        if (!strace)
+                cr_skip_test("strace is not installed");
+        cr_assert_not_null(mkdtemp(dir));
+        snprintf(log, sizeof(log), "%s.log", dir);
+        snprintf(script, sizeof(script),
+                 "cd %s && mkdir d && ln -s d l && exec 3>l/f && rm l/f && exec 3>&- && "
+                 ": > d/g && cat l/g /proc/self/status >/dev/null && stat l/nothing 2>/dev/null; "
+                 "(cd l && ls ../l/.. >/dev/null); true",
+                 dir);
+        pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+                fd = open("/dev/null", O_RDWR);
+                if (fd >= 0) {
+                        dup2(fd, 1);
+                        dup2(fd, 2);
+                }
+                execl(strace, "strace", "-f", "-ttt", "-s", "4096", "-o", log, "-e",
+                      "trace=%file,%process,fchdir,close,close_range,dup,dup2,dup3,fcntl,mmap,"
+                      "munmap",
+                      "/bin/sh", "-c", script, (char *)NULL);
+                _exit(127);
+        }
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || access(log, R_OK) != 0) {
+                unlink(log);
+                snprintf(script, sizeof(script), "rm -rf '%s'", dir);
+                (void)!system(script);
+                cr_skip_test("strace could not trace (status %d): ptrace not permitted?", status);
+        }
+
+        cr_assert_eq(ca_trace_open_path(log, "/", &t), 0);
+        cr_assert_eq(ca_trace_set_options(t, CA_TRACE_REFS | CA_TRACE_PROBE), 0);
+        cr_assert_eq(ca_dcache_new(NULL, &d), 0);
+        cr_assert_eq(ca_replay_new(d, &rp), 0);
+        snprintf(p, sizeof(p), "%s/d/f", dir);
+        while ((r = ca_trace_next(t, &e)) == 1) {
+                if (e.op == CA_TRACE_UNLINK && strcmp(e.path, p) == 0) {
+                        cr_assert_eq(e.nwalks, 1, "through the link");
+                        saw_unlink = true;
+                }
+                r = ca_replay_event(rp, &e);
+                cr_assert_eq(r, 0, "%s %s: %s", e.syscall, e.path ? e.path : "-", strerror(-r));
+        }
+        cr_assert_eq(r, 0);
+        cr_assert(saw_unlink, "no unlink of %s", p);
+        ca_trace_get_stats(t, &ts);
+        ca_replay_get_stats(rp, &rs);
+        cr_assert_eq(ts.skipped_dirfd, 0);
+        cr_assert_eq(ts.skipped_malformed, 0);
+        cr_assert_gt(rs.holds, 10);
+        cr_assert_eq(rs.held, 1, "all but the starting directory dropped: %llu held",
+                     (unsigned long long)rs.held);
+        cr_assert_eq(rs.drop_unknown, 0);
+        cr_assert_eq(rs.hold_failed, 0);
+        cr_assert_eq(ca_dcache_check(d, &why), 0, "%s", why);
+        cr_assert_neq(ca_dcache_path_lookup(d, p, CA_DCACHE_LOOKUP_NOCREATE |
+                                                          CA_DCACHE_LOOKUP_NEGATIVE |
+                                                          CA_DCACHE_LOOKUP_NOTOUCH,
+                                            &de),
+                      0, "unlinked while open: freed at the close, not negative");
+        snprintf(p, sizeof(p), "%s/d/nothing", dir);
+        cr_assert_eq(ca_dcache_path_lookup(d, p, CA_DCACHE_LOOKUP_NOCREATE |
+                                                         CA_DCACHE_LOOKUP_NEGATIVE |
+                                                         CA_DCACHE_LOOKUP_NOTOUCH,
+                                           &de),
+                     0, "the negative dentry is in the link's target");
+        cr_assert_not(ca_dentry_positive(de));
+        ca_dcache_put(d, de);
+        ca_replay_free(rp);
+        ca_dcache_free(d);
+        ca_trace_free(t);
+        unlink(log);
+        snprintf(script, sizeof(script), "rm -rf '%s'", dir);
+        cr_assert_eq(system(script), 0);
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libFuzzer target for the strace log reader (lib/trace.c) and the dentry model's replay of
- * its events (ca_dcache_replay in lib/replay.c): a trace is the outside input that reaches
- * the most code, through the dcache adapter's "source = strace:PATH".
+ * its events (ca_replay_event in lib/replay.c, references followed): a trace is the outside
+ * input that reaches the most code, through the dcache adapter's "source = strace:PATH".
  *
- * Input: one byte that picks the model's policies, then the log.
+ * Input: one byte that picks the model's policies, then the log; when the rest holds a line
+ * "----", what comes before it is capture information (ca_trace_load_info) and the log follows.
  *   bit 0..3  tail_negative, ratio_cursor, ratio_counted, aging
  *   bit 4..5  ratio 0, 1, 5 or 20
  *   bit 6     floor 0 and ages 1/2 (every policy acts at once) instead of the defaults
@@ -15,9 +16,11 @@
  *   - ca_trace_next() returns 1 or 0 (no read errors from memory), 0 again after the end,
  *     and its counts add up to the lines read, as trace.h promises;
  *   - every event is well formed: a known op, a syscall name, an absolute normalised path
- *     (path2 for the two-path ops; a symlink's path is its target text), result <= 0;
- *   - ca_dcache_replay() takes every event: 0, or -ENAMETOOLONG for a component over
- *     NAME_MAX; it holds no reference afterwards;
+ *     (path2 for the two-path ops; a symlink's path is its target text; none for a release,
+ *     which only drops), walks absolute and normalised, result <= 0;
+ *   - capture information that does not load leaves nothing loaded behind;
+ *   - ca_replay_event() takes every event: 0, or -ENAMETOOLONG for a component over
+ *     NAME_MAX; the references the model counts are the replay's, and none once it is freed;
  *   - ca_dcache_check(), the model's own invariant checker, passes every CHECK_EVERY events
  *     and at the end.
  * A failed check prints why and aborts, so that libFuzzer keeps the input.
@@ -77,10 +80,17 @@ static void check_event(const struct ca_trace_event *ev, uint64_t i)
                 fail("negative pid", ev->syscall, i);
         if (ev->result > 0)
                 fail("positive result", ev->syscall, i);
-        if (!ev->path)
+        if (!ev->path && ev->op != CA_TRACE_RELEASE)
                 fail("no path", ev->syscall, i);
-        if (ev->op != CA_TRACE_SYMLINK && !normalised(ev->path))
+        if (ev->op == CA_TRACE_RELEASE && (!ev->ndrops || ev->nwalks || ev->hold))
+                fail("a release that does not only drop", ev->syscall, i);
+        if (ev->path && ev->op != CA_TRACE_SYMLINK && !normalised(ev->path))
                 fail("path not absolute and normalised", ev->path, i);
+        for (size_t w = 0; w < ev->nwalks; w++)
+                if (!normalised(ev->walks[w].path))
+                        fail("walk not absolute and normalised", ev->walks[w].path, i);
+        if ((ev->op == CA_TRACE_MOUNT) != (ev->fstype != NULL))
+                fail("fstype on an op other than mount, or a mount without", ev->syscall, i);
         if (two && !normalised(ev->path2))
                 fail("path2 not absolute and normalised", ev->path2 ? ev->path2 : "(null)", i);
         if (!two && ev->path2)
@@ -115,41 +125,62 @@ static struct ca_dcache_params params_from(uint8_t b)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         struct ca_dcache_params params;
+        static const char sep[] = "\n----\n";
         struct ca_trace_stats st;
         struct ca_dcache_stats ds;
+        struct ca_replay_stats rs;
         struct ca_trace_event ev;
         struct ca_dcache *d = NULL;
+        struct ca_replay *rp = NULL;
         struct ca_trace *t = NULL;
+        const uint8_t *log = data + 1, *cut;
+        size_t log_size = size ? size - 1 : 0;
         uint64_t n = 0, sum;
         uint8_t mode;
-        FILE *f;
+        FILE *f, *info = NULL;
         int r;
 
         if (size < 1)
                 return 0;
         mode = data[0];
         params = params_from(mode);
+        cut = memmem(log, log_size, sep, sizeof(sep) - 1);
+        if (cut) {
+                info = fmemopen((void *)log, (size_t)(cut - log) + 1, "r");
+                log_size -= (size_t)(cut + sizeof(sep) - 1 - log);
+                log = cut + sizeof(sep) - 1;
+        }
         /* fmemopen() refuses an empty buffer: an empty log is /dev/null. */
-        f = size > 1 ? fmemopen((void *)(data + 1), size - 1, "r") : fopen("/dev/null", "r");
-        if (!f)
+        f = log_size > 0 ? fmemopen((void *)log, log_size, "r") : fopen("/dev/null", "r");
+        if (!f || (cut && !info))
                 fail("cannot open the input as a FILE", strerror(errno), 0);
-        if (ca_trace_open_file(f, FUZZ_CWD, &t) < 0 || ca_dcache_new(&params, &d) < 0)
-                fail("cannot create the reader or the model", NULL, 0);
+        if (ca_trace_open_file(f, FUZZ_CWD, &t) < 0 || ca_dcache_new(&params, &d) < 0 ||
+            ca_replay_new(d, &rp) < 0 || ca_trace_set_options(t, CA_TRACE_REFS) < 0)
+                fail("cannot create the reader, the model or the replay", NULL, 0);
+        if (info) {
+                if (ca_trace_load_info(t, info, NULL) < 0) {
+                        ca_trace_get_stats(t, &st);
+                        if (st.facts != 0)
+                                fail("information that did not load left facts", NULL, 0);
+                }
+                fclose(info);
+        }
 
         while ((r = ca_trace_next(t, &ev)) == 1) {
                 n++;
                 check_event(&ev, n);
-                r = ca_dcache_replay(d, &ev);
+                r = ca_replay_event(rp, &ev);
                 if (r < 0 && r != -ENAMETOOLONG) {
                         fprintf(stderr, "fuzz-trace: replay of %s %s %s%s%s = %d: %s\n",
-                                ev.syscall, ca_trace_op_name(ev.op), ev.path,
+                                ev.syscall, ca_trace_op_name(ev.op), ev.path ? ev.path : "-",
                                 ev.path2 ? " -> " : "", ev.path2 ? ev.path2 : "", ev.result,
                                 strerror(-r));
-                        fail("ca_dcache_replay refused an event of the reader", NULL, n);
+                        fail("ca_replay_event refused an event of the reader", NULL, n);
                 }
                 ca_dcache_stats(d, &ds);
-                if (ds.holds != 0)
-                        fail("replay left references held", ev.path, n);
+                ca_replay_get_stats(rp, &rs);
+                if (ds.holds != rs.held)
+                        fail("references held in the model are not the replay's", ev.syscall, n);
 
                 if (params.aging && n % ROTATE_EVERY == 0) {
                         ca_dcache_rotate(d);
@@ -175,8 +206,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 fail("ca_trace_next did not stay at the end", NULL, n);
 
         ca_trace_get_stats(t, &st);
-        sum = st.events + st.unfinished + st.skipped_other + st.skipped_malformed +
-              st.skipped_dirfd + st.skipped_orphan + st.skipped_noresult;
+        sum = st.events - st.info_events + st.unfinished + st.skipped_other +
+              st.skipped_malformed + st.skipped_dirfd + st.skipped_orphan + st.skipped_noresult;
         if (st.events != n)
                 fail("stats.events differs from the events returned", NULL, n);
         if (sum != st.lines) {
@@ -196,6 +227,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 while (ca_dcache_age(d, 0, 0) > 0)
                         ;
         }
+        check_model(d, n);
+        ca_replay_free(rp);
+        ca_dcache_stats(d, &ds);
+        if (ds.holds != 0)
+                fail("the freed replay left references held", NULL, n);
         check_model(d, n);
 
         ca_dcache_free(d);
