@@ -10,6 +10,7 @@
  *
  *   bench-fidelity [--runs N] [--json] [--keep DIR] [-- COMMAND [ARG...]]
  *   bench-fidelity --record LOG [--cwd DIR] -- COMMAND [ARG...]
+ *   bench-fidelity --speed LOG [--runs N] [--cwd DIR]
  *
  * Without a command it runs its own workloads (below). The kernel's counters are global: other
  * work on the machine moves them too, so an idle interval as long as a run is measured the same
@@ -109,6 +110,7 @@ struct config {
         bool json;
         const char *keep;
         const char *record;
+        const char *speed;
         const char *cwd;
         char **argv;          /* after "--" */
 };
@@ -160,6 +162,13 @@ static double now_s(void)
 
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+        double x = *(const double *)a, y = *(const double *)b;
+
+        return (x > y) - (x < y);
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -495,10 +504,13 @@ static void usage(FILE *f)
         fprintf(f,
                 "usage: bench-fidelity [--runs N] [--json] [--keep DIR] [-- COMMAND [ARG...]]\n"
                 "       bench-fidelity --record LOG [--cwd DIR] -- COMMAND [ARG...]\n"
+                "       bench-fidelity --speed LOG [--runs N] [--cwd DIR]\n"
                 "  --runs N      cold runs of each command without strace (median; default %u)\n"
                 "  --json        one JSON object\n"
                 "  --keep DIR    keep the strace logs and their .info files in DIR\n"
                 "  --record LOG  only capture: LOG and LOG.info, for bench-replay and the like\n"
+                "  --speed LOG   the reader's speed on LOG: alone, and with references, LOG.info\n"
+                "                if there is one, and a replay\n"
                 "  --cwd DIR     where the command runs (default: a new directory in /var/tmp)\n"
                 "Without a command: its own workloads. Needs root and strace.\n",
                 RUNS_DEFAULT);
@@ -526,6 +538,8 @@ static int parse_args(int argc, char **argv, struct config *cfg)
                         cfg->runs = (unsigned)v;
                 } else if (strcmp(a, "--keep") == 0 && i + 1 < argc) {
                         cfg->keep = argv[++i];
+                } else if (strcmp(a, "--speed") == 0 && i + 1 < argc) {
+                        cfg->speed = argv[++i];
                 } else if (strcmp(a, "--record") == 0 && i + 1 < argc) {
                         cfg->record = argv[++i];
                 } else if (strcmp(a, "--cwd") == 0 && i + 1 < argc) {
@@ -558,6 +572,57 @@ static int find_program(const char *name, char *out, size_t size)
                 p += n + (p[n] == ':');
         }
         return -ENOENT;
+}
+
+/* One pass of the reader over @log; with @replay, references, LOG.info and a replay too. */
+static int speed_pass(const char *log, const char *cwd, bool replay, double *ret_s,
+                      uint64_t *ret_lines)
+{
+        struct ca_trace_stats ts;
+        struct ca_trace_event e;
+        struct ca_trace *t = NULL;
+        struct model m;
+        double t0 = now_s();
+        int r;
+
+        if (replay) {
+                r = replay_capture(log, cwd, &m);
+                ts = m.ts;
+        } else {
+                r = ca_trace_open_path(log, cwd, &t);
+                while (r >= 0 && (r = ca_trace_next(t, &e)) == 1)
+                        ;
+                ca_trace_get_stats(t, &ts);
+                ca_trace_free(t);
+        }
+        *ret_s = now_s() - t0;
+        *ret_lines = ts.lines;
+        return r;
+}
+
+/* --speed: lines a second, medians of cfg->runs passes, the two ways taken in turn. */
+static int speed(const struct config *cfg)
+{
+        double v[2][RUNS_MAX];
+        uint64_t lines = 0;
+        int r = 0;
+
+        for (unsigned i = 0; i < cfg->runs && r == 0; i++)
+                for (int k = 0; k < 2 && r == 0; k++) {
+                        double s;
+
+                        r = speed_pass(cfg->speed, cfg->cwd, k == 1, &s, &lines);
+                        v[k][i] = (double)lines / s;
+                }
+        if (r < 0)
+                return r;
+        for (int k = 0; k < 2; k++) {
+                qsort(v[k], cfg->runs, sizeof(v[k][0]), cmp_double);
+                printf("%-36s %10.2f M lines/s\n",
+                       k ? "read with references and a replay" : "read", v[k][cfg->runs / 2] / 1e6);
+        }
+        printf("(%llu lines, median of %u passes)\n", (unsigned long long)lines, cfg->runs);
+        return 0;
 }
 
 /* --record: the capture alone, kept for bench-replay (and its information file). */
@@ -612,6 +677,12 @@ int main(int argc, char **argv)
                         return 2;
                 }
                 cfg.argv[0] = prog;
+        }
+        if (cfg.speed) {
+                r = speed(&cfg);
+                if (r < 0)
+                        fprintf(stderr, "bench-fidelity: %s: %s\n", cfg.speed, strerror(-r));
+                return r < 0;
         }
         if (cfg.record) {
                 r = record(&cfg, cfg.argv);

@@ -90,7 +90,7 @@ struct fdent {
 /* files_struct: shared by CLONE_FILES. */
 struct fdtab {
         unsigned ref;
-        unsigned cap;       /* fds 0 .. cap - 1 */
+        size_t cap;         /* fds 0 .. cap - 1 */
         struct fdent *v;
 };
 
@@ -232,6 +232,12 @@ CA_HIDDEN bool trace_decode_string(const char *p, char term, char *out, size_t *
                                    const char **ret_end);
 CA_HIDDEN bool trace_charge(struct ca_trace *t, size_t size, bool info);
 CA_HIDDEN void trace_uncharge(struct ca_trace *t, size_t size, bool info);
+/*
+ * trace_grow() - room for @need elements of @size bytes in *@v (*@cap of them now, at most
+ * @max), the new ones zeroed and charged to a budget. Returns 0, -E2BIG, -ENOMEM.
+ */
+CA_HIDDEN int trace_grow(struct ca_trace *t, void **v, size_t *cap, size_t need, size_t size,
+                         size_t max, bool info);
 
 /* ---- lib/trace-walk.c ---- */
 

@@ -804,27 +804,6 @@ static size_t info_canonical(char *p, size_t len)
         return n;
 }
 
-/* Room for one more element in *@v (of @size bytes, *@cap of them), charged to the info. */
-static int info_reserve(struct ca_trace *t, void **v, size_t *cap, size_t n, size_t size)
-{
-        size_t ncap;
-        void *nv;
-
-        if (n < *cap)
-                return 0;
-        ncap = *cap ? 2 * *cap : 16;
-        if (!trace_charge(t, (ncap - *cap) * size, true))
-                return -E2BIG;
-        nv = realloc(*v, ncap * size);
-        if (!nv) {
-                trace_uncharge(t, (ncap - *cap) * size, true);
-                return -ENOMEM;
-        }
-        *v = nv;
-        *cap = ncap;
-        return 0;
-}
-
 /* @path (writable, @len bytes, absolute) a mount point of @fs (@flen bytes). */
 static int add_mount(struct ca_trace *t, char *path, size_t len, const char *fs, size_t flen)
 {
@@ -834,8 +813,8 @@ static int add_mount(struct ca_trace *t, char *path, size_t len, const char *fs,
         len = info_canonical(path, len);
         m.path = info_keep(t, path, len);
         m.fstype = info_keep(t, fs, flen);
-        r = m.path && m.fstype ? info_reserve(t, (void **)&t->mounts, &t->mounts_cap,
-                                              t->nmounts, sizeof(m))
+        r = m.path && m.fstype ? trace_grow(t, (void **)&t->mounts, &t->mounts_cap,
+                                            t->nmounts + 1, sizeof(m), SIZE_MAX, true)
                                : -E2BIG;
         if (r < 0) {
                 trace_rstr_unref(t, m.path);
@@ -853,7 +832,8 @@ static int add_pin(struct ca_trace *t, char *path, size_t len)
 
         len = info_canonical(path, len);
         pin = info_keep(t, path, len);
-        r = pin ? info_reserve(t, (void **)&t->pins, &t->pins_cap, t->npins, sizeof(pin))
+        r = pin ? trace_grow(t, (void **)&t->pins, &t->pins_cap, t->npins + 1, sizeof(pin),
+                             SIZE_MAX, true)
                 : -E2BIG;
         if (r < 0) {
                 trace_rstr_unref(t, pin);

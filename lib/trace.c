@@ -88,6 +88,52 @@ struct rstr *trace_rstr_unref(struct ca_trace *t, struct rstr *r)
 
 /* ---- references: files, fd tables, mappings, working directories ---- */
 
+/* @size zeroed bytes of process state, charged to the budget. NULL: no budget or memory. */
+static void *state_zalloc(struct ca_trace *t, size_t size)
+{
+        void *p;
+
+        if (!trace_charge(t, size, false))
+                return NULL;
+        p = calloc(1, size);
+        if (!p)
+                trace_uncharge(t, size, false);
+        return p;
+}
+
+static void state_free(struct ca_trace *t, void *p, size_t size)
+{
+        trace_uncharge(t, size, false);
+        free(p);
+}
+
+int trace_grow(struct ca_trace *t, void **v, size_t *cap, size_t need, size_t size, size_t max,
+               bool info)
+{
+        size_t ncap = *cap ? *cap : 16;
+        char *nv;
+
+        if (need <= *cap)
+                return 0;
+        if (need > max)
+                return -E2BIG;
+        while (ncap < need)
+                ncap *= 2;
+        if (ncap > max)
+                ncap = max;
+        if (!trace_charge(t, (ncap - *cap) * size, info))
+                return -E2BIG;
+        nv = realloc(*v, ncap * size);
+        if (!nv) {
+                trace_uncharge(t, (ncap - *cap) * size, info);
+                return -ENOMEM;
+        }
+        memset(nv + *cap * size, 0, (ncap - *cap) * size);
+        *v = nv;
+        *cap = ncap;
+        return 0;
+}
+
 static bool refs(const struct ca_trace *t)
 {
         return t->options & CA_TRACE_REFS;
@@ -113,19 +159,13 @@ static void drop_push(struct ca_trace *t, uint64_t id)
 /* A new file on canonical @path, with a hold id when @hold and references are followed. */
 static struct file *file_new(struct ca_trace *t, const char *path, size_t len, bool hold)
 {
-        struct file *f;
+        struct file *f = state_zalloc(t, sizeof(*f));
 
-        if (!trace_charge(t, sizeof(*f), false))
+        if (!f)
                 goto out_dropped;
-        f = calloc(1, sizeof(*f));
-        if (!f) {
-                trace_uncharge(t, sizeof(*f), false);
-                goto out_dropped;
-        }
         f->path = trace_rstr_new(t, path, len, false);
         if (!f->path) {
-                trace_uncharge(t, sizeof(*f), false);
-                free(f);
+                state_free(t, f, sizeof(*f));
                 goto out_dropped;
         }
         f->ref = 1;
@@ -151,35 +191,28 @@ static struct file *file_unref(struct ca_trace *t, struct file *f)
                 if (f->hold)
                         drop_push(t, f->hold);
                 trace_rstr_unref(t, f->path);
-                trace_uncharge(t, sizeof(*f), false);
-                free(f);
+                state_free(t, f, sizeof(*f));
         }
         return NULL;
 }
 
 static struct fdtab *fdtab_new(struct ca_trace *t)
 {
-        struct fdtab *tab;
+        struct fdtab *tab = state_zalloc(t, sizeof(*tab));
 
-        if (!trace_charge(t, sizeof(*tab), false))
-                return NULL;
-        tab = calloc(1, sizeof(*tab));
-        if (!tab) {
-                trace_uncharge(t, sizeof(*tab), false);
-                return NULL;
-        }
-        tab->ref = 1;
+        if (tab)
+                tab->ref = 1;
         return tab;
 }
 
 static struct fdtab *fdtab_unref(struct ca_trace *t, struct fdtab *tab)
 {
         if (tab && --tab->ref == 0) {
-                for (unsigned i = 0; i < tab->cap; i++)
+                for (size_t i = 0; i < tab->cap; i++)
                         file_unref(t, tab->v[i].f);
-                trace_uncharge(t, sizeof(*tab) + tab->cap * sizeof(*tab->v), false);
+                trace_uncharge(t, tab->cap * sizeof(*tab->v), false);
                 free(tab->v);
-                free(tab);
+                state_free(t, tab, sizeof(*tab));
         }
         return NULL;
 }
@@ -187,29 +220,8 @@ static struct fdtab *fdtab_unref(struct ca_trace *t, struct fdtab *tab)
 /* Room for @fd in @tab. False: over CA_TRACE_FDS_MAX, the budget or memory. */
 static bool fdtab_reserve(struct ca_trace *t, struct fdtab *tab, unsigned fd)
 {
-        unsigned cap;
-        struct fdent *v;
-
-        if (fd < tab->cap)
-                return true;
-        if (fd >= CA_TRACE_FDS_MAX)
-                return false;
-        cap = tab->cap ? tab->cap : 16;
-        while (cap <= fd)
-                cap *= 2;
-        if (cap > CA_TRACE_FDS_MAX)
-                cap = CA_TRACE_FDS_MAX;
-        if (!trace_charge(t, (cap - tab->cap) * sizeof(*v), false))
-                return false;
-        v = realloc(tab->v, cap * sizeof(*v));
-        if (!v) {
-                trace_uncharge(t, (cap - tab->cap) * sizeof(*v), false);
-                return false;
-        }
-        memset(v + tab->cap, 0, (cap - tab->cap) * sizeof(*v));
-        tab->v = v;
-        tab->cap = cap;
-        return true;
+        return trace_grow(t, (void **)&tab->v, &tab->cap, (size_t)fd + 1, sizeof(*tab->v),
+                          CA_TRACE_FDS_MAX, false) == 0;
 }
 
 /* A fork's copy (without the O_CLOEXEC fds when @exec: an exec happened since). */
@@ -261,16 +273,10 @@ static void fd_install(struct ca_trace *t, struct fdtab *tab, int fd, struct fil
 
 static struct mm *mm_new(struct ca_trace *t)
 {
-        struct mm *mm;
+        struct mm *mm = state_zalloc(t, sizeof(*mm));
 
-        if (!trace_charge(t, sizeof(*mm), false))
-                return NULL;
-        mm = calloc(1, sizeof(*mm));
-        if (!mm) {
-                trace_uncharge(t, sizeof(*mm), false);
-                return NULL;
-        }
-        mm->ref = 1;
+        if (mm)
+                mm->ref = 1;
         return mm;
 }
 
@@ -279,9 +285,9 @@ static struct mm *mm_unref(struct ca_trace *t, struct mm *mm)
         if (mm && --mm->ref == 0) {
                 for (size_t i = 0; i < mm->n; i++)
                         file_unref(t, mm->v[i].f);
-                trace_uncharge(t, sizeof(*mm) + mm->cap * sizeof(*mm->v), false);
+                trace_uncharge(t, mm->cap * sizeof(*mm->v), false);
                 free(mm->v);
-                free(mm);
+                state_free(t, mm, sizeof(*mm));
         }
         return NULL;
 }
@@ -291,25 +297,12 @@ static void mm_add(struct ca_trace *t, struct mm *mm, uint64_t addr, struct file
 {
         if (!mm || !f)
                 return;
-        if (mm->n == mm->cap) {
-                size_t cap = mm->cap ? 2 * mm->cap : 16;
-                struct mapping *v;
-
-                if (!trace_charge(t, (cap - mm->cap) * sizeof(*v), false))
-                        goto out_dropped;
-                v = realloc(mm->v, cap * sizeof(*v));
-                if (!v) {
-                        trace_uncharge(t, (cap - mm->cap) * sizeof(*v), false);
-                        goto out_dropped;
-                }
-                mm->v = v;
-                mm->cap = cap;
+        if (trace_grow(t, (void **)&mm->v, &mm->cap, mm->n + 1, sizeof(*mm->v), SIZE_MAX,
+                       false) < 0) {
+                t->stats.state_dropped++;
+                return;
         }
         mm->v[mm->n++] = (struct mapping){ .addr = addr, .f = file_ref(f) };
-        return;
-
-out_dropped:
-        t->stats.state_dropped++;
 }
 
 static struct mm *mm_copy(struct ca_trace *t, const struct mm *from)
@@ -336,15 +329,10 @@ static void mm_unmap(struct ca_trace *t, struct mm *mm, uint64_t addr)
 
 static struct fsctx *fs_new(struct ca_trace *t, struct file *cwd /* a reference taken */)
 {
-        struct fsctx *fs;
+        struct fsctx *fs = state_zalloc(t, sizeof(*fs));
 
-        if (!trace_charge(t, sizeof(*fs), false))
+        if (!fs)
                 return NULL;
-        fs = calloc(1, sizeof(*fs));
-        if (!fs) {
-                trace_uncharge(t, sizeof(*fs), false);
-                return NULL;
-        }
         fs->ref = 1;
         fs->cwd = file_ref(cwd);
         return fs;
@@ -361,8 +349,7 @@ static struct fsctx *fs_unref(struct ca_trace *t, struct fsctx *fs)
 {
         if (fs && --fs->ref == 0) {
                 file_unref(t, fs->cwd);
-                trace_uncharge(t, sizeof(*fs), false);
-                free(fs);
+                state_free(t, fs, sizeof(*fs));
         }
         return NULL;
 }

@@ -1792,28 +1792,38 @@ Test(trace_info, probe_the_live_system)
 
 /* ---- strace, now ---- */
 
-Test(trace_live, strace_a_shell)
+/*
+ * `strace -f OPTS... -o LOG /bin/sh -c SCRIPT`, output to /dev/null. Skips the test when
+ * strace is not installed or cannot trace here (ptrace not permitted), after removing @rm.
+ */
+static void strace_shell(const char *log, const char *const *opts, const char *script,
+                         const char *rm)
 {
-        char dir[] = "/tmp/ca-trace-live-XXXXXX", log[64], script[512], miss[160], p[160];
         const char *const paths[] = { "/usr/bin/strace", "/bin/strace", "/usr/local/bin/strace" };
-        const char *strace = NULL;
-        struct run run;
-        const struct ev *v;
+        const char *strace = NULL, *argv[32];
+        char cmd[PATH_MAX + 16];
+        size_t n = 0;
         int status, fd;
         pid_t pid;
-        FILE *f;
 
         for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]) && !strace; i++)
                 if (access(paths[i], X_OK) == 0)
                         strace = paths[i];
-        if (!strace)
+        if (!strace) {
+                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", rm);
+                (void)!system(cmd);
                 cr_skip_test("strace is not installed");
-        cr_assert_not_null(mkdtemp(dir));
-        snprintf(log, sizeof(log), "%s/log", dir);
-        snprintf(script, sizeof(script),
-                 "cd %s && stat nonexistent-ca-XXXX; mkdir d && cd d && : > f && mv f g && "
-                 "rm g && cd .. && rmdir d",
-                 dir);
+        }
+        argv[n++] = "strace";
+        argv[n++] = "-f";
+        for (size_t i = 0; opts[i]; i++)
+                argv[n++] = opts[i];
+        argv[n++] = "-o";
+        argv[n++] = log;
+        argv[n++] = "/bin/sh";
+        argv[n++] = "-c";
+        argv[n++] = script;
+        argv[n] = NULL;
         pid = fork();
         cr_assert_geq(pid, 0);
         if (pid == 0) {
@@ -1822,19 +1832,35 @@ Test(trace_live, strace_a_shell)
                         dup2(fd, 1);
                         dup2(fd, 2);
                 }
-                execl(strace, "strace", "-f", "-o", log, "-e", "trace=%file", "/bin/sh", "-c",
-                      script, (char *) NULL);
+                execv(strace, (char *const *)argv);
                 _exit(127);
         }
         cr_assert_eq(waitpid(pid, &status, 0), pid);
-        f = fopen(log, "re");
-        if (!f || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-                if (f)
-                        fclose(f);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || access(log, R_OK) != 0) {
                 unlink(log);
-                rmdir(dir);
+                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", rm);
+                (void)!system(cmd);
                 cr_skip_test("strace could not trace (status %d): ptrace not permitted?", status);
         }
+}
+
+Test(trace_live, strace_a_shell)
+{
+        static const char *const opts[] = { "-e", "trace=%file", NULL };
+        char dir[] = "/tmp/ca-trace-live-XXXXXX", log[64], script[512], miss[160], p[160];
+        struct run run;
+        const struct ev *v;
+        FILE *f;
+
+        cr_assert_not_null(mkdtemp(dir));
+        snprintf(log, sizeof(log), "%s/log", dir);
+        snprintf(script, sizeof(script),
+                 "cd %s && stat nonexistent-ca-XXXX; mkdir d && cd d && : > f && mv f g && "
+                 "rm g && cd .. && rmdir d",
+                 dir);
+        strace_shell(log, opts, script, dir);
+        f = fopen(log, "re");
+        cr_assert_not_null(f);
         read_all(f, "/", &run);
         fclose(f);
         unlink(log);
@@ -1872,9 +1898,13 @@ Test(trace_live, strace_a_shell)
  */
 Test(trace_live, references_and_probe)
 {
+        static const char *const opts[] = {
+                "-ttt", "-s", "4096", "-e",
+                "trace=%file,%process,fchdir,close,close_range,dup,dup2,dup3,fcntl,mmap,munmap",
+                NULL
+        };
         char dir[] = "/tmp/ca-trace-refs-XXXXXX", log[64], script[1024], p[160];
-        const char *const paths[] = { "/usr/bin/strace", "/bin/strace", "/usr/local/bin/strace" };
-        const char *strace = NULL, *why = NULL;
+        const char *why = NULL;
         struct ca_replay_stats rs;
         struct ca_trace_stats ts;
         struct ca_trace_event e;
@@ -1883,42 +1913,16 @@ Test(trace_live, references_and_probe)
         struct ca_trace *t = NULL;
         struct ca_dentry *de = NULL;
         bool saw_unlink = false;
-        int status, fd, r;
-        pid_t pid;
+        int r;
 
-        for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]) && !strace; i++)
-                if (access(paths[i], X_OK) == 0)
-                        strace = paths[i];
-        if (!strace)
-                cr_skip_test("strace is not installed");
         cr_assert_not_null(mkdtemp(dir));
-        snprintf(log, sizeof(log), "%s.log", dir);
+        snprintf(log, sizeof(log), "%s/log", dir);
         snprintf(script, sizeof(script),
                  "cd %s && mkdir d && ln -s d l && exec 3>l/f && rm l/f && exec 3>&- && "
                  ": > d/g && cat l/g /proc/self/status >/dev/null && stat l/nothing 2>/dev/null; "
                  "(cd l && ls ../l/.. >/dev/null); true",
                  dir);
-        pid = fork();
-        cr_assert_geq(pid, 0);
-        if (pid == 0) {
-                fd = open("/dev/null", O_RDWR);
-                if (fd >= 0) {
-                        dup2(fd, 1);
-                        dup2(fd, 2);
-                }
-                execl(strace, "strace", "-f", "-ttt", "-s", "4096", "-o", log, "-e",
-                      "trace=%file,%process,fchdir,close,close_range,dup,dup2,dup3,fcntl,mmap,"
-                      "munmap",
-                      "/bin/sh", "-c", script, (char *)NULL);
-                _exit(127);
-        }
-        cr_assert_eq(waitpid(pid, &status, 0), pid);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || access(log, R_OK) != 0) {
-                unlink(log);
-                snprintf(script, sizeof(script), "rm -rf '%s'", dir);
-                (void)!system(script);
-                cr_skip_test("strace could not trace (status %d): ptrace not permitted?", status);
-        }
+        strace_shell(log, opts, script, dir);
 
         cr_assert_eq(ca_trace_open_path(log, "/", &t), 0);
         cr_assert_eq(ca_trace_set_options(t, CA_TRACE_REFS | CA_TRACE_PROBE), 0);
@@ -1961,7 +1965,6 @@ Test(trace_live, references_and_probe)
         ca_replay_free(rp);
         ca_dcache_free(d);
         ca_trace_free(t);
-        unlink(log);
         snprintf(script, sizeof(script), "rm -rf '%s'", dir);
         cr_assert_eq(system(script), 0);
 }
