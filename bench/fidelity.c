@@ -5,7 +5,8 @@
  * of /proc/sys/fs/dentry-state's nr_dentry, nr_unused and nr_negative are taken (medians); then
  * once more, cold, under strace (fidelity-capture.c), and the log is replayed into a fresh
  * model with what the capture knew (references, links, missing names, mounts, pinned paths).
- * The two are printed side by side. Target: each of the model's changes within 5% of the
+ * The two are printed side by side, with "before": the same log replayed as before references
+ * and capture information (replay_plain()). Target: each of the model's changes within 5% of the
  * kernel's, or within 5 dentries when the kernel's is under 100.
  *
  *   bench-fidelity [--runs N] [--json] [--keep DIR] [-- COMMAND [ARG...]]
@@ -117,7 +118,7 @@ struct config {
 
 struct result {
         const char *name, *what;
-        struct counts kernel, lo, hi, model, idle, idle_lo, idle_hi;
+        struct counts kernel, lo, hi, model, before, idle, idle_lo, idle_hi;
         struct model m;
         double run_s;
         unsigned quiet, idle_quiet;  /* runs that counted were quiet */
@@ -364,6 +365,8 @@ static void run_one(const struct config *cfg, int dsfd, const struct workload *w
                 r = capture(&c, &snap, log);
         if (r == 0)
                 r = replay_capture(log, dir, &res->m);
+        if (r == 0)
+                r = replay_plain(log, dir, &res->before);
         if (r < 0) {
                 snprintf(res->reason, sizeof(res->reason), "capture: %s",
                          r == -ENOENT ? "strace not found" : strerror(-r));
@@ -406,8 +409,8 @@ static void print_human(const struct config *cfg, const struct result *res, size
                u.release, cfg->runs);
         printf("target: each change within %.0f%% of the kernel's (within %d dentries under %d)\n\n",
                TARGET_PCT, TARGET_ABS, TARGET_SMALL);
-        printf("%-14s %-12s %9s %15s %8s %8s  %-6s %s\n", "workload", "counter", "kernel",
-               "(runs)", "model", "diff", "", "idle (runs)");
+        printf("%-14s %-12s %9s %15s %8s %8s  %-6s %8s %8s  %s\n", "workload", "counter",
+               "kernel", "(runs)", "model", "diff", "", "before", "diff", "idle (runs)");
         for (size_t i = 0; i < n; i++) {
                 const struct result *r = &res[i];
 
@@ -423,11 +426,13 @@ static void print_human(const struct config *cfg, const struct result *res, size
                         snprintf(idle, sizeof(idle), "%+lld (%lld..%lld)",
                                  (long long)r->idle.v[k], (long long)r->idle_lo.v[k],
                                  (long long)r->idle_hi.v[k]);
-                        printf("%-14s %-12s %9lld %15s %8lld %+7.1f%%  %-6s %s\n",
+                        printf("%-14s %-12s %9lld %15s %8lld %+7.1f%%  %-6s %8lld %+7.1f%%  "
+                               "%s\n",
                                k == 0 ? r->name : "", counter_names[k],
                                (long long)r->kernel.v[k], range, (long long)r->model.v[k],
                                pct(r->kernel.v[k], r->model.v[k]),
-                               r->pass[k] ? "PASS" : "MISS", idle);
+                               r->pass[k] ? "PASS" : "MISS", (long long)r->before.v[k],
+                               pct(r->kernel.v[k], r->before.v[k]), idle);
                         pass += r->pass[k];
                         total++;
                 }
@@ -463,6 +468,7 @@ static void print_one_json(const struct result *r)
         }
         print_counts("kernel", &r->kernel, true);
         print_counts("model", &r->model, true);
+        print_counts("before", &r->before, true);
         print_counts("kernel_min", &r->lo, true);
         print_counts("kernel_max", &r->hi, true);
         print_counts("idle", &r->idle, true);

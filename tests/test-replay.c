@@ -613,6 +613,37 @@ Test(replay_log, exec_interpreter_and_warm_pins)
         play_close(&p);
 }
 
+/*
+ * A "#!" script: binfmt_script reads it and executes its interpreter, through two links
+ * (/bin -> usr/bin, sh -> dash); the interpreter is the image held until the exit, the
+ * script is only looked up. Parents are busy while they have children, as d_alloc()'s
+ * reference on the parent makes them.
+ */
+Test(replay_log, exec_script_interpreter)
+{
+        struct play p;
+
+        play_open(&p, "exec-script", true, true);
+        play_steps(&p, 2); /* the starting directory, the exec */
+        /* / /w run.sh /bin(link) /usr /usr/bin sh(link) dash; unused: run.sh /bin sh */
+        assert_counts(&p, 8, 3, 0);
+        cr_assert_not(is_dir_at(p.d, "/usr/bin/sh"), "a link, walked through");
+        cr_assert_eq(state(p.d, "/usr/bin/dash"), 1);
+        cr_assert_eq(play_stats(&p).held, 2, "/w and the interpreter's image");
+        play_steps(&p, SIZE_MAX); /* exit: dash let go */
+        assert_counts(&p, 8, 4, 0);
+        cr_assert_eq(play_stats(&p).held, 1);
+        cr_assert_eq(play_stats(&p).guessed_interp, 0);
+        play_close(&p);
+
+        play_open(&p, "exec-script", false, true);
+        play_steps(&p, SIZE_MAX);
+        assert_counts(&p, 3, 1, 0); /* / /w run.sh, taken for the image */
+        cr_assert_eq(state(p.d, "/usr/bin/dash"), -1, "no interpreter known");
+        cr_assert_eq(play_stats(&p).guessed_interp, 1);
+        play_close(&p);
+}
+
 /* Holds and drops of the replay, and a MOUNT's rules, without a reader. */
 Test(replay, holds_without_a_reader)
 {
