@@ -9,7 +9,7 @@
  * and capture information (replay_plain()). Target: each of the model's changes within 5% of the
  * kernel's, or within 5 dentries when the kernel's is under 100.
  *
- *   bench-fidelity [--runs N] [--json] [--keep DIR] [-- COMMAND [ARG...]]
+ *   bench-fidelity [--runs N] [--tries N] [--json] [--keep DIR] [-- COMMAND [ARG...]]
  *   bench-fidelity --record LOG [--cwd DIR] -- COMMAND [ARG...]
  *   bench-fidelity --speed LOG [--runs N] [--cwd DIR]
  *
@@ -40,7 +40,8 @@
 #define SETTLE_S 0.2          /* after drop_caches, before a run: the machine refills */
 #define QUIET_S 0.1           /* the windows before and after a run */
 #define QUIET_SLACK 2         /* dentries the counters may move in a quiet window */
-#define QUIET_TRIES 10u       /* runs tried per run counted, at most */
+#define TRIES_DEFAULT 10u     /* runs tried per run counted, at most (--tries) */
+#define TRIES_MAX 1000u
 #define PATH_DEFAULT "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 static const char *const counter_names[NR_COUNTERS] = { "nr_dentry", "nr_unused",
@@ -107,7 +108,7 @@ static const struct workload workloads[] = {
 /* the kernel's side */
 
 struct config {
-        unsigned runs;
+        unsigned runs, tries;
         bool json;
         const char *keep;
         const char *record;
@@ -122,6 +123,7 @@ struct result {
         struct model m;
         double run_s;
         unsigned quiet, idle_quiet;  /* runs that counted were quiet */
+        int64_t noise, idle_noise;   /* the most the counters moved around a counted run */
         bool pass[NR_COUNTERS];
         bool done;
         char reason[160];
@@ -202,8 +204,8 @@ static int run_sh(const struct command *c, const char *script)
         return script ? run_quiet(c, argv) : 0;
 }
 
-/* Whether nothing else moved the counters while we watched for @window_s. */
-static int quiet(int dsfd, double window_s, bool *ret)
+/* How far something else moved the counters while we watched for @window_s (the largest). */
+static int noise(int dsfd, double window_s, int64_t *ret)
 {
         struct counts a, b;
         int r = dentry_state(dsfd, &a);
@@ -214,42 +216,62 @@ static int quiet(int dsfd, double window_s, bool *ret)
         r = dentry_state(dsfd, &b);
         if (r < 0)
                 return r;
-        *ret = true;
-        for (int k = 0; k < NR_COUNTERS; k++)
-                if (b.v[k] - a.v[k] > QUIET_SLACK || a.v[k] - b.v[k] > QUIET_SLACK)
-                        *ret = false;
+        *ret = 0;
+        for (int k = 0; k < NR_COUNTERS; k++) {
+                int64_t v = b.v[k] > a.v[k] ? b.v[k] - a.v[k] : a.v[k] - b.v[k];
+
+                if (v > *ret)
+                        *ret = v;
+        }
         return 0;
+}
+
+struct sample {
+        struct counts c;
+        int64_t noise;  /* the windows around it: the larger of the two */
+};
+
+static int cmp_noise(const void *a, const void *b)
+{
+        int64_t x = ((const struct sample *)a)->noise, y = ((const struct sample *)b)->noise;
+
+        return (x > y) - (x < y);
 }
 
 /*
  * @runs cold runs of @c (@c NULL: an idle wait of @idle_s instead), each between two readings
  * of dentry-state from one open file (opening it again would make dentries of its own). The
  * counters are global and other work moves them in bursts (the machine refilling its caches
- * after the drop, builds, tests): a run counts only when the counters stood still in a window
- * just before it and just after it; up to QUIET_TRIES times as many runs are tried, and when
- * too few were quiet the others fill in. *ret_quiet says how many counted were quiet.
+ * after the drop, builds, tests): a run is quiet when the counters stood still (within
+ * QUIET_SLACK) in a window just before it and just after it. Runs are tried until @runs were
+ * quiet or @tries times @runs were tried; the quietest tried (the smallest movement in their
+ * windows) count. *ret_quiet says how many of them were quiet, *ret_noise the largest movement
+ * in a counted run's windows.
  */
 static int measure(const struct command *c, const char *reset, int dsfd, unsigned runs,
-                   double idle_s, struct counts *med, struct counts *lo, struct counts *hi,
-                   double *ret_run_s, unsigned *ret_quiet)
+                   unsigned tries, double idle_s, struct counts *med, struct counts *lo,
+                   struct counts *hi, double *ret_run_s, unsigned *ret_quiet, int64_t *ret_noise)
 {
-        struct counts quiet_s[RUNS_MAX], noisy_s[RUNS_MAX];
-        unsigned nq = 0, nn = 0, tried = 0;
+        struct sample *v = calloc((size_t)tries * runs, sizeof(*v));
+        struct counts counted[RUNS_MAX];
+        unsigned nq = 0, tried = 0;
         double total = 0;
+        int r = 0;
 
-        for (; tried < QUIET_TRIES * runs && nq < runs; tried++) {
-                bool q1 = false, q2 = false;
+        if (!v)
+                return -ENOMEM;
+        for (; tried < tries * runs && nq < runs; tried++) {
+                int64_t n1 = 0, n2 = 0;
                 struct counts a, b;
                 double t0;
-                int r;
 
                 if (c && (r = run_sh(c, reset)) < 0)
-                        return r;
+                        goto out_free;
                 if ((r = drop_caches()) < 0)
-                        return r;
+                        goto out_free;
                 usleep((useconds_t)(SETTLE_S * 1e6)); /* the others refill first */
-                if ((r = quiet(dsfd, QUIET_S, &q1)) < 0 || (r = dentry_state(dsfd, &a)) < 0)
-                        return r;
+                if ((r = noise(dsfd, QUIET_S, &n1)) < 0 || (r = dentry_state(dsfd, &a)) < 0)
+                        goto out_free;
                 t0 = now_s();
                 if (c)
                         r = run_quiet(c, c->argv);
@@ -257,28 +279,24 @@ static int measure(const struct command *c, const char *reset, int dsfd, unsigne
                         usleep((useconds_t)(idle_s * 1e6));
                 total += now_s() - t0;
                 if (r < 0 || (r = dentry_state(dsfd, &b)) < 0 ||
-                    (r = quiet(dsfd, QUIET_S, &q2)) < 0)
-                        return r;
-                for (int k = 0; k < NR_COUNTERS; k++) {
-                        int64_t v = b.v[k] - a.v[k];
-
-                        if (q1 && q2)
-                                quiet_s[nq].v[k] = v;
-                        else if (nn < RUNS_MAX)
-                                noisy_s[nn].v[k] = v;
-                }
-                if (q1 && q2)
-                        nq++;
-                else if (nn < RUNS_MAX)
-                        nn++;
+                    (r = noise(dsfd, QUIET_S, &n2)) < 0)
+                        goto out_free;
+                for (int k = 0; k < NR_COUNTERS; k++)
+                        v[tried].c.v[k] = b.v[k] - a.v[k];
+                v[tried].noise = n1 > n2 ? n1 : n2;
+                nq += v[tried].noise <= QUIET_SLACK;
         }
-        *ret_quiet = nq;
-        for (unsigned i = 0; nq < runs && i < nn; i++)
-                quiet_s[nq++] = noisy_s[i];
-        summarise(quiet_s, nq, med, lo, hi);
+        qsort(v, tried, sizeof(v[0]), cmp_noise);
+        for (unsigned i = 0; i < runs && i < tried; i++)
+                counted[i] = v[i].c;
+        summarise(counted, runs < tried ? runs : tried, med, lo, hi);
+        *ret_quiet = nq < runs ? nq : runs;
+        *ret_noise = v[(runs < tried ? runs : tried) - 1].noise;
         if (ret_run_s)
                 *ret_run_s = total / tried;
-        return 0;
+out_free:
+        free(v);
+        return r;
 }
 
 static bool within(int64_t kernel, int64_t model)
@@ -343,11 +361,12 @@ static void run_one(const struct config *cfg, int dsfd, const struct workload *w
                 snprintf(res->reason, sizeof(res->reason), "setup failed");
                 goto out;
         }
-        r = measure(&c, w ? w->reset : NULL, dsfd, cfg->runs, 0, &res->kernel, &res->lo,
-                    &res->hi, &res->run_s, &res->quiet);
+        r = measure(&c, w ? w->reset : NULL, dsfd, cfg->runs, cfg->tries, 0, &res->kernel,
+                    &res->lo, &res->hi, &res->run_s, &res->quiet, &res->noise);
         if (r == 0)
-                r = measure(NULL, NULL, dsfd, cfg->runs, res->run_s, &res->idle, &res->idle_lo,
-                            &res->idle_hi, NULL, &res->idle_quiet);
+                r = measure(NULL, NULL, dsfd, cfg->runs, cfg->tries, res->run_s, &res->idle,
+                            &res->idle_lo, &res->idle_hi, NULL, &res->idle_quiet,
+                            &res->idle_noise);
         if (r < 0) {
                 snprintf(res->reason, sizeof(res->reason), "cold runs: %s",
                          r == -ECHILD ? "the command failed" : strerror(-r));
@@ -436,10 +455,12 @@ static void print_human(const struct config *cfg, const struct result *res, size
                         pass += r->pass[k];
                         total++;
                 }
-                printf("%-14s %u/%u quiet runs (idle %u/%u), %.3f s a run; %llu events, %llu "
+                printf("%-14s %u/%u quiet runs, noise <= %lld (idle %u/%u, <= %lld), %.3f s a "
+                       "run; %llu events, %llu "
                        "warm; unknown: links %llu, missing %llu, notdir %llu, interp %llu; "
                        "fds unknown %llu\n",
-                       "", r->quiet, cfg->runs, r->idle_quiet, cfg->runs, r->run_s,
+                       "", r->quiet, cfg->runs, (long long)r->noise, r->idle_quiet, cfg->runs,
+                       (long long)r->idle_noise, r->run_s,
                        (unsigned long long)r->m.ts.events, (unsigned long long)r->m.rs.warm,
                        (unsigned long long)r->m.rs.guessed_links,
                        (unsigned long long)r->m.rs.guessed_missing,
@@ -478,13 +499,15 @@ static void print_one_json(const struct result *r)
         printf("\"replay\": {\"events\": %llu, \"warm\": %llu, \"held\": %llu, "
                "\"guessed_links\": %llu, \"guessed_missing\": %llu, \"guessed_notdir\": %llu, "
                "\"guessed_interp\": %llu, \"hold_failed\": %llu, \"drop_unknown\": %llu, "
-               "\"fixups\": %llu, \"fds_unknown\": %llu}, \"run_s\": %.3f}",
+               "\"fixups\": %llu, \"fds_unknown\": %llu}, \"run_s\": %.3f, \"quiet\": %u, "
+               "\"noise\": %lld, \"idle_noise\": %lld}",
                (unsigned long long)r->m.ts.events, (unsigned long long)s->warm,
                (unsigned long long)s->held, (unsigned long long)s->guessed_links,
                (unsigned long long)s->guessed_missing, (unsigned long long)s->guessed_notdir,
                (unsigned long long)s->guessed_interp, (unsigned long long)s->hold_failed,
                (unsigned long long)s->drop_unknown, (unsigned long long)r->m.ds.replay_fixups,
-               (unsigned long long)r->m.ts.fds_unknown, r->run_s);
+               (unsigned long long)r->m.ts.fds_unknown, r->run_s, r->quiet,
+               (long long)r->noise, (long long)r->idle_noise);
 }
 
 static void print_json(const struct config *cfg, const struct result *res, size_t n)
@@ -508,10 +531,11 @@ static void print_json(const struct config *cfg, const struct result *res, size_
 static void usage(FILE *f)
 {
         fprintf(f,
-                "usage: bench-fidelity [--runs N] [--json] [--keep DIR] [-- COMMAND [ARG...]]\n"
+                "usage: bench-fidelity [--runs N] [--tries N] [--json] [--keep DIR] [-- COMMAND [ARG...]]\n"
                 "       bench-fidelity --record LOG [--cwd DIR] -- COMMAND [ARG...]\n"
                 "       bench-fidelity --speed LOG [--runs N] [--cwd DIR]\n"
                 "  --runs N      cold runs of each command without strace (median; default %u)\n"
+                "  --tries N     runs tried per run counted, for quiet ones (default %u)\n"
                 "  --json        one JSON object\n"
                 "  --keep DIR    keep the strace logs and their .info files in DIR\n"
                 "  --record LOG  only capture: LOG and LOG.info, for bench-replay and the like\n"
@@ -519,12 +543,12 @@ static void usage(FILE *f)
                 "                if there is one, and a replay\n"
                 "  --cwd DIR     where the command runs (default: a new directory in /var/tmp)\n"
                 "Without a command: its own workloads. Needs root and strace.\n",
-                RUNS_DEFAULT);
+                RUNS_DEFAULT, TRIES_DEFAULT);
 }
 
 static int parse_args(int argc, char **argv, struct config *cfg)
 {
-        *cfg = (struct config){ .runs = RUNS_DEFAULT };
+        *cfg = (struct config){ .runs = RUNS_DEFAULT, .tries = TRIES_DEFAULT };
         for (int i = 1; i < argc; i++) {
                 const char *a = argv[i];
 
@@ -542,6 +566,13 @@ static int parse_args(int argc, char **argv, struct config *cfg)
                         if (*end || v < 1 || v > RUNS_MAX)
                                 return -EINVAL;
                         cfg->runs = (unsigned)v;
+                } else if (strcmp(a, "--tries") == 0 && i + 1 < argc) {
+                        char *end;
+                        unsigned long v = strtoul(argv[++i], &end, 10);
+
+                        if (*end || v < 1 || v > TRIES_MAX)
+                                return -EINVAL;
+                        cfg->tries = (unsigned)v;
                 } else if (strcmp(a, "--keep") == 0 && i + 1 < argc) {
                         cfg->keep = argv[++i];
                 } else if (strcmp(a, "--speed") == 0 && i + 1 < argc) {
