@@ -57,6 +57,7 @@
 #define SLICE_TIME_MIN_USEC 100ULL
 #define SLICE_TIME_MAX_USEC 1000000ULL
 #define MAX_DEFER_MAX 1000ULL /* rotations */
+#define HISTORY_ROTATIONS_MAX 100000ULL /* rotations kept per cache */
 
 #define NAME_CHARS "A-Z a-z 0-9 _ . -"
 
@@ -103,6 +104,12 @@ static const struct ca_key_spec daemon_keys[] = {
         { .name = "log_level", .type = CA_KEY_CHOICE, CA_KEY_FIELD(struct ca_conf, log_level),
           .def = "info", .choices = log_levels, .flags = CA_KEY_NUMBER, .min = LOG_EMERG,
           .max = LOG_DEBUG, .what = "log level", .help = "syslog level, by name or number" },
+        { .name = "metrics_file", .type = CA_KEY_PATH, CA_KEY_FIELD(struct ca_conf, metrics_file),
+          .help = "Prometheus text file written after each rotation (none by default)" },
+        { .name = "history_rotations", .type = CA_KEY_UINT,
+          CA_KEY_FIELD(struct ca_conf, history_rotations), .def = STR(CA_HISTORY_ROTATIONS_DEFAULT),
+          .min = 0, .max = HISTORY_ROTATIONS_MAX,
+          .help = "rotations each cache's history keeps; 0 = none" },
         CA_KEY_END
 };
 #define N_DAEMON_KEYS (sizeof(daemon_keys) / sizeof(daemon_keys[0]) - 1)
@@ -1086,6 +1093,7 @@ struct ca_conf *ca_conf_free(struct ca_conf *conf)
                 free(conf->files[i]);
         free(conf->files);
         free(conf->plugin_dir);
+        free(conf->metrics_file);
         free(conf);
         return NULL;
 }

@@ -46,6 +46,7 @@
 #define CA_CONF_NAME_MAX 48         /* bytes in a cache name, a key name or an adapter name */
 #define CA_INTERVAL_MIN_USEC 10000ULL                  /* 10ms */
 #define CA_INTERVAL_MAX_USEC (7ULL * 24 * 3600 * 1000000) /* 1 week */
+#define CA_HISTORY_ROTATIONS_DEFAULT 1000 /* rotations kept in each cache's history */
 
 
 enum { CA_CONF_AGES_FIXED, CA_CONF_AGES_AUTO };
@@ -89,6 +90,9 @@ struct ca_conf {
                                          default 3 */
         int log_level;                /* log_level: syslog level, by name (emerg ... debug) or
                                          0..7, default LOG_INFO */
+        char *metrics_file;           /* metrics_file: absolute, NULL = none */
+        uint32_t history_rotations;   /* history_rotations: 0..100000, default
+                                         CA_HISTORY_ROTATIONS_DEFAULT */
 
         struct ca_conf_cache *caches; /* in order of first appearance */
         size_t n_caches;

@@ -22,10 +22,12 @@
 /* The build's config.h (CA_VERSION); "config.h" alone is the parser's, beside this file. */
 #include "cacheage-build.h"
 #include "config.h"
+#include "history.h"
 #include "log.h"
 #include "logcontrol-bus.h"
 #include "manager-bus.h"
 #include "manager.h"
+#include "metrics.h"
 
 /* ---- helpers ---- */
 
@@ -175,6 +177,80 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         return r;
 }
 
+/* Every statistic in the Prometheus text format: what metrics_file holds. */
+static int method_get_metrics(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f;
+        int r;
+
+        f = open_memstream(&text, &len);
+        if (!f)
+                return -ENOMEM;
+        r = metrics_write(userdata, f);
+        if (fclose(f) != 0 && r >= 0)
+                r = -ENOMEM;
+        if (r >= 0)
+                r = sd_bus_reply_method_return(msg, "s", text);
+        free(text);
+        return r;
+}
+
+/*
+ * A cache's last rotations from since_usec on (CLOCK_REALTIME, 0 = all): the columns (name,
+ * "counter"|"gauge", unit), then one (time, values) per rotation, oldest first.
+ */
+static int method_get_history(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        const struct history_column *cols;
+        sd_bus_message *reply = NULL;
+        struct manager_cache *c;
+        uint64_t since_usec;
+        const char *name;
+        size_t n_cols;
+        int r;
+
+        r = sd_bus_message_read(msg, "st", &name, &since_usec);
+        if (r < 0)
+                return r;
+        c = cache_from_name_or_error(userdata, name, error);
+        if (!c)
+                return -ENOENT;
+        cols = history_columns(c->history, &n_cols);
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "(sss)");
+        for (size_t i = 0; r >= 0 && i < n_cols; i++)
+                r = sd_bus_message_append(reply, "(sss)", cols[i].name,
+                                          ca_stat_kind_name(cols[i].kind), cols[i].unit);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(tat)");
+        for (size_t i = 0; r >= 0 && i < history_rows(c->history); i++) {
+                uint64_t time_usec;
+                const uint64_t *v = history_row(c->history, i, &time_usec);
+
+                if (time_usec < since_usec)
+                        continue;
+                r = sd_bus_message_open_container(reply, 'r', "tat");
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "t", time_usec);
+                if (r >= 0)
+                        r = sd_bus_message_append_array(reply, 't', v, n_cols * sizeof(*v));
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_send(NULL, reply, NULL);
+        sd_bus_message_unref(reply);
+        return r;
+}
+
 static int property_get_version(sd_bus *bus, const char *path, const char *interface,
                                 const char *property, sd_bus_message *reply, void *userdata,
                                 sd_bus_error *error)
@@ -280,6 +356,11 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("Reload", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_reload, 0),
         SD_BUS_METHOD_WITH_ARGS("ResetStatistics", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
                                 method_manager_reset_statistics, 0),
+        SD_BUS_METHOD_WITH_ARGS("GetMetrics", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", text),
+                                method_get_metrics, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetHistory", SD_BUS_ARGS("s", name, "t", since_usec),
+                                SD_BUS_RESULT("a(sss)", columns, "a(tat)", rotations),
+                                method_get_history, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
 };
 

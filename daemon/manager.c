@@ -23,9 +23,11 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "history.h"
 #include "log.h"
 #include "manager-bus.h"
 #include "manager.h"
+#include "metrics.h"
 #include "notify.h"
 #include "plugins.h"
 #include "psi.h"
@@ -56,6 +58,7 @@ struct manager {
         struct event *sig_term, *sig_int, *sig_hup;
         struct event *watchdog_timer;
 
+        bool metrics_failed;       /* the last write of metrics_file failed (logged once) */
         char *psi_dir;             /* $CACHEAGED_PSI_DIR (tests) or /proc/pressure */
         bool psi_missing_logged;
         uint64_t start_realtime_usec;
@@ -400,6 +403,40 @@ static void cache_rotate_cb(evutil_socket_t fd, short what, void *userdata)
         cache_rotate(userdata, false);
 }
 
+/* The rotation's row of the cache's history: the library's figures, then the adapter's. */
+static void cache_record_history(struct manager_cache *c, const struct ca_stats *st)
+{
+        int r;
+
+        r = history_begin_row(c->history, now_realtime_usec(), st);
+        if (r >= 0) {
+                manager_cache_adapter_stats(c, history_add_adapter, c->history);
+                r = history_end_row(c->history);
+        }
+        if (r < 0)
+                log_warning_errno(r, "%s: Failed to record the rotation in the history: %m, "
+                                  "ignoring", c->name);
+}
+
+/*
+ * metrics_file, after each rotation (and at start and reload): a failure is logged once, and
+ * again only after a write that worked.
+ */
+static void manager_write_metrics(struct manager *m)
+{
+        int r;
+
+        if (!m->conf->metrics_file)
+                return;
+        r = metrics_write_file(m, m->conf->metrics_file);
+        if (r < 0 && !m->metrics_failed)
+                log_warning_errno(r, "Failed to write metrics to %s: %m, ignoring",
+                                  m->conf->metrics_file);
+        else if (r >= 0 && m->metrics_failed)
+                log_info("Metrics written to %s again", m->conf->metrics_file);
+        m->metrics_failed = r < 0;
+}
+
 static void cache_rotation_done(struct manager_cache *c)
 {
         struct manager *m = c->manager;
@@ -424,7 +461,9 @@ static void cache_rotation_done(struct manager_cache *c)
                 c->logged_ages[0] = st.current_single_use_age;
                 c->logged_ages[1] = st.current_max_age;
         }
+        cache_record_history(c, &st);
         manager_update_status(m);
+        manager_write_metrics(m);
         if (m->bus)
                 manager_bus_cache_changed(m->bus, c);
 }
@@ -467,6 +506,7 @@ static struct manager_cache *cache_free(struct manager_cache *c)
         if (c->age_event)
                 event_free(c->age_event);
         section_free(c->section);
+        history_free(c->history);
         free(c->adapter);
         free(c->name);
         free(c);
@@ -509,7 +549,8 @@ static int cache_create(struct manager *m, const struct ca_conf *conf,
         if (!check_only) {
                 c->rotate_timer = event_new(m->base, -1, EV_PERSIST, cache_rotate_cb, c);
                 c->age_event = event_new(m->base, -1, 0, cache_age_cb, c);
-                if (!c->rotate_timer || !c->age_event)
+                c->history = history_new(conf->history_rotations);
+                if (!c->rotate_timer || !c->age_event || !c->history)
                         goto out_oom;
                 event_priority_set(c->age_event, CA_PRIO_SLICE);
         }
@@ -809,6 +850,7 @@ int manager_run(struct manager *m)
         log_info("Started, %zu caches", m->n_caches);
         notify_ready();
         manager_update_status(m);
+        manager_write_metrics(m);
         if (m->watchdog_timer)
                 notify_watchdog();
         if (event_base_dispatch(m->base) < 0)
@@ -928,6 +970,7 @@ void manager_reset_statistics(struct manager *m, struct manager_cache *c)
         c->deferred = 0;
         c->reclaimed_before = 0;
         c->last_reclaimed = 0;
+        history_counters_reset(c->history);
         manager_bus_cache_changed(m->bus, c);
 }
 
@@ -1024,6 +1067,11 @@ static int manager_reload_apply(struct manager *m, struct ca_conf *conf, struct 
                 c->enabled = cc->enabled;
                 if (c->cache)
                         (void)cache_set_params(c, &cc->params); /* validated by the parser */
+                /* The history goes on; out of memory, it keeps its old length. */
+                if (history_set_capacity(c->history, conf->history_rotations) < 0)
+                        log_warning("%s: Out of memory for a history of %" PRIu32
+                                    " rotations, keeping the old length", c->name,
+                                    conf->history_rotations);
                 if (rearm)
                         cache_arm(c);
                 caches[i] = c;
@@ -1074,6 +1122,7 @@ int manager_reload(struct manager *m, struct ca_errors *errors)
                 log_error("Reload failed, the configuration in force stays unchanged");
         } else {
                 log_info("Configuration reloaded, %zu caches", m->n_caches);
+                manager_write_metrics(m);
         }
         /* Whatever happened, the daemon runs (the old or the new configuration). */
         notify_ready();

@@ -21,6 +21,7 @@
 struct event_base;
 struct manager;
 struct manager_bus;
+struct history;
 
 struct manager_cache {
         struct manager *manager;
@@ -55,6 +56,7 @@ struct manager_cache {
         uint64_t last_reclaimed;        /* objects the last finished rotation reclaimed */
         uint64_t logged_ages[2];        /* single-use and max age in force, as last logged */
         bool adapter_stats_warned;      /* a malformed adapter statistic was logged */
+        struct history *history;        /* the last rotations (history.h); kept over reloads */
 };
 
 struct manager_options {

@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The Prometheus text format (metrics.h). Its rules, as followed here: one "# HELP" and one
+ * "# TYPE" line before all the samples of a family, the samples of a family together; names
+ * [a-zA-Z_:][a-zA-Z0-9_:]*; in label values '\', '"' and a newline escaped as \\, \" and \n;
+ * in help text '\' and a newline as \\ and \n; values as decimal numbers.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "manager.h"
+#include "metrics.h"
+
+/* How a unit of the statistics' descriptions becomes a Prometheus base unit. */
+static const struct {
+        const char *unit;
+        const char *in_name; /* the unit's tag at the end of a statistic's name, dropped */
+        const char *suffix;  /* what the metric name ends in */
+        uint64_t divisor;
+} units[] = {
+        { "usec", "_usec", "_seconds", 1000000 },
+        { "timestamp_usec", "_usec", "_timestamp_seconds", 1000000 },
+        { "ppm", "_ppm", "_ratio", 1000000 },
+        { "bytes", NULL, "_bytes", 1 },
+};
+
+static bool ends_with(const char *s, size_t len, const char *suffix)
+{
+        size_t n = strlen(suffix);
+
+        return len >= n && memcmp(s + len - n, suffix, n) == 0;
+}
+
+char *metrics_name(const char *prefix, const char *name, enum ca_stat_kind kind,
+                   const char *unit, char buf[static METRICS_NAME_MAX], uint64_t *ret_divisor)
+{
+        const char *suffix = NULL;
+        uint64_t divisor = 1;
+        size_t len;
+
+        for (size_t i = 0; unit && i < sizeof(units) / sizeof(units[0]); i++)
+                if (strcmp(units[i].unit, unit) == 0) {
+                        suffix = units[i].suffix;
+                        divisor = units[i].divisor;
+                        break;
+                }
+        snprintf(buf, METRICS_NAME_MAX - 32, "%s%s", prefix, name);
+        len = strlen(buf);
+        for (size_t i = 0; i < len; i++)
+                if (!((buf[i] >= 'a' && buf[i] <= 'z') || (buf[i] >= 'A' && buf[i] <= 'Z') ||
+                      (buf[i] >= '0' && buf[i] <= '9') || buf[i] == '_'))
+                        buf[i] = '_';
+        for (size_t i = 0; suffix && i < sizeof(units) / sizeof(units[0]); i++)
+                if (units[i].suffix == suffix && units[i].in_name &&
+                    ends_with(buf, len, units[i].in_name))
+                        buf[len -= strlen(units[i].in_name)] = '\0';
+        /* "cacheage_bytes" or "..._refault_memory_bytes" already end in their unit. */
+        if (suffix && !ends_with(buf, len, suffix))
+                len += (size_t)snprintf(buf + len, METRICS_NAME_MAX - len, "%s", suffix);
+        if (kind == CA_STAT_COUNTER && !ends_with(buf, len, "_total"))
+                snprintf(buf + len, METRICS_NAME_MAX - len, "_total");
+        *ret_divisor = divisor;
+        return buf;
+}
+
+/* Help text: '\' and newline escaped. */
+static void put_help(FILE *f, const char *name, const char *help)
+{
+        fprintf(f, "# HELP %s ", name);
+        for (const char *p = help && *help ? help : "(no help)"; *p; p++) {
+                if (*p == '\\')
+                        fputs("\\\\", f);
+                else if (*p == '\n')
+                        fputs("\\n", f);
+                else
+                        fputc(*p, f);
+        }
+        fputc('\n', f);
+}
+
+/* A label value: '\', '"' and newline escaped. */
+static void put_label(FILE *f, const char *label, const char *value, bool first)
+{
+        fprintf(f, "%s%s=\"", first ? "" : ",", label);
+        for (const char *p = value; *p; p++) {
+                if (*p == '\\')
+                        fputs("\\\\", f);
+                else if (*p == '"')
+                        fputs("\\\"", f);
+                else if (*p == '\n')
+                        fputs("\\n", f);
+                else
+                        fputc(*p, f);
+        }
+        fputc('"', f);
+}
+
+static void put_sample(FILE *f, const char *name, const struct manager_cache *c, uint64_t value,
+                       uint64_t divisor)
+{
+        fprintf(f, "%s{", name);
+        put_label(f, "cache", c->name, true);
+        put_label(f, "adapter", c->adapter, false);
+        if (divisor == 1)
+                fprintf(f, "} %" PRIu64 "\n", value);
+        else /* exact: no rounding through a double */
+                fprintf(f, "} %" PRIu64 ".%06" PRIu64 "\n", value / divisor, value % divisor);
+}
+
+/* The adapters' statistics, gathered from every cache so that a family is printed whole. */
+struct adapter_sample {
+        char name[METRICS_NAME_MAX];
+        enum ca_stat_kind kind;
+        char *help;
+        uint64_t divisor;
+        const struct manager_cache *cache;
+        uint64_t value;
+        bool done;
+};
+
+struct adapter_samples {
+        struct adapter_sample *v;
+        size_t n;
+        const struct manager_cache *cache;
+        int r;
+};
+
+static void adapter_sample_add(void *userdata, const struct ca_adapter_stat *stat, uint64_t value)
+{
+        struct adapter_samples *s = userdata;
+        struct adapter_sample *v, *a;
+        char prefix[METRICS_NAME_MAX];
+
+        if (s->r < 0)
+                return;
+        v = realloc(s->v, (s->n + 1) * sizeof(*v));
+        if (!v) {
+                s->r = -ENOMEM;
+                return;
+        }
+        s->v = v;
+        a = &v[s->n];
+        *a = (struct adapter_sample){ .kind = stat->kind, .cache = s->cache, .value = value };
+        snprintf(prefix, sizeof(prefix), "cacheage_%s_", s->cache->adapter);
+        metrics_name(prefix, stat->name, stat->kind, stat->unit, a->name, &a->divisor);
+        a->help = strdup(stat->help ? stat->help : "");
+        if (!a->help) {
+                s->r = -ENOMEM;
+                return;
+        }
+        s->n++;
+}
+
+int metrics_write(struct manager *m, FILE *f)
+{
+        struct adapter_samples s = { 0 };
+        const struct ca_stat_desc *d;
+        size_t n_descs, n = manager_n_caches(m);
+        char name[METRICS_NAME_MAX];
+        struct ca_stats *stats;
+        uint64_t divisor;
+        int r = 0;
+
+        stats = calloc(n ? n : 1, sizeof(*stats));
+        if (!stats)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                manager_cache_stats(manager_cache_at(m, i), &stats[i]);
+                s.cache = manager_cache_at(m, i);
+                manager_cache_adapter_stats(manager_cache_at(m, i), adapter_sample_add, &s);
+        }
+        if (s.r < 0) {
+                r = s.r;
+                goto out_free;
+        }
+
+        d = ca_stat_descs(&n_descs);
+        for (size_t k = 0; k < n_descs && n > 0; k++) {
+                metrics_name("cacheage_", d[k].name, d[k].kind, d[k].unit, name, &divisor);
+                put_help(f, name, d[k].help);
+                fprintf(f, "# TYPE %s %s\n", name, ca_stat_kind_name(d[k].kind));
+                for (size_t i = 0; i < n; i++)
+                        put_sample(f, name, manager_cache_at(m, i), ca_stat_value(&stats[i], &d[k]),
+                                   divisor);
+        }
+        /*
+         * One family per adapter and name, its samples together. Two caches of one adapter
+         * whose hooks disagree on a statistic's kind would make two TYPEs of one family: the
+         * first one seen wins, the other samples are left out.
+         */
+        for (size_t i = 0; i < s.n; i++) {
+                if (s.v[i].done)
+                        continue;
+                put_help(f, s.v[i].name, s.v[i].help);
+                fprintf(f, "# TYPE %s %s\n", s.v[i].name, ca_stat_kind_name(s.v[i].kind));
+                for (size_t j = i; j < s.n; j++) {
+                        if (s.v[j].done || strcmp(s.v[j].name, s.v[i].name) != 0)
+                                continue;
+                        s.v[j].done = true;
+                        if (s.v[j].kind == s.v[i].kind)
+                                put_sample(f, s.v[i].name, s.v[j].cache, s.v[j].value,
+                                           s.v[j].divisor);
+                }
+        }
+        if (ferror(f))
+                r = -EIO;
+out_free:
+        for (size_t i = 0; i < s.n; i++)
+                free(s.v[i].help);
+        free(s.v);
+        free(stats);
+        return r;
+}
+
+int metrics_write_file(struct manager *m, const char *path)
+{
+        const char *slash = strrchr(path, '/');
+        char *tmp = NULL;
+        FILE *f = NULL;
+        int fd, r;
+
+        if (!slash || !slash[1])
+                return -EISDIR;
+        /* ".NAME.XXXXXX" beside it: the same file system, and no "*.prom" the collector reads. */
+        if (asprintf(&tmp, "%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1) < 0)
+                return -ENOMEM;
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0) {
+                r = -errno;
+                goto out_free;
+        }
+        /* The unit's UMask=0077 would leave it unreadable to the collector's user. */
+        if (fchmod(fd, 0644) < 0) {
+                r = -errno;
+                close(fd);
+                goto out_unlink;
+        }
+        f = fdopen(fd, "w");
+        if (!f) {
+                r = -errno;
+                close(fd);
+                goto out_unlink;
+        }
+        r = metrics_write(m, f);
+        if (fflush(f) != 0 && r >= 0)
+                r = -errno;
+        if (fclose(f) != 0 && r >= 0)
+                r = -errno;
+        if (r < 0)
+                goto out_unlink;
+        if (rename(tmp, path) < 0) {
+                r = -errno;
+                goto out_unlink;
+        }
+        free(tmp);
+        return 0;
+
+out_unlink:
+        unlink(tmp);
+out_free:
+        free(tmp);
+        return r;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Every statistic of every cache in the Prometheus text format (version 0.0.4, which
+ * node_exporter's textfile collector and `promtool check metrics` read): the library's, one
+ * family per entry of ca_stat_descs(), and the adapters', one family per adapter and name, as
+ * their stats hooks describe them. Nothing here names a statistic: names, types and help come
+ * from those descriptions, and the units become Prometheus's base units by rule
+ * (metrics_name()).
+ */
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cacheage/age.h"
+
+struct manager;
+
+#define METRICS_NAME_MAX 256 /* bytes of a metric name, NUL included */
+
+/*
+ * metrics_name() - the metric name of statistic @name (kind @kind, unit @unit, may be NULL or
+ * "") under @prefix ("cacheage_", or "cacheage_ADAPTER_"): characters outside [a-zA-Z0-9_]
+ * become '_', a duration in "usec" becomes "_seconds", a "timestamp_usec" "_timestamp_seconds",
+ * "ppm" a "_ratio", "bytes" ends in "_bytes", and a counter ends in "_total". *ret_divisor is
+ * what the value is divided by (1 or 1000000).
+ */
+char *metrics_name(const char *prefix, const char *name, enum ca_stat_kind kind,
+                   const char *unit, char buf[static METRICS_NAME_MAX], uint64_t *ret_divisor);
+
+/* metrics_write() - the text into @f. Returns 0, or -EIO when writing failed. */
+int metrics_write(struct manager *m, FILE *f);
+
+/*
+ * metrics_write_file() - the text into @path, atomically: a temporary file beside it (a
+ * hidden name, which the textfile collector skips), mode 0644 whatever the umask, renamed over
+ * @path. Returns 0 or a negative errno (the temporary file is gone then).
+ */
+int metrics_write_file(struct manager *m, const char *path);
