@@ -1843,7 +1843,13 @@ static void history_print_table(const struct history_info *h)
 
                                 if (c && strcmp(c->unit, "timestamp_usec") == 0)
                                         continue;
-                                if (title)
+                                if (title && c && strcmp(c->unit, "usec") == 0)
+                                        /* durations are written with their unit: "423us" */
+                                        history_title(c->name, cell,
+                                                      strlen(c->name) > 5 &&
+                                                      strcmp(c->name + strlen(c->name) - 5, "_usec") == 0
+                                                      ? strlen(c->name) - 4 : sizeof(cell));
+                                else if (title)
                                         history_title(c ? c->name : "time", cell, sizeof(cell));
                                 else if (!c) {
                                         time_t t = (time_t)(h->times[i - 1] / 1000000);
@@ -2032,6 +2038,9 @@ static void help(void)
                "                         force; a bad configuration changes nothing and its\n"
                "                         errors are printed (root).\n"
                "  list                   The cache names, one per line.\n"
+               "  metrics                Every statistic in the Prometheus text format.\n"
+               "  history NAME           The cache's last rotations: a table (on a terminal,\n"
+               "                         a chart of objects and reclaimed first).\n"
                "\n"
                "Options:\n"
                "      --system           Talk to cacheaged on the system bus (the default).\n"
@@ -2048,6 +2057,9 @@ static void help(void)
                "      --value            With show: the values only, without NAME=.\n"
                "      --no-legend        With status: no daemon line and no column titles.\n"
                "      --persistent       With set: write the change to the configuration.\n"
+               "      --since=TIME       With history: from TIME on (-10min, \"1h ago\",\n"
+               "                         \"2026-12-03 04:51\", @SECONDS).\n"
+               "      --svg=FILE         With history: write a plot (SVG) to FILE instead.\n"
                "  -w, --watch[=SECONDS]  With status: refresh every SECONDS (default %d) in\n"
                "                         place, until interrupted.\n"
                "      --no-pager         Do not pipe the output into a pager\n"
@@ -2071,6 +2083,7 @@ static void help(void)
                "  sudo cacheagectl set dentries interval=30s max-age=8\n"
                "  sudo cacheagectl set --persistent dentries enabled=no\n"
                "  cacheagectl --json=pretty status | jq '.caches[].reclaimed'\n"
+               "  cacheagectl history dentries --svg=dentries.svg\n"
                "\n"
                "See cacheagectl(1), cacheaged(8) and cacheaged.conf(5).\n",
                CA_BUS_NAME, "10ms", "1w", (unsigned)CA_AGE_MAX, (unsigned)CA_AGE_MAX,

@@ -135,7 +135,8 @@ static void put_text(FILE *f, const char *s)
 #define SVG_W 800
 #define SVG_LEFT 70
 #define SVG_RIGHT 20
-#define SVG_TOP 40
+#define SVG_TOP 64
+#define SVG_PAD 12 /* px between the y axis and the first rotation, and after the last */
 #define SVG_PANEL_H 170
 #define SVG_GAP 50
 #define SVG_BOTTOM 50
@@ -144,7 +145,7 @@ int plot_svg(FILE *f, const char *title, const uint64_t *time_usec, size_t n,
              const struct plot_series *s, size_t n_series)
 {
         static const char *const colours[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd" };
-        double span_s, xstep, pw = SVG_W - SVG_LEFT - SVG_RIGHT;
+        double span_s, xstep, pw = SVG_W - SVG_LEFT - SVG_RIGHT, xw = pw - 2 * SVG_PAD;
         unsigned h = SVG_TOP + (unsigned)n_series * (SVG_PANEL_H + SVG_GAP) - SVG_GAP + SVG_BOTTOM;
 
         if (n == 0)
@@ -157,7 +158,7 @@ int plot_svg(FILE *f, const char *title, const uint64_t *time_usec, size_t n,
                    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%u\" "
                    "viewBox=\"0 0 %d %u\" font-family=\"sans-serif\" font-size=\"12\">\n"
                    "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-                   "<text x=\"%d\" y=\"24\" font-size=\"15\" font-weight=\"bold\">",
+                   "<text x=\"%d\" y=\"22\" font-size=\"15\" font-weight=\"bold\">",
                 SVG_W, h, SVG_W, h, SVG_LEFT);
         put_text(f, title);
         fputs("</text>\n", f);
@@ -185,7 +186,7 @@ int plot_svg(FILE *f, const char *title, const uint64_t *time_usec, size_t n,
                 }
                 /* x ticks: seconds since the first rotation */
                 for (double t = 0; t <= span_s + xstep / 1000; t += xstep) {
-                        double x = SVG_LEFT + t / span_s * pw;
+                        double x = SVG_LEFT + SVG_PAD + t / span_s * xw;
 
                         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                                    "stroke=\"black\"/>\n"
@@ -193,13 +194,16 @@ int plot_svg(FILE *f, const char *title, const uint64_t *time_usec, size_t n,
                                 x, y0, x, y0 + 5, x, y0 + 18, t);
                 }
                 if (s[k].bars) {
-                        double bw = n > 1 ? pw / (double)n * 0.8 : 4;
+                        double bw = n > 1 ? xw / (double)n * 0.8 : 4;
 
+                        if (bw > 2 * SVG_PAD - 2) /* within the padding at either end */
+                                bw = 2 * SVG_PAD - 2;
                         if (bw < 1)
                                 bw = 1;
                         for (size_t i = 0; i < n; i++) {
-                                double x = SVG_LEFT + (double)(time_usec[i] - time_usec[0]) /
-                                                              1e6 / span_s * pw;
+                                double x = SVG_LEFT + SVG_PAD +
+                                           (double)(time_usec[i] - time_usec[0]) / 1e6 /
+                                                   span_s * xw;
                                 double bh = (double)s[k].values[i] / ymax * SVG_PANEL_H;
 
                                 fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
@@ -211,8 +215,9 @@ int plot_svg(FILE *f, const char *title, const uint64_t *time_usec, size_t n,
                                    "points=\"", colour);
                         for (size_t i = 0; i < n; i++)
                                 fprintf(f, "%s%.1f,%.1f", i ? " " : "",
-                                        SVG_LEFT + (double)(time_usec[i] - time_usec[0]) / 1e6 /
-                                                           span_s * pw,
+                                        SVG_LEFT + SVG_PAD +
+                                                (double)(time_usec[i] - time_usec[0]) / 1e6 /
+                                                        span_s * xw,
                                         y0 - (double)s[k].values[i] / ymax * SVG_PANEL_H);
                         fputs("\"/>\n", f);
                 }

@@ -3,6 +3,7 @@
 # the demo configuration (conf/demo.conf) on a private D-Bus, and watch its caches age
 # with "cacheagectl status --watch". Ctrl-C stops everything.
 #   DEMO_SECONDS=N   stop by itself after N seconds (default: run until interrupted)
+#   DEMO_SVG=FILE    with DEMO_SECONDS: at the end, write the storm cache's history as a plot
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,6 +45,10 @@ if [ -n "${DEMO_SECONDS:-}" ]; then
         echo
         sleep 2
     done
+    # DEMO_SVG=FILE: the storm cache's history as a plot (the README's picture).
+    if [ -n "${DEMO_SVG:-}" ]; then
+        build/daemon/cacheagectl --address "$address" history storm --svg "$DEMO_SVG"
+    fi
 else
     build/daemon/cacheagectl --address "$address" --no-pager status --watch=1
 fi

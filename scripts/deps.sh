@@ -11,6 +11,8 @@ packages=(
     liblzma-dev xz-utils
     # tests
     libcriterion-dev dbus dbus-daemon dbus-bin systemd strace memcached util-linux man-db
+    # promtool checks the metrics (tests/test-metrics.sh)
+    prometheus
     # fuzz targets: clang's libFuzzer is in libclang-rt-14-dev, only recommended by clang
     clang libclang-rt-14-dev
     # the Debian packages (scripts/deb.sh)

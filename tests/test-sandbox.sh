@@ -11,9 +11,14 @@
 #   3. a file of another user in that user's directory cannot be deleted by root without
 #      CAP_DAC_OVERRIDE, nor with it inside the namespace (the owner is not mapped), and can
 #      with it outside: files.conf sets PrivateUsers=no and that capability.
-# Usage: test-sandbox.sh KERNEL_DROPIN FILES_DROPIN (the built drop-ins). Needs root.
+#   4. metrics.conf: with the file system as ProtectSystem=strict leaves it (everything
+#      read-only) and the drop-in's ReadWritePaths= made writable again, as systemd mounts
+#      them, in a private mount namespace with a scratch /var/lib: cacheaged with no capability
+#      writes its metrics_file in that directory, and fails (logged) anywhere else.
+# Usage: test-sandbox.sh KERNEL_DROPIN FILES_DROPIN METRICS_DROPIN (the built drop-ins), with
+# $CACHEAGED and $CA_TEST_PLUGIN_DIR. Needs root.
 set -u
-kernel_dropin=$1 files_dropin=$2
+kernel_dropin=$1 files_dropin=$2 metrics_dropin=$3
 if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null || ! command -v setpriv >/dev/null; then
     echo "1..0 # SKIP needs root, unshare and setpriv"
     exit 0
@@ -30,7 +35,7 @@ trap cleanup EXIT
 nocaps() { setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "$@"; }
 userns() { unshare --user --map-root-user -- setpriv --inh-caps=-all --bounding-set=-all -- "$@"; }
 
-echo "1..4"
+echo "1..6"
 # 1. The errno of writing "0": EINVAL once allowed, EACCES/EPERM/EROFS when not.
 probe() {
     "$@" /usr/bin/python3 -c '
@@ -91,3 +96,51 @@ elif ! grep -q '^PrivateUsers=no' "$files_dropin" || ! grep -q '^CapabilityBound
 else
     echo "ok 4 - another user's files: CAP_DAC_OVERRIDE and no private user namespace, as files.conf says"
 fi
+
+# 4. metrics.conf: exactly one directory, the one the drop-in names, writable.
+rw=$(sed -n 's/^ReadWritePaths=-\{0,1\}//p' "$metrics_dropin")
+sandboxed_metrics() { # $1: metrics_file; prints "written" or the daemon's complaint
+    cat > "$tmp/metrics.conf" <<CONF
+[daemon]
+plugin_dir = $CA_TEST_PLUGIN_DIR
+idle_cpu_pressure = 0
+idle_memory_pressure = 0
+metrics_file = $1
+[cache m]
+adapter = fixed
+objects = 10
+interval = 10ms
+CONF
+    # systemd's ProtectSystem=strict: the whole tree read-only; ReadWritePaths=: a bind mount of
+    # the path made writable again. /var/lib is a scratch tmpfs here, holding the directory.
+    unshare --mount --propagation private sh -c '
+        mount -t tmpfs scratch /var/lib && mkdir -p "$2" /var/lib/elsewhere || exit 1
+        mount --bind /var/lib /var/lib && mount -o remount,bind,ro /var/lib || exit 1
+        mount --bind "$2" "$2" && mount -o remount,bind,rw "$2" || exit 1
+        setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- \
+            "$CACHEAGED" --config "$1" --bus none > "$3/metrics.log" 2>&1 &
+        pid=$!
+        i=0
+        while [ $i -lt 500 ] && ! [ -s "$4" ] && ! grep -q "Failed to write metrics" "$3/metrics.log"; do
+            sleep 0.02; i=$((i + 1))
+        done
+        kill $pid; wait $pid
+        if [ -s "$4" ] && grep -q "^cacheage_rotations_total{cache=\"m\"" "$4"; then
+            echo written
+        else
+            grep -o "Failed to write metrics.*" "$3/metrics.log" || echo "nothing: $(cat "$3/metrics.log")"
+        fi' sh "$tmp/metrics.conf" "$rw" "$tmp" "$1"
+}
+inside=$(sandboxed_metrics "$rw/cacheage.prom")
+outside=$(sandboxed_metrics /var/lib/elsewhere/cacheage.prom)
+if [ "$rw" != /var/lib/prometheus/node-exporter ]; then
+    echo "not ok 5 - metrics.conf makes '$rw' writable, not node_exporter's textfile directory"
+elif [ "$inside" != written ]; then
+    echo "not ok 5 - metrics_file in $rw under the sandbox: $inside"
+else
+    echo "ok 5 - metrics_file written in $rw, with the file system read-only but that directory"
+fi
+case $outside in
+*"Read-only file system"*) echo "ok 6 - metrics_file elsewhere: $outside" ;;
+*) echo "not ok 6 - metrics_file outside $rw under the sandbox: $outside (expected EROFS)" ;;
+esac
