@@ -24,12 +24,23 @@ static const struct {
         const char *in_name; /* the unit's tag at the end of a statistic's name, dropped */
         const char *suffix;  /* what the metric name ends in */
         uint64_t divisor;
+        const char *note;    /* added to the help, which speaks of the statistic's own unit */
 } units[] = {
-        { "usec", "_usec", "_seconds", 1000000 },
-        { "timestamp_usec", "_usec", "_timestamp_seconds", 1000000 },
-        { "ppm", "_ppm", "_ratio", 1000000 },
-        { "bytes", NULL, "_bytes", 1 },
+        { "usec", "_usec", "_seconds", 1000000, " (in seconds)" },
+        { "timestamp_usec", "_usec", "_timestamp_seconds", 1000000,
+          " (seconds since the Unix epoch)" },
+        { "ppm", "_ppm", "_ratio", 1000000, " (as a ratio: 1 is a million per million)" },
+        { "bytes", NULL, "_bytes", 1, "" },
 };
+
+/* The note for @unit's help, "" for a unit that is not converted. */
+static const char *unit_note(const char *unit)
+{
+        for (size_t i = 0; unit && i < sizeof(units) / sizeof(units[0]); i++)
+                if (strcmp(units[i].unit, unit) == 0)
+                        return units[i].note;
+        return "";
+}
 
 static bool ends_with(const char *s, size_t len, const char *suffix)
 {
@@ -71,7 +82,7 @@ char *metrics_name(const char *prefix, const char *name, enum ca_stat_kind kind,
 }
 
 /* Help text: '\' and newline escaped. */
-static void put_help(FILE *f, const char *name, const char *help)
+static void put_help(FILE *f, const char *name, const char *help, const char *unit)
 {
         fprintf(f, "# HELP %s ", name);
         for (const char *p = help && *help ? help : "(no help)"; *p; p++) {
@@ -82,7 +93,7 @@ static void put_help(FILE *f, const char *name, const char *help)
                 else
                         fputc(*p, f);
         }
-        fputc('\n', f);
+        fprintf(f, "%s\n", unit_note(unit));
 }
 
 /* A label value: '\', '"' and newline escaped. */
@@ -119,6 +130,7 @@ struct adapter_sample {
         char name[METRICS_NAME_MAX];
         enum ca_stat_kind kind;
         char *help;
+        const char *unit; /* one of units[], or NULL: all the help needs to know */
         uint64_t divisor;
         const struct manager_cache *cache;
         uint64_t value;
@@ -150,6 +162,9 @@ static void adapter_sample_add(void *userdata, const struct ca_adapter_stat *sta
         *a = (struct adapter_sample){ .kind = stat->kind, .cache = s->cache, .value = value };
         snprintf(prefix, sizeof(prefix), "cacheage_%s_", s->cache->adapter);
         metrics_name(prefix, stat->name, stat->kind, stat->unit, a->name, &a->divisor);
+        for (size_t i = 0; stat->unit && i < sizeof(units) / sizeof(units[0]); i++)
+                if (strcmp(units[i].unit, stat->unit) == 0)
+                        a->unit = units[i].unit;
         a->help = strdup(stat->help ? stat->help : "");
         if (!a->help) {
                 s->r = -ENOMEM;
@@ -184,7 +199,7 @@ int metrics_write(struct manager *m, FILE *f)
         d = ca_stat_descs(&n_descs);
         for (size_t k = 0; k < n_descs && n > 0; k++) {
                 metrics_name("cacheage_", d[k].name, d[k].kind, d[k].unit, name, &divisor);
-                put_help(f, name, d[k].help);
+                put_help(f, name, d[k].help, d[k].unit);
                 fprintf(f, "# TYPE %s %s\n", name, ca_stat_kind_name(d[k].kind));
                 for (size_t i = 0; i < n; i++)
                         put_sample(f, name, manager_cache_at(m, i), ca_stat_value(&stats[i], &d[k]),
@@ -198,7 +213,7 @@ int metrics_write(struct manager *m, FILE *f)
         for (size_t i = 0; i < s.n; i++) {
                 if (s.v[i].done)
                         continue;
-                put_help(f, s.v[i].name, s.v[i].help);
+                put_help(f, s.v[i].name, s.v[i].help, s.v[i].unit);
                 fprintf(f, "# TYPE %s %s\n", s.v[i].name, ca_stat_kind_name(s.v[i].kind));
                 for (size_t j = i; j < s.n; j++) {
                         if (s.v[j].done || strcmp(s.v[j].name, s.v[i].name) != 0)
