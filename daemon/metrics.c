@@ -113,16 +113,51 @@ static void put_label(FILE *f, const char *label, const char *value, bool first)
         fputc('"', f);
 }
 
-static void put_sample(FILE *f, const char *name, const struct manager_cache *c, uint64_t value,
-                       uint64_t divisor)
+static void put_sample_labelled(FILE *f, const char *name, const struct manager_cache *c,
+                                const char *label, const char *label_value, uint64_t value,
+                                uint64_t divisor)
 {
         fprintf(f, "%s{", name);
         put_label(f, "cache", c->name, true);
         put_label(f, "adapter", c->adapter, false);
+        if (label)
+                put_label(f, label, label_value, false);
         if (divisor == 1)
                 fprintf(f, "} %" PRIu64 "\n", value);
         else /* exact: no rounding through a double */
                 fprintf(f, "} %" PRIu64 ".%06" PRIu64 "\n", value / divisor, value % divisor);
+}
+
+static void put_sample(FILE *f, const char *name, const struct manager_cache *c, uint64_t value,
+                       uint64_t divisor)
+{
+        put_sample_labelled(f, name, c, NULL, NULL, value, divisor);
+}
+
+/*
+ * The refaults by distance (ca_cache_refault_histogram()): not a field of struct ca_stats, so
+ * not in the table, but a counter per bucket, labelled with the bucket's lowest distance. (Not
+ * a Prometheus histogram: that needs the sum of the distances, which nothing counts.)
+ */
+static void put_refault_distances(FILE *f, struct manager *m)
+{
+        static const char name[] = "cacheage_refaults_by_distance_total";
+        size_t n = manager_n_caches(m);
+        char floor[16];
+
+        fprintf(f, "# HELP %s refaults by the rotations between reclaim and return, from "
+                   "min_rotations up to the next bucket's\n# TYPE %s counter\n", name, name);
+        for (size_t i = 0; i < n; i++) {
+                const struct manager_cache *c = manager_cache_at(m, i);
+                uint64_t hist[CA_REFAULT_BUCKETS] = { 0 };
+
+                if (c->cache)
+                        ca_cache_refault_histogram(c->cache, hist);
+                for (unsigned b = 0; b < CA_REFAULT_BUCKETS; b++) {
+                        snprintf(floor, sizeof(floor), "%" PRIu32, ca_refault_bucket_floor(b));
+                        put_sample_labelled(f, name, c, "min_rotations", floor, hist[b], 1);
+                }
+        }
 }
 
 /* The adapters' statistics, gathered from every cache so that a family is printed whole. */
@@ -205,6 +240,8 @@ int metrics_write(struct manager *m, FILE *f)
                         put_sample(f, name, manager_cache_at(m, i), ca_stat_value(&stats[i], &d[k]),
                                    divisor);
         }
+        if (n > 0)
+                put_refault_distances(f, m);
         /*
          * One family per adapter and name, its samples together. Two caches of one adapter
          * whose hooks disagree on a statistic's kind would make two TYPEs of one family: the

@@ -5,9 +5,9 @@
  * Every statistic of every cache in the Prometheus text format (version 0.0.4, which
  * node_exporter's textfile collector and `promtool check metrics` read): the library's, one
  * family per entry of ca_stat_descs(), and the adapters', one family per adapter and name, as
- * their stats hooks describe them. Nothing here names a statistic: names, types and help come
- * from those descriptions, and the units become Prometheus's base units by rule
- * (metrics_name()).
+ * their stats hooks describe them; names, types and help come from those descriptions, and the
+ * units become Prometheus's base units by rule (metrics_name()). Outside those lists: the
+ * refaults by distance (ca_cache_refault_histogram()), one counter per bucket.
  */
 
 #include <stdint.h>

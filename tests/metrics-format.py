@@ -9,7 +9,8 @@ its samples, and its samples are together; names match [a-zA-Z_:][a-zA-Z0-9_:]*;
 escape backslash, double quote and newline; help text escapes backslash and newline; values are
 numbers; a counter's name ends in _total and only a counter's does; units are base units (no
 usec, no ppm). Every family of the library maps to one property of the cache, and every family
-of the adapter to one AdapterStats entry, with the same value (durations in seconds).
+of the adapter to one AdapterStats entry, with the same value (durations in seconds); the
+refaults by distance add up to the refaults.
 """
 import re
 import sys
@@ -92,6 +93,16 @@ def main():
             props[re.sub(r"(usec|ppm)$", "", key.lower())] = value
 
     lib, ad = 0, 0
+    # The refaults by distance: one sample per bucket, adding up to the refaults.
+    dist = families.pop("cacheage_refaults_by_distance_total", None)
+    if dist is None:
+        fail("no cacheage_refaults_by_distance_total")
+    buckets = [v for labels, v in dist["samples"]
+               if labels.get("cache") == cache and "min_rotations" in labels]
+    total = [v for labels, v in families["cacheage_refaults_total"]["samples"]
+             if labels.get("cache") == cache]
+    if len(buckets) < 2 or total != [sum(buckets)]:
+        fail("refaults by distance %s do not add up to the refaults %s" % (buckets, total))
     for name, fam in families.items():
         samples = [v for labels, v in fam["samples"]
                    if labels == {"cache": cache, "adapter": adapter}]
