@@ -1941,6 +1941,7 @@ static int cmd_history(sd_bus *bus, int argc, char **argv)
         struct history_info h = { 0 };
         struct plot_series s[2];
         uint64_t since_usec = 0, *plotted[2] = { NULL, NULL };
+        bool plot;
         int r;
 
         if (argc != 1)
@@ -1965,12 +1966,14 @@ static int cmd_history(sd_bus *bus, int argc, char **argv)
                          strerror(-r));
                 goto out_free;
         }
+        /* Without those columns (or memory) there is no picture: the table stays. */
         r = history_series(&h, s, plotted);
-        if (r < 0 && (arg_svg || arg_tty_columns)) {
-                r = fail(EXIT_FAILED, "The history of %s has no %s column to plot", argv[0],
-                         r == -ENOENT ? "objects or reclaimed" : "memory for a");
+        if (r < 0 && arg_svg) {
+                r = fail(EXIT_FAILED, "Nothing to plot in the history of %s: %s", argv[0],
+                         r == -ENOENT ? "no objects or reclaimed column" : strerror(-r));
                 goto out_free;
         }
+        plot = r >= 0;
         r = 0;
         if (arg_svg) {
                 r = history_write_svg(argv[0], &h, s);
@@ -1986,7 +1989,7 @@ static int cmd_history(sd_bus *bus, int argc, char **argv)
                        arg_since ? " since then" : " yet");
                 goto out_free;
         }
-        if (arg_tty_columns) {
+        if (plot && arg_tty_columns) {
                 plot_terminal(stdout, h.times, h.n_rows, s, 2, arg_tty_columns, 8);
                 putchar('\n');
         }
