@@ -31,6 +31,7 @@ static const struct {
           " (seconds since the Unix epoch)" },
         { "ppm", "_ppm", "_ratio", 1000000, " (as a ratio: 1 is a million per million)" },
         { "bytes", NULL, "_bytes", 1, "" },
+        { "seconds", NULL, "_seconds", 1, "" },
 };
 
 /* The note for @unit's help, "" for a unit that is not converted. */

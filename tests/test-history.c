@@ -195,6 +195,8 @@ Test(metrics, names_follow_the_rules)
                 { "cacheage_", "wait_usec", "usec", CA_STAT_COUNTER,
                   "cacheage_wait_seconds_total", 1000000 },
                 { "cacheage_", "share_ppm", "ppm", CA_STAT_GAUGE, "cacheage_share_ratio", 1000000 },
+                { "cacheage_kernel_", "age_limit", "seconds", CA_STAT_GAUGE,
+                  "cacheage_kernel_age_limit_seconds", 1 },
                 { "cacheage_my-adapter_", "hits", NULL, CA_STAT_COUNTER,
                   "cacheage_my_adapter_hits_total", 1 },
                 { "cacheage_x_", "errors_total", "", CA_STAT_COUNTER, "cacheage_x_errors_total", 1 },
