@@ -24,8 +24,7 @@ struct manager;
  * "") under @prefix ("cacheage_", or "cacheage_ADAPTER_"): characters outside [a-zA-Z0-9_]
  * become '_', a duration in "usec" becomes "_seconds", a "timestamp_usec" "_timestamp_seconds",
  * "ppm" a "_ratio", "bytes" and "seconds" end in "_bytes" and "_seconds", and a counter ends in
- * "_total". *ret_divisor is
- * what the value is divided by (1 or 1000000).
+ * "_total". *ret_divisor is what the value is divided by (1 or 1000000).
  */
 char *metrics_name(const char *prefix, const char *name, enum ca_stat_kind kind,
                    const char *unit, char buf[static METRICS_NAME_MAX], uint64_t *ret_divisor);
