@@ -24,11 +24,13 @@
 #include <systemd/sd-bus.h>
 
 /* The build's config.h (CA_VERSION); "config.h" alone is the parser's, beside this file. */
+#include "bus-address.h"
 #include "bus-def.h"
 #include "cacheage-build.h"
 #include "cacheage/age.h"
 #include "config.h"
 #include "dropin.h"
+#include "escape.h"
 #include "history-plot.h"
 #include "json-print.h"
 #include "pager.h"
@@ -265,15 +267,13 @@ static const char *bus_description(char *buf, size_t len)
         }
 }
 
-static int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(int status, const char *fmt, ...)
+static int vfail(int status, bool keep_newlines, const char *fmt, va_list ap)
 {
-        char msg[4096];
-        va_list ap;
+        char raw[4096], msg[sizeof(raw) * ESCAPE_BYTE_MAX];
 
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
-        va_end(ap);
+        vsnprintf(raw, sizeof(raw), fmt, ap);
+        /* Arguments and the daemon's words are quoted: never a raw control byte on a terminal. */
+        escape_control(raw, keep_newlines, msg, sizeof(msg));
         fflush(stdout);
         fprintf(stderr, "cacheagectl: %s\n", msg);
         if (arg_json) {
@@ -286,6 +286,31 @@ static int fail(int status, const char *fmt, ...)
                 json_end(&j);
         }
         return status;
+}
+
+static int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(int status, const char *fmt, ...)
+{
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vfail(status, false, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+/* fail() for a message of several lines, each escaped already (the daemon's list of errors). */
+static int fail_lines(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail_lines(int status, const char *fmt, ...)
+{
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vfail(status, true, fmt, ap);
+        va_end(ap);
+        return r;
 }
 
 /*
@@ -350,6 +375,7 @@ struct cache_info {
         uint32_t single_use_age, max_age;
         char *ages;          /* "fixed" or "auto" */
         uint32_t refault_window, target_refault_ppm;
+        uint32_t rotations_behind; /* the daemon's: the cache falls behind its interval */
         unsigned have_props; /* bit i: cache_props[i] was read */
         bool have_refault_histogram;
         uint32_t refault_floor[CA_REFAULT_BUCKETS]; /* rotations */
@@ -383,6 +409,7 @@ static const struct cache_prop {
         { "ObjectsName", 's', FMT_PLAIN, offsetof(struct cache_info, objects_name) },
         { "PartName", 's', FMT_PLAIN, offsetof(struct cache_info, part_name) },
         { "Mechanism", 's', FMT_PLAIN, offsetof(struct cache_info, mechanism) },
+        { "RotationsBehind", 'u', FMT_PLAIN, offsetof(struct cache_info, rotations_behind) },
 };
 #define N_CACHE_PROPS (sizeof(cache_props) / sizeof(cache_props[0]))
 
@@ -906,7 +933,11 @@ static void status_row(const struct cache_info *c, const struct status_titles *t
 
         snprintf(cells[COL_CACHE], CELL_MAX, "%s", c->name ? c->name : "?");
         snprintf(cells[COL_ADAPTER], CELL_MAX, "%s", c->adapter ? c->adapter : "?");
-        snprintf(cells[COL_STATE], CELL_MAX, "%s", c->enabled ? "enabled" : "disabled");
+        /* A cache whose aging cannot keep up with its interval says so where one looks. */
+        if (c->rotations_behind > 0)
+                snprintf(cells[COL_STATE], CELL_MAX, "behind(%" PRIu32 ")", c->rotations_behind);
+        else
+                snprintf(cells[COL_STATE], CELL_MAX, "%s", c->enabled ? "enabled" : "disabled");
         snprintf(cells[COL_OBJECTS], CELL_MAX, "%" PRIu64 "%s%s", c->stats.objects,
                  t->name_objects ? " " : "", t->name_objects ? info_objects_name(c) : "");
         /* An older daemon has no PartObjects: its part is the single-use objects. */
@@ -1370,7 +1401,7 @@ static int order_ages(sd_bus *bus, const char *path, const char *cache, struct s
                 return r;
         }
         cur_su = su;
-        for (size_t i = 0; i < n; i++) { /* a key given twice: the last wins, as it is sent */
+        for (size_t i = 0; i < n; i++) { /* each key once: parse_settings() refused the rest */
                 if (s[i].type != 'u')
                         continue;
                 if (strcmp(s[i].property, "MaxAge") == 0)
@@ -1456,7 +1487,7 @@ static int set_persistent(sd_bus *bus, const char *path, const char *cache,
                 int q = dropin_restore(file, old);
 
                 if (sd_bus_error_has_name(&error, CA_BUS_ERROR_CONFIG))
-                        r = fail(EXIT_FAILED, "Reload failed, %s %s:\n%s", file,
+                        r = fail_lines(EXIT_FAILED, "Reload failed, %s %s:\n%s", file,
                                  q < 0 ? "could not be put back" : "was put back as it was",
                                  error.message ? error.message : "(no details)");
                 else
@@ -1478,10 +1509,10 @@ out_free:
         return r;
 }
 
-static int cmd_set(sd_bus *bus, int argc, char **argv)
+/* The settings of 'set NAME KEY=VALUE...', each key once, all checked: into *ret (malloc()ed). */
+static int parse_settings(int argc, char **argv, struct setting **ret)
 {
         struct setting *s;
-        char *path = NULL;
         int r;
 
         if (argc < 2)
@@ -1490,12 +1521,46 @@ static int cmd_set(sd_bus *bus, int argc, char **argv)
         s = calloc((size_t)argc, sizeof(*s));
         if (!s)
                 return fail(EXIT_FAILED, "Out of memory");
-        /* Everything is checked before anything is sent. */
         for (int i = 1; i < argc; i++) {
                 r = parse_setting(argv[i], &s[i]);
                 if (r != 0)
                         goto out_free;
+                /* Which of two values was meant cannot be guessed: neither is sent. */
+                for (int j = 1; j < i; j++)
+                        if (strcmp(s[j].key, s[i].key) == 0) {
+                                r = fail(EXIT_USAGE, "%s is given twice ('%s' and '%s')",
+                                         s[i].key, argv[j], argv[i]);
+                                goto out_free;
+                        }
         }
+        *ret = s;
+        return 0;
+out_free:
+        free(s);
+        return r;
+}
+
+/* A bad command line is said as such, whether a daemon runs or not: before connecting. */
+static int check_set(int argc, char **argv)
+{
+        struct setting *s = NULL;
+        int r;
+
+        r = parse_settings(argc, argv, &s);
+        free(s);
+        return r;
+}
+
+static int cmd_set(sd_bus *bus, int argc, char **argv)
+{
+        struct setting *s = NULL;
+        char *path = NULL;
+        int r;
+
+        /* Everything is checked before anything is sent. */
+        r = parse_settings(argc, argv, &s);
+        if (r != 0)
+                return r;
         r = sd_bus_path_encode(CA_BUS_CACHE_PREFIX, argv[0], &path);
         if (r < 0) {
                 r = fail(EXIT_FAILED, "Out of memory");
@@ -1558,7 +1623,7 @@ static int manager_call(sd_bus *bus, const char *command, const char *method, co
 
         if (sd_bus_error_has_name(&error, CA_BUS_ERROR_CONFIG)) {
                 /* One line per configuration error, as cacheaged logs them. */
-                r = fail(EXIT_FAILED, "Reload failed, the configuration in force was kept:\n%s",
+                r = fail_lines(EXIT_FAILED, "Reload failed, the configuration in force was kept:\n%s",
                          error.message ? error.message : "(no details)");
         } else if (name && name[0] && sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_OBJECT)) {
                 r = fail(EXIT_FAILED, "No cache named %s", name);
@@ -2150,7 +2215,7 @@ static int parse_argv(int argc, char **argv)
                 { "version", no_argument, NULL, ARG_VERSION },
                 {},
         };
-        char *end;
+        char *end, why[256];
         int c, r;
 
         /* Options may follow the command, as with systemctl ("status --json"). */
@@ -2163,6 +2228,9 @@ static int parse_argv(int argc, char **argv)
                         arg_bus = BUS_USER;
                         break;
                 case 'A':
+                        if (!bus_address_check(optarg, why, sizeof(why)))
+                                return fail(EXIT_USAGE, "--address: '%s' is not a D-Bus address: "
+                                            "%s", optarg, why);
                         arg_bus = BUS_ADDRESS;
                         arg_address = optarg;
                         break;
@@ -2258,6 +2326,10 @@ static int bus_connect(sd_bus **ret)
                 if (r < 0)
                         bus = sd_bus_unref(bus);
         }
+        /* sd-bus says EINVAL of an address it cannot use ("unix:" without a path). */
+        if (r == -EINVAL && arg_bus == BUS_ADDRESS)
+                return fail(EXIT_USAGE, "--address: '%s' is not a usable D-Bus address: %s",
+                            arg_address, strerror(-r));
         if (r < 0)
                 return fail(EXIT_NOT_RUNNING, "Failed to connect to %s: %s",
                             bus_description(desc, sizeof(desc)), strerror(-r));
@@ -2270,16 +2342,17 @@ int main(int argc, char **argv)
         static const struct {
                 const char *name;
                 int (*run)(sd_bus *bus, int argc, char **argv);
+                int (*check)(int argc, char **argv); /* before connecting; may be NULL */
         } commands[] = {
-                { "status", cmd_status },
-                { "show", cmd_show },
-                { "set", cmd_set },
-                { "rotate", cmd_rotate },
-                { "reset-statistics", cmd_reset_statistics },
-                { "reload", cmd_reload },
-                { "list", cmd_list },
-                { "metrics", cmd_metrics },
-                { "history", cmd_history },
+                { "status", cmd_status, NULL },
+                { "show", cmd_show, NULL },
+                { "set", cmd_set, check_set },
+                { "rotate", cmd_rotate, NULL },
+                { "reset-statistics", cmd_reset_statistics, NULL },
+                { "reload", cmd_reload, NULL },
+                { "list", cmd_list, NULL },
+                { "metrics", cmd_metrics, NULL },
+                { "history", cmd_history, NULL },
         };
         sd_bus *bus = NULL;
         int r;
@@ -2297,6 +2370,11 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]) && r < 0; i++) {
                 if (strcmp(commands[i].name, arg_command) != 0)
                         continue;
+                if (commands[i].check) {
+                        r = commands[i].check(argc - optind, argv + optind);
+                        if (r != 0)
+                                break;
+                }
                 r = bus_connect(&bus);
                 if (r != 0)
                         break;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "errors.h"
+#include "escape.h"
 
 void ca_errors_add(struct ca_errors *e, const char *fmt, ...)
 {
@@ -21,6 +22,16 @@ void ca_errors_add(struct ca_errors *e, const char *fmt, ...)
         va_end(ap);
         if (r < 0)
                 return; /* out of memory: the caller's own count of errors still holds */
+        /* Messages quote input: one message is one line, whatever the input held. */
+        /* Messages quote input: one message is one line, whatever the input held. */
+        if (escape_control_any(msg)) {
+                char *escaped = escape_control_dup(msg, false);
+
+                free(msg);
+                if (!escaped)
+                        return;
+                msg = escaped;
+        }
         v = realloc(e->v, (e->n + 1) * sizeof(*v));
         if (!v) {
                 free(msg);

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "log.h"
 
 #define LOG_LINE_MAX 2048 /* bytes; longer messages are cut */
@@ -83,8 +84,12 @@ const char *log_level_to_string(int level)
         return level_names[level];
 }
 
-static void log_write(int level, const char *msg)
+static void log_write(int level, const char *raw)
 {
+        char msg[LOG_LINE_MAX * ESCAPE_BYTE_MAX];
+
+        /* A message is one line: what it quotes from input cannot start another (escape.h). */
+        escape_control(raw, false, msg, sizeof(msg));
         /* One write per line, so that lines from a crash or a child never interleave. */
         if (log_prefix_level)
                 fprintf(stderr, "<%d>%s\n", level, msg);

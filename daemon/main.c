@@ -10,6 +10,7 @@
 #include <string.h>
 
 /* The build's config.h (CA_VERSION, CA_CONFIG_FILE); "config.h" alone is the parser's. */
+#include "bus-address.h"
 #include "cacheage-build.h"
 #include "log.h"
 #include "manager.h"
@@ -89,6 +90,7 @@ static int parse_argv(int argc, char *argv[], struct manager_options *opts)
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
+        char why[256];
         int c, r;
 
         while ((c = getopt_long(argc, argv, "c:b:l:h", options, NULL)) >= 0) {
@@ -99,6 +101,13 @@ static int parse_argv(int argc, char *argv[], struct manager_options *opts)
                 case 'b':
                         if (!*optarg) {
                                 log_error("--bus needs a value: system, user, an address or none");
+                                return -EINVAL;
+                        }
+                        if (strcmp(optarg, "system") != 0 && strcmp(optarg, "user") != 0 &&
+                            strcmp(optarg, "none") != 0 &&
+                            !bus_address_check(optarg, why, sizeof(why))) {
+                                log_error("--bus: '%s' is not system, user, none or a D-Bus "
+                                          "address: %s", optarg, why);
                                 return -EINVAL;
                         }
                         opts->bus = optarg;
