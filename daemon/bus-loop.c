@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <linux/capability.h>
 #include <string.h>
 #include <time.h>
 
@@ -26,6 +27,7 @@
 #define BUS_RECONNECT_MIN_USEC 500000ULL   /* first retry after a lost connection */
 #define BUS_RECONNECT_MAX_USEC 30000000ULL /* backoff ceiling */
 #define BUS_PROCESS_MAX 64                 /* messages handled before yielding to the loop */
+#define BUS_FLUSH_MAX_USEC 1000000ULL      /* writing what is queued, when the daemon stops */
 
 struct bus_loop {
         struct event_base *base;
@@ -102,8 +104,28 @@ static void bus_loop_disconnect(struct bus_loop *l)
                 evtimer_del(l->time_event);
         l->io_fd = -1;
         l->io_flags = 0;
-        /* The owner's slots are floating: unref'ing the bus drops every vtable with it. */
-        l->bus = sd_bus_flush_close_unref(l->bus);
+        /*
+         * The owner's slots are floating: unref'ing the bus drops every vtable with it. No
+         * sd_bus_flush(): it waits without limit, and a dbus-daemon that is stopped never
+         * reads (bus_loop_free() flushes for a bounded time).
+         */
+        l->bus = sd_bus_close_unref(l->bus);
+}
+
+/* Write what is queued (replies above all) for at most @timeout_usec: a stalled bus waits no longer. */
+static void bus_flush_bounded(sd_bus *bus, uint64_t timeout_usec)
+{
+        uint64_t deadline = ca_now_usec() + timeout_usec, queued = 0, now;
+
+        while (sd_bus_get_n_queued_write(bus, &queued) >= 0 && queued > 0 &&
+               (now = ca_now_usec()) < deadline) {
+                if (sd_bus_process(bus, NULL) < 0)
+                        break;
+                if (sd_bus_get_n_queued_write(bus, &queued) < 0 || queued == 0)
+                        break;
+                if (sd_bus_wait(bus, deadline - now) < 0)
+                        break;
+        }
 }
 
 static void bus_io_cb(evutil_socket_t fd, short what, void *userdata);
@@ -326,6 +348,8 @@ struct bus_loop *bus_loop_free(struct bus_loop *l)
 {
         if (!l)
                 return NULL;
+        if (l->bus)
+                bus_flush_bounded(l->bus, BUS_FLUSH_MAX_USEC);
         bus_loop_disconnect(l);
         if (l->io_event)
                 event_free(l->io_event);
@@ -342,4 +366,30 @@ struct bus_loop *bus_loop_free(struct bus_loop *l)
 sd_bus *bus_loop_bus(struct bus_loop *l)
 {
         return l ? l->bus : NULL;
+}
+
+int bus_verify_admin(sd_bus_message *m, const char *what, sd_bus_error *error)
+{
+        sd_bus_creds *creds = NULL;
+        const char *scope = NULL;
+        int r;
+
+        if (sd_bus_get_scope(sd_bus_message_get_bus(m), &scope) >= 0 && strcmp(scope, "user") == 0)
+                return 1;
+        /*
+         * dbus-daemon gives the sender's pid; AUGMENT reads its capabilities from
+         * /proc/PID/status (the sender is blocked in its call meanwhile).
+         */
+        r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EFFECTIVE_CAPS | SD_BUS_CREDS_AUGMENT,
+                                      &creds);
+        if (r >= 0)
+                r = sd_bus_creds_has_effective_cap(creds, CAP_SYS_ADMIN);
+        sd_bus_creds_unref(creds);
+        if (r > 0)
+                return 1;
+        if (r < 0)
+                log_debug("Capabilities of %s unknown (%s): %s denied",
+                          sd_bus_message_get_sender(m) ? sd_bus_message_get_sender(m) : "the sender", strerror(-r), what);
+        return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                 "Access denied: %s needs CAP_SYS_ADMIN (root)", what);
 }

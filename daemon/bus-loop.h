@@ -29,7 +29,7 @@ struct bus_loop_ops {
  */
 int bus_loop_new(struct event_base *base, const char *address, const char *name,
                  const struct bus_loop_ops *ops, void *userdata, struct bus_loop **ret);
-/* bus_loop_free() - close the connection (queued messages are flushed); accepts NULL. */
+/* bus_loop_free() - close the connection (queued messages are written for at most 1 s); accepts NULL. */
 struct bus_loop *bus_loop_free(struct bus_loop *l);
 
 /* bus_loop_bus() - the connection, or NULL while it is lost. */
@@ -41,3 +41,13 @@ sd_bus *bus_loop_bus(struct bus_loop *l);
  * nothing else notices that sd-bus now wants to write. Accepts NULL.
  */
 void bus_loop_rearm(struct bus_loop *l);
+
+/*
+ * bus_verify_admin() - whether the sender of @m may change anything: on every bus but the
+ * user bus (whose members are all its user, as sd-bus trusts it) the sender must hold
+ * CAP_SYS_ADMIN in its effective set. sd-bus's own check of unprivileged members falls back
+ * to comparing uids when dbus-daemon does not pass capabilities, which lets a uid-0 process
+ * without any capability write; this reads the sender's capabilities itself. Returns 1 when
+ * allowed; else sets @error (AccessDenied naming @what) and returns its negative errno.
+ */
+int bus_verify_admin(sd_bus_message *m, const char *what, sd_bus_error *error);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bus-def.h"
+#include "bus-loop.h"
 #include "log.h"
 #include "logcontrol-bus.h"
 #include "manager.h"
@@ -28,6 +29,9 @@ static int property_set_log_level(sd_bus *bus, const char *path, const char *int
         const char *s;
         int level, r;
 
+        r = bus_verify_admin(value, "setting LogLevel", error);
+        if (r < 0)
+                return r;
         r = sd_bus_message_read(value, "s", &s);
         if (r < 0)
                 return r;
@@ -54,6 +58,9 @@ static int property_set_log_target(sd_bus *bus, const char *path, const char *in
         const char *s;
         int r;
 
+        r = bus_verify_admin(value, "setting LogTarget", error);
+        if (r < 0)
+                return r;
         r = sd_bus_message_read(value, "s", &s);
         if (r < 0)
                 return r;

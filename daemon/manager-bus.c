@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
 #include <systemd/sd-bus.h>
 
 #include "bus-def.h"
@@ -121,6 +122,10 @@ static int method_manager_rotate(sd_bus_message *msg, void *userdata, sd_bus_err
         struct manager_cache *c;
         int r;
 
+        r = bus_verify_admin(msg, "Rotate", error);
+        if (r < 0)
+                return r;
+
         r = read_cache_name(msg, m, &c, error);
         if (r < 0)
                 return r;
@@ -138,6 +143,10 @@ static int method_manager_reset_statistics(sd_bus_message *msg, void *userdata,
         struct manager_cache *c;
         int r;
 
+        r = bus_verify_admin(msg, "ResetStatistics", error);
+        if (r < 0)
+                return r;
+
         r = read_cache_name(msg, m, &c, error);
         if (r < 0)
                 return r;
@@ -154,6 +163,9 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         FILE *f;
         int r;
 
+        r = bus_verify_admin(msg, "Reload", error);
+        if (r < 0)
+                return r;
         r = manager_reload(m, &errors);
         if (r >= 0) {
                 /* The manager has said PropertiesChanged for every kept cache. */
@@ -290,6 +302,10 @@ static int property_set_default_interval(sd_bus *bus, const char *path, const ch
         struct manager *m = userdata;
         uint64_t usec;
         int r;
+
+        r = bus_verify_admin(value, "setting DefaultIntervalUSec", error);
+        if (r < 0)
+                return r;
 
         r = sd_bus_message_read(value, "t", &usec);
         if (r < 0)
@@ -451,6 +467,10 @@ static int property_set_interval(sd_bus *bus, const char *path, const char *inte
         uint64_t usec;
         int r;
 
+        r = bus_verify_admin(value, "setting IntervalUSec", error);
+        if (r < 0)
+                return r;
+
         r = sd_bus_message_read(value, "t", &usec);
         if (r < 0)
                 return r;
@@ -481,6 +501,10 @@ static int property_set_age(sd_bus *bus, const char *path, const char *interface
         struct ca_params p;
         uint32_t age;
         int r;
+
+        r = bus_verify_admin(value, "setting an age", error);
+        if (r < 0)
+                return r;
 
         r = sd_bus_message_read(value, "u", &age);
         if (r < 0)
@@ -557,6 +581,10 @@ static int property_set_enabled(sd_bus *bus, const char *path, const char *inter
         struct manager_cache *c = userdata;
         int b, r;
 
+        r = bus_verify_admin(value, "setting Enabled", error);
+        if (r < 0)
+                return r;
+
         r = sd_bus_message_read(value, "b", &b);
         if (r < 0)
                 return r;
@@ -564,6 +592,15 @@ static int property_set_enabled(sd_bus *bus, const char *path, const char *inter
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Failed to set %s: %m", property);
         return sd_bus_emit_properties_changed(bus, path, interface, property, NULL);
+}
+
+static int property_get_rotations_behind(sd_bus *bus, const char *path, const char *interface,
+                                         const char *property, sd_bus_message *reply,
+                                         void *userdata, sd_bus_error *error)
+{
+        struct manager_cache *c = userdata;
+
+        return sd_bus_message_append(reply, "u", c->rotations_behind);
 }
 
 /* The statistics: one property per descriptor of struct ca_stats, read by offset. */
@@ -629,6 +666,9 @@ static int method_cache_rotate(sd_bus_message *msg, void *userdata, sd_bus_error
         struct manager_cache *c = userdata;
         int r;
 
+        r = bus_verify_admin(msg, "Rotate", error);
+        if (r < 0)
+                return r;
         r = manager_rotate(c->manager, c);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Failed to rotate %s: %m", c->name);
@@ -639,7 +679,11 @@ static int method_cache_reset_statistics(sd_bus_message *msg, void *userdata,
                                          sd_bus_error *error)
 {
         struct manager_cache *c = userdata;
+        int r;
 
+        r = bus_verify_admin(msg, "ResetStatistics", error);
+        if (r < 0)
+                return r;
         manager_reset_statistics(c->manager, c); /* says PropertiesChanged */
         return sd_bus_reply_method_return(msg, NULL);
 }
@@ -666,6 +710,8 @@ static const sd_bus_vtable cache_vtable_head[] = {
         SD_BUS_PROPERTY("RefaultWindow", "u", property_get_refault_setting, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("TargetRefaultPpm", "u", property_get_refault_setting, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("RotationsBehind", "u", property_get_rotations_behind, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 };
 
@@ -733,11 +779,24 @@ static int cache_vtable_build(sd_bus_vtable **ret_vtable, const char ***ret_chan
 
 /* ---- the objects, on every connection ---- */
 
+/*
+ * PropertiesChanged is owed, not queued: a change marks the object (the cache entry, or the
+ * manager's Caches) and one flush event at priority 0 says it once per marked object. While
+ * sd-bus's write queue holds CA_BUS_WQUEUE_SIGNALS_MAX messages or more (dbus-daemon stopped
+ * or slow), nothing is added to it: the marks wait, one per object whatever the number of
+ * rotations meanwhile, and the flush looks again every CA_BUS_FLUSH_RETRY_USEC. So a stalled
+ * bus costs a bounded queue, and a client sees the latest values once it flows again.
+ */
+#define CA_BUS_WQUEUE_SIGNALS_MAX 64     /* messages queued before signals wait */
+#define CA_BUS_FLUSH_RETRY_USEC 100000   /* while the queue is full, or the bus away */
+
 struct manager_bus {
         struct manager *manager;
         struct bus_loop *loop;
         sd_bus_vtable *cache_vtable;
         const char **cache_changed; /* NULL-terminated */
+        struct event *flush_event;  /* priority 0: says what is owed */
+        bool caches_changed;        /* the manager's Caches property is owed */
 };
 
 static int manager_bus_attach(sd_bus *bus, void *userdata)
@@ -762,7 +821,57 @@ static int manager_bus_attach(sd_bus *bus, void *userdata)
 
 static void manager_bus_reconnected(void *userdata)
 {
-        manager_bus_caches_changed(userdata);
+        struct manager_bus *b = userdata;
+
+        /* What changed while the bus was away is said now, once per object. */
+        for (size_t i = 0; i < manager_n_caches(b->manager); i++)
+                manager_bus_cache_changed(b, manager_cache_at(b->manager, i));
+        manager_bus_caches_changed(b);
+}
+
+static void manager_bus_flush_later(struct manager_bus *b)
+{
+        struct timeval tv = { .tv_sec = 0, .tv_usec = CA_BUS_FLUSH_RETRY_USEC };
+
+        evtimer_add(b->flush_event, &tv);
+}
+
+static void manager_bus_flush(evutil_socket_t fd, short what, void *userdata)
+{
+        struct manager_bus *b = userdata;
+        struct manager *m = b->manager;
+        sd_bus *bus = bus_loop_bus(b->loop);
+        uint64_t queued = 0;
+
+        if (!bus)
+                return; /* the reconnection says everything again */
+        if (sd_bus_get_n_queued_write(bus, &queued) >= 0 && queued >= CA_BUS_WQUEUE_SIGNALS_MAX) {
+                manager_bus_flush_later(b);
+                return;
+        }
+        if (b->caches_changed) {
+                b->caches_changed = false;
+                (void)sd_bus_emit_properties_changed(bus, CA_BUS_MANAGER_PATH,
+                                                     CA_BUS_MANAGER_IFACE, "Caches", NULL);
+        }
+        for (size_t i = 0; i < manager_n_caches(m); i++) {
+                struct manager_cache *c = manager_cache_at(m, i);
+                char *path = NULL;
+
+                if (!c->bus_changed || cache_path(c, &path) < 0)
+                        continue;
+                c->bus_changed = false;
+                (void)sd_bus_emit_properties_changed_strv(bus, path, CA_BUS_CACHE_IFACE,
+                                                          (char **)b->cache_changed);
+                free(path);
+        }
+        bus_loop_rearm(b->loop);
+}
+
+static void manager_bus_owe(struct manager_bus *b)
+{
+        if (!evtimer_pending(b->flush_event, NULL))
+                event_active(b->flush_event, EV_TIMEOUT, 0);
 }
 
 static const struct bus_loop_ops manager_bus_loop_ops = {
@@ -779,6 +888,12 @@ int manager_bus_new(struct manager *m, const char *address, struct manager_bus *
         if (!b)
                 return log_error_errno(ENOMEM, "Out of memory");
         b->manager = m;
+        b->flush_event = evtimer_new(manager_event_base(m), manager_bus_flush, b);
+        if (!b->flush_event) {
+                r = log_error_errno(ENOMEM, "Out of memory");
+                goto out_free;
+        }
+        event_priority_set(b->flush_event, 0);
         r = cache_vtable_build(&b->cache_vtable, &b->cache_changed);
         if (r < 0) {
                 log_error_errno(r, "Failed to build the cache objects' vtable: %m");
@@ -801,6 +916,8 @@ struct manager_bus *manager_bus_free(struct manager_bus *b)
                 return NULL;
         /* The connection first: it holds the vtable. */
         b->loop = bus_loop_free(b->loop);
+        if (b->flush_event)
+                event_free(b->flush_event);
         free(b->cache_vtable);
         free(b->cache_changed);
         free(b);
@@ -809,24 +926,16 @@ struct manager_bus *manager_bus_free(struct manager_bus *b)
 
 void manager_bus_cache_changed(struct manager_bus *b, struct manager_cache *c)
 {
-        sd_bus *bus = bus_loop_bus(b ? b->loop : NULL);
-        char *path = NULL;
-
-        if (!bus || !c || cache_path(c, &path) < 0)
+        if (!b || !c)
                 return;
-        (void)sd_bus_emit_properties_changed_strv(bus, path, CA_BUS_CACHE_IFACE,
-                                                  (char **)b->cache_changed);
-        free(path);
-        bus_loop_rearm(b->loop);
+        c->bus_changed = true;
+        manager_bus_owe(b);
 }
 
 void manager_bus_caches_changed(struct manager_bus *b)
 {
-        sd_bus *bus = bus_loop_bus(b ? b->loop : NULL);
-
-        if (!bus)
+        if (!b)
                 return;
-        (void)sd_bus_emit_properties_changed(bus, CA_BUS_MANAGER_PATH, CA_BUS_MANAGER_IFACE,
-                                             "Caches", NULL);
-        bus_loop_rearm(b->loop);
+        b->caches_changed = true;
+        manager_bus_owe(b);
 }
