@@ -56,6 +56,8 @@
 #define SLICE_BUDGET_MAX 1000000ULL /* nodes */
 #define SLICE_TIME_MIN_USEC 100ULL
 #define SLICE_TIME_MAX_USEC 1000000ULL
+#define CHECK_TIMEOUT_MIN_USEC 100000ULL
+#define CHECK_TIMEOUT_MAX_USEC 600000000ULL
 #define MAX_DEFER_MAX 1000ULL /* rotations */
 #define HISTORY_ROTATIONS_MAX 100000ULL /* rotations kept per cache */
 
@@ -101,6 +103,10 @@ static const struct ca_key_spec daemon_keys[] = {
         { .name = "max_defer", .type = CA_KEY_UINT, CA_KEY_FIELD(struct ca_conf, max_defer),
           .def = "3", .min = 0, .max = MAX_DEFER_MAX,
           .help = "rotations a cache may be put off in a row" },
+        { .name = "check_timeout", .type = CA_KEY_DURATION,
+          CA_KEY_FIELD(struct ca_conf, check_timeout_usec), .def = "10s",
+          .min = CHECK_TIMEOUT_MIN_USEC, .max = CHECK_TIMEOUT_MAX_USEC,
+          .help = "longest check of a new configuration's plugin sections, in a child" },
         { .name = "log_level", .type = CA_KEY_CHOICE, CA_KEY_FIELD(struct ca_conf, log_level),
           .def = "info", .choices = log_levels, .flags = CA_KEY_NUMBER, .min = LOG_EMERG,
           .max = LOG_DEBUG, .what = "log level", .help = "syslog level, by name or number" },

@@ -88,6 +88,8 @@ struct ca_conf {
         double idle_memory_pressure;  /* idle_memory_pressure: 0..100, default 10; 0 = off */
         uint32_t max_defer;           /* max_defer: rotations a cache may be deferred, 0..1000,
                                          default 3 */
+        uint64_t check_timeout_usec;  /* check_timeout: a reload's plugin check in a child,
+                                         100ms..10min, default 10s */
         int log_level;                /* log_level: syslog level, by name (emerg ... debug) or
                                          0..7, default LOG_INFO */
         char *metrics_file;           /* metrics_file: absolute, NULL = none */

@@ -11,6 +11,14 @@
  * re-activates itself while work is pending. The base is told to poll again after every
  * slice (event_config_set_max_dispatch_interval), so signals, other caches and bus calls
  * are served between two slices of a large cache, however large.
+ *
+ * Low priority must not mean never: an adapter whose own events keep priority 1 busy (a
+ * feeding timer that takes its whole period) would starve the slices, and rotations would
+ * pile up for ever. While a cache ages, a guard timer at priority 0 runs one slice itself
+ * for every cache that had none in the last CA_AGING_GUARD_SLICES slice times, so aging
+ * gets at least a slice in every CA_AGING_GUARD_SLICES + 1 whatever an adapter does. A
+ * rotation that begins before the previous one's aging is done is counted (the cache falls
+ * behind: RotationsBehind on the bus, "behind" in cacheagectl status and in STATUS=).
  */
 
 #include <errno.h>
@@ -24,6 +32,7 @@
 #include <time.h>
 
 #include "history.h"
+#include "isolate.h"
 #include "log.h"
 #include "manager-bus.h"
 #include "manager.h"
@@ -32,6 +41,8 @@
 #include "plugins.h"
 #include "psi.h"
 #include "trust.h"
+
+#define CA_AGING_GUARD_SLICES 3 /* slice times a starved cache waits for a slice, at most */
 
 enum {
         CA_PRIO_HIGH = 0,
@@ -57,6 +68,7 @@ struct manager {
 
         struct event *sig_term, *sig_int, *sig_hup;
         struct event *watchdog_timer;
+        struct event *aging_guard;  /* priority 0, on while a cache ages */
 
         bool metrics_failed;       /* the last write of metrics_file failed (logged once) */
         char *psi_dir;             /* $CACHEAGED_PSI_DIR (tests) or /proc/pressure */
@@ -183,6 +195,7 @@ static int host_check_only(void *userdata)
 }
 
 static bool manager_machine_busy(struct manager *m, char *what, size_t what_len);
+static void manager_guard_arm(struct manager *m);
 static void cache_rotate_now(struct manager_cache *c, int refresh_error);
 
 static int host_pressure(void *userdata, struct ca_pressure *ret)
@@ -319,6 +332,17 @@ static bool cache_defer(struct manager_cache *c)
         return true;
 }
 
+/* The aging guard runs while some cache ages (timers that have nothing to do are off). */
+static void manager_guard_arm(struct manager *m)
+{
+        struct timeval tv;
+
+        if (!m->aging_guard || evtimer_pending(m->aging_guard, NULL))
+                return;
+        tv = usec_to_timeval(m->conf->slice_time_usec * CA_AGING_GUARD_SLICES);
+        evtimer_add(m->aging_guard, &tv);
+}
+
 /*
  * Run aging slices until the cache has nothing pending: after a rotation, or after an age
  * was lowered (the library's re-sweep). Work that finds slices still running adds to them.
@@ -331,8 +355,10 @@ static void cache_start_aging(struct manager_cache *c)
                 ca_cache_stats(c->cache, &st);
                 c->reclaimed_before = st.reclaimed;
                 c->aging = true;
+                c->last_slice_usec = ca_now_usec();
         }
         event_active(c->age_event, 0, 0);
+        manager_guard_arm(c->manager);
 }
 
 /* Apply aging parameters now; a lowered age starts its re-sweep at once. */
@@ -356,6 +382,16 @@ static void cache_rotate_now(struct manager_cache *c, int refresh_error)
         if (refresh_error < 0)
                 log_warning_errno(refresh_error, "%s: Failed to refresh the cache: %m, "
                                   "rotating what it holds", c->name);
+        if (c->aging) {
+                /* The last rotation's work is not done: the cache falls behind. */
+                if (c->rotations_behind++ == 0) {
+                        log_warning("%s: falling behind: a rotation begins before the last one's "
+                                    "aging is done (%zu objects pending)", c->name,
+                                    ca_cache_pending(c->cache));
+                        manager_update_status(c->manager);
+                        manager_bus_cache_changed(c->manager->bus, c);
+                }
+        }
         due = ca_cache_rotate(c->cache);
         log_debug("%s: rotation, %zu objects due", c->name, due);
         cache_start_aging(c);
@@ -446,6 +482,10 @@ static void cache_rotation_done(struct manager_cache *c)
         c->last_reclaimed = st.reclaimed >= c->reclaimed_before ? st.reclaimed - c->reclaimed_before
                                                                 : st.reclaimed;
         c->aging = false;
+        if (c->rotations_behind > 0)
+                log_info("%s: caught up, after %" PRIu32 " rotations behind", c->name,
+                         c->rotations_behind);
+        c->rotations_behind = 0;
         log_debug("%s: rotation %" PRIu64 " done: %" PRIu64 " objects, %" PRIu64
                   " reclaimed (%" PRIu64 " single-use in all), %" PRIu64 " us, longest slice %"
                   PRIu64 " us",
@@ -468,15 +508,17 @@ static void cache_rotation_done(struct manager_cache *c)
                 manager_bus_cache_changed(m->bus, c);
 }
 
-static void cache_age_cb(evutil_socket_t fd, short what, void *userdata)
+/* One aging slice, from the slice event or from the guard. */
+static void cache_age_slice(struct manager_cache *c)
 {
-        struct manager_cache *c = userdata;
         const struct ca_conf *conf = c->manager->conf;
         size_t pending;
 
-        if (!c->cache)
+        if (!c->cache || !c->aging) /* the guard may have finished the work already */
                 return;
-        pending = ca_cache_age(c->cache, conf->slice_budget, ca_now_usec() + conf->slice_time_usec);
+        c->last_slice_usec = ca_now_usec();
+        pending = ca_cache_age(c->cache, conf->slice_budget,
+                               c->last_slice_usec + conf->slice_time_usec);
         if (c->hooks && c->hooks->after_age)
                 c->hooks->after_age(c->cache, c->hooks_userdata);
         if (!c->cache) /* after_age may have given up on the cache */
@@ -487,6 +529,34 @@ static void cache_age_cb(evutil_socket_t fd, short what, void *userdata)
                 return;
         }
         cache_rotation_done(c);
+}
+
+static void cache_age_cb(evutil_socket_t fd, short what, void *userdata)
+{
+        cache_age_slice(userdata);
+}
+
+/* Every CA_AGING_GUARD_SLICES slice times while a cache ages: a slice for the starved ones. */
+static void on_aging_guard(evutil_socket_t fd, short what, void *userdata)
+{
+        struct manager *m = userdata;
+        uint64_t starved_usec = m->conf->slice_time_usec * CA_AGING_GUARD_SLICES;
+        bool aging = false;
+
+        for (size_t i = 0; i < m->n_caches; i++) {
+                struct manager_cache *c = m->caches[i];
+
+                if (!c->aging || !c->cache)
+                        continue;
+                if (ca_now_usec() - c->last_slice_usec >= starved_usec) {
+                        log_debug("%s: no aging slice for %" PRIu64 " us: one runs now",
+                                  c->name, ca_now_usec() - c->last_slice_usec);
+                        cache_age_slice(c);
+                }
+                aging = aging || c->aging;
+        }
+        if (aging)
+                manager_guard_arm(m);
 }
 
 /* ---- cache entries ---- */
@@ -615,6 +685,8 @@ static bool cache_needs_recreate(const struct manager_cache *c, const struct ca_
 static void manager_update_status(struct manager *m)
 {
         uint64_t objects = 0, reclaimed = 0, deferred = 0;
+        size_t behind = 0;
+        char behind_text[64] = "";
         struct ca_stats st;
 
         for (size_t i = 0; i < m->n_caches; i++) {
@@ -626,15 +698,18 @@ static void manager_update_status(struct manager *m)
                 objects += st.objects;
                 reclaimed += c->last_reclaimed;
                 deferred += c->deferred;
+                behind += c->rotations_behind > 0;
         }
+        if (behind)
+                snprintf(behind_text, sizeof(behind_text), ", %zu behind", behind);
         if (deferred)
                 notify_status("%zu caches, %" PRIu64 " objects, %" PRIu64
-                              " reclaimed in the last rotations, %" PRIu64 " rotations deferred",
-                              m->n_caches, objects, reclaimed, deferred);
+                              " reclaimed in the last rotations, %" PRIu64 " rotations deferred%s",
+                              m->n_caches, objects, reclaimed, deferred, behind_text);
         else
                 notify_status("%zu caches, %" PRIu64 " objects, %" PRIu64
-                              " reclaimed in the last rotations",
-                              m->n_caches, objects, reclaimed);
+                              " reclaimed in the last rotations%s",
+                              m->n_caches, objects, reclaimed, behind_text);
 }
 
 static void manager_apply_log_level(struct manager *m)
@@ -726,6 +801,8 @@ struct manager *manager_free(struct manager *m)
                 event_free(m->sig_hup);
         if (m->watchdog_timer)
                 event_free(m->watchdog_timer);
+        if (m->aging_guard)
+                event_free(m->aging_guard);
         if (m->base)
                 event_base_free(m->base);
         ca_conf_free(m->conf);
@@ -833,6 +910,11 @@ int manager_start(struct manager *m)
                 event_add(m->watchdog_timer, &tv);
                 log_debug("Watchdog: pinging every %" PRIu64 " us", watchdog_usec / 2);
         }
+
+        m->aging_guard = evtimer_new(m->base, on_aging_guard, m);
+        if (!m->aging_guard)
+                return log_error_errno(ENOMEM, "Out of memory");
+        event_priority_set(m->aging_guard, CA_PRIO_HIGH);
 
         if (strcmp(m->bus_name, "none") != 0) {
                 r = manager_bus_new(m, m->bus_name, &m->bus);
@@ -980,20 +1062,67 @@ void manager_reset_statistics(struct manager *m, struct manager_cache *c)
  * sections, and only then swap: removed and replaced instances are destroyed, kept ones get
  * their new parameters in place (no object lost).
  */
+/* Whether the reload of @conf makes a new instance for section @cc. */
+static bool reload_creates(struct manager *m, const struct ca_conf_cache *cc)
+{
+        struct manager_cache *old = manager_find_cache(m, cc->name);
+
+        return !old || cache_needs_recreate(old, cc);
+}
+
+struct reload_check {
+        struct manager *manager;
+        const struct ca_conf *conf;
+};
+
+/*
+ * In a child (isolate.h): every section checked, then the instances the reload would make,
+ * made, as the reload will make them. The child's copies are left to its exit.
+ */
+static int reload_check(void *userdata, struct ca_errors *errors, struct isolate *iso)
+{
+        struct reload_check *rc = userdata;
+        struct manager *m = rc->manager;
+        const struct ca_conf *conf = rc->conf;
+        bool failed = false;
+
+        /* The parent logs what matters again when it makes the instances. */
+        if (log_get_level() > LOG_WARNING)
+                log_set_level(LOG_WARNING);
+        for (int create = 0; create < 2 && !failed && errors->n == 0; create++)
+                for (size_t i = 0; i < conf->n_caches; i++) {
+                        const struct ca_conf_cache *cc = &conf->caches[i];
+                        struct manager_cache *c = NULL;
+
+                        if (create && !reload_creates(m, cc))
+                                continue;
+                        isolate_step(iso, "%s:%u: [cache %s]: adapter '%s'", cc->file, cc->line,
+                                     cc->name, cc->adapter);
+                        if (cache_create(m, conf, cc, !create, errors, &c) < 0)
+                                failed = true;
+                }
+        return failed ? -EINVAL : 0;
+}
+
 static int manager_reload_apply(struct manager *m, struct ca_conf *conf, struct ca_errors *errors)
 {
         struct manager_cache **caches, **kept;
+        struct reload_check rc = { .manager = m, .conf = conf };
         size_t n_errors = errors->n;
-        bool set_changed = false, failed = false;
+        bool set_changed = false;
         int r;
 
-        for (size_t i = 0; i < conf->n_caches; i++) {
-                struct manager_cache *c = NULL;
-
-                if (cache_create(m, conf, &conf->caches[i], true, errors, &c) < 0)
-                        failed = true;
+        /*
+         * A plugin that crashes or hangs in create() would take every cache with it: the
+         * sections are checked, and the new instances made, in a child first.
+         */
+        r = isolate_run(reload_check, &rc, conf->check_timeout_usec, errors);
+        if (r < 0 && errors->n == n_errors) {
+                ca_errors_add(errors, "Failed to start the check of the new configuration: %s",
+                              strerror(-r));
+                return r;
         }
-        if (failed || errors->n > n_errors)
+        if (r < 0 || errors->n > n_errors)
                 return -EINVAL;
 
         caches = calloc(conf->n_caches ? conf->n_caches : 1, sizeof(*caches));

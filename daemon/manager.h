@@ -52,11 +52,17 @@ struct manager_cache {
         bool refreshing;                /* before_rotate answered CA_ROTATE_LATER, not ready yet */
         uint64_t refresh_started_usec;  /* CLOCK_MONOTONIC, when that refresh began */
         uint64_t skipped_refreshing;    /* rotations skipped while a refresh was under way */
+        uint32_t rotations_behind;      /* rotations begun, in a row, before the last one's
+                                           aging finished: the cache falls behind (0: not) */
+        uint64_t last_slice_usec;       /* CLOCK_MONOTONIC, the last aging slice (the guard's) */
         uint64_t reclaimed_before;      /* stats.reclaimed when the rotation began */
         uint64_t last_reclaimed;        /* objects the last finished rotation reclaimed */
         uint64_t logged_ages[2];        /* single-use and max age in force, as last logged */
         bool adapter_stats_warned;      /* a malformed adapter statistic was logged */
         struct history *history;        /* the last rotations (history.h); kept over reloads */
+
+        /* Private to manager-bus.c. */
+        bool bus_changed;               /* PropertiesChanged owed, not yet sent */
 };
 
 struct manager_options {
