@@ -162,6 +162,8 @@ struct ca_trace {
         FILE *f;
         bool own_f;
         bool eof, skipping, finished, started;
+        bool limited;        /* ca_trace_set_read_limit(): read at most read_left more bytes */
+        uint64_t read_left, bytes_read;
         unsigned options;       /* CA_TRACE_REFS, CA_TRACE_PROBE */
         uint8_t sc_slots[SC_SLOTS]; /* syscall name -> table entry + 1 (0: empty) */
         bool info;              /* capture information loaded or probing: a fact for every

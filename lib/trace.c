@@ -1979,13 +1979,23 @@ static int read_line(struct ca_trace *t, char **ret_line, size_t *ret_len)
                         t->rpos = t->rlen;
                         return 1;
                 }
-                n = fread(t->rbuf + t->rlen, 1, READ_CAP - t->rlen, t->f);
+                n = READ_CAP - t->rlen;
+                if (t->limited) {
+                        if (t->read_left == 0)
+                                return -EAGAIN; /* the place is kept: rbuf holds the rest */
+                        if (n > t->read_left)
+                                n = (size_t) t->read_left;
+                }
+                n = fread(t->rbuf + t->rlen, 1, n, t->f);
                 if (n == 0) {
                         if (ferror(t->f))
                                 return -EIO;
                         t->eof = true;
                 }
                 t->rlen += n;
+                t->bytes_read += n;
+                if (t->limited)
+                        t->read_left -= n;
         }
 }
 
@@ -2096,6 +2106,19 @@ int ca_trace_next(struct ca_trace *t, struct ca_trace_event *ret)
                 }
         }
         return 0;
+}
+
+void ca_trace_set_read_limit(struct ca_trace *t, uint64_t bytes)
+{
+        if (!t)
+                return;
+        t->limited = bytes > 0;
+        t->read_left = bytes;
+}
+
+uint64_t ca_trace_bytes_read(const struct ca_trace *t)
+{
+        return t ? t->bytes_read : 0;
 }
 
 /* ---- lifetime ---- */

@@ -40,6 +40,16 @@
 
 #define DC_TICK_USEC 10000              /* feeding timer period: 10ms */
 #define DC_TICK_EVENTS_MAX 20000        /* events applied per tick, at most */
+/*
+ * The rest of a tick's bounds, so that no log and no rate can hold the loop: bytes read from
+ * a log (a 100 MB line is crossed over many ticks), reopenings of a looped log (a log with
+ * one usable event is not read again and again within one tick), and time (a tick never
+ * takes its whole period; the clock is read every DC_TICK_CLOCK_EVERY events).
+ */
+#define DC_TICK_BYTES_MAX (1u << 20)    /* bytes of log read per tick: 100 MiB/s at most */
+#define DC_TICK_REOPENS_MAX 1           /* reopenings of a looped log per tick */
+#define DC_TICK_TIME_USEC 4000          /* work per tick, of its 10ms */
+#define DC_TICK_CLOCK_EVERY 256         /* events between two reads of the clock */
 #define DC_RATE_DEFAULT 1000            /* lookups per second */
 #define DC_RATE_MAX 1000000             /* lookups per second */
 #define DC_SPEED_MIN 0.001              /* replay speed factor */
@@ -95,6 +105,10 @@ struct dc {
         uint64_t trace_t0_usec;        /* first event's time in the log */
         uint64_t wall_t0_usec;         /* when we replayed it */
         bool trace_started;
+        uint64_t events_since_open;    /* a looped log's pass without any: replay finished */
+        uint64_t tick_bytes_left;      /* of DC_TICK_BYTES_MAX, in this tick */
+        unsigned tick_reopens;         /* in this tick */
+        uint64_t bytes_read, reopens;  /* in all, for the statistics */
 
         /* pacing of rate-driven sources: lookups owed since the last tick */
         uint64_t last_tick_usec;
@@ -317,6 +331,7 @@ static int dc_trace_open(struct dc *dc)
         dc_trace_close(dc);
         dc->have_pending = false;
         dc->trace_started = false;
+        dc->events_since_open = 0;
         dc->trace_f = dc_trace_fopen(dc->trace_path);
         if (!dc->trace_f)
                 return -errno;
@@ -328,22 +343,47 @@ static int dc_trace_open(struct dc *dc)
         return 0;
 }
 
-/* Read the next event into dc->pending. Returns 1, 0 at the end (after looping), < 0. */
+/* The next event, within what is left of the tick's bytes: ca_trace_next()'s answers. */
+static int dc_trace_next(struct dc *dc)
+{
+        uint64_t before = ca_trace_bytes_read(dc->trace), n;
+        int r;
+
+        if (dc->tick_bytes_left == 0)
+                return -EAGAIN;
+        ca_trace_set_read_limit(dc->trace, dc->tick_bytes_left);
+        r = ca_trace_next(dc->trace, &dc->pending);
+        n = ca_trace_bytes_read(dc->trace) - before;
+        dc->tick_bytes_left -= n < dc->tick_bytes_left ? n : dc->tick_bytes_left;
+        dc->bytes_read += n;
+        if (r > 0)
+                dc->events_since_open++;
+        return r;
+}
+
+/*
+ * Read the next event into dc->pending. Returns 1, 0 at the end (after looping), -EAGAIN when
+ * this tick has read or reopened all it may (the next tick goes on), or another negative errno.
+ */
 static int dc_trace_fill(struct dc *dc)
 {
         int r;
 
         if (dc->have_pending)
                 return 1;
-        r = ca_trace_next(dc->trace, &dc->pending);
+        r = dc_trace_next(dc);
         if (r == 0 && dc->cfg.loop) {
+                /* A log with no usable event would loop forever doing nothing. */
+                if (dc->events_since_open == 0)
+                        return 0;
+                if (dc->tick_reopens >= DC_TICK_REOPENS_MAX)
+                        return -EAGAIN; /* reopened at the next tick */
                 r = dc_trace_open(dc);
                 if (r < 0)
                         return r;
-                r = ca_trace_next(dc->trace, &dc->pending);
-                /* A log with no usable event would loop forever doing nothing. */
-                if (r == 0)
-                        return 0;
+                dc->tick_reopens++;
+                dc->reopens++;
+                r = dc_trace_next(dc);
         }
         if (r <= 0)
                 return r;
@@ -351,14 +391,25 @@ static int dc_trace_fill(struct dc *dc)
         return 1;
 }
 
-/* Apply the events due by now. Returns false when the log is done (or failed). */
-static bool dc_trace_feed(struct dc *dc, uint64_t now_usec, unsigned budget)
+/*
+ * Apply the events due by now, within the tick's bounds (@budget events, @deadline_usec).
+ * Returns false when the log is done (or failed).
+ */
+static bool dc_trace_feed(struct dc *dc, uint64_t now_usec, unsigned budget,
+                          uint64_t deadline_usec)
 {
         unsigned n = 0;
         int r;
 
+        dc->tick_bytes_left = DC_TICK_BYTES_MAX;
+        dc->tick_reopens = 0;
         while (n < budget) {
+                if (n % DC_TICK_CLOCK_EVERY == DC_TICK_CLOCK_EVERY - 1 &&
+                    ca_now_usec() >= deadline_usec)
+                        break;
                 r = dc_trace_fill(dc);
+                if (r == -EAGAIN)
+                        break;
                 if (r < 0) {
                         ca_host_log(dc->host, LOG_WARNING, "Failed to read %s: %s, replay stopped",
                                     dc->trace_path, strerror(-r));
@@ -431,7 +482,7 @@ static void dc_tick(evutil_socket_t fd, short what, void *userdata)
         dc->paused = false;
 
         if (dc->cfg.source == DC_STRACE) {
-                if (!dc_trace_feed(dc, now, budget)) {
+                if (!dc_trace_feed(dc, now, budget, now + DC_TICK_TIME_USEC)) {
                         /* Nothing more to feed: the timer goes off. */
                         event_del(dc->tick);
                         dc_trace_close(dc);
@@ -441,6 +492,12 @@ static void dc_tick(evutil_socket_t fd, short what, void *userdata)
         while (dc->owed >= 1 && n < budget) {
                 unsigned done = dc_generate(dc, budget - n);
 
+                /* What a slow machine cannot generate in time is forgotten, as above. */
+                if (n / DC_TICK_CLOCK_EVERY != (n + done) / DC_TICK_CLOCK_EVERY &&
+                    ca_now_usec() >= now + DC_TICK_TIME_USEC) {
+                        dc->owed = 0;
+                        break;
+                }
                 n += done;
                 dc->owed -= done;
         }
@@ -482,6 +539,15 @@ static void dc_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
                                                   .unit = "lookups",
                                                   .help = "lookups that allocated no dentry" },
              dc->hits);
+        emit(eu, &(const struct ca_adapter_stat){ .name = "trace_bytes_read",
+                                                  .kind = CA_STAT_COUNTER, .unit = "bytes",
+                                                  .help = "bytes of strace log read" },
+             dc->bytes_read);
+        emit(eu, &(const struct ca_adapter_stat){ .name = "trace_reopens",
+                                                  .kind = CA_STAT_COUNTER,
+                                                  .help = "times a looped strace log was "
+                                                          "started over" },
+             dc->reopens);
 }
 
 static const struct ca_cache_hooks dc_hooks = {

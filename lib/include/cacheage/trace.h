@@ -270,9 +270,22 @@ int ca_trace_write_info(struct ca_trace *t, FILE *f);
  * on @t (event.syscall and fstype for the reader's lifetime). At the end of the log, halves
  * still waiting for their "resumed" are counted as orphans; references still held stay held
  * (no event drops them). Returns 1 with an event, 0 at end of log (again on every later
- * call), or -EIO on a read error.
+ * call), -EAGAIN when the read limit is reached (ca_trace_set_read_limit()), or -EIO on a
+ * read error.
  */
 int ca_trace_next(struct ca_trace *t, struct ca_trace_event *ret);
+
+/*
+ * ca_trace_set_read_limit() - from now on, let ca_trace_next() read at most @bytes more from
+ * the file (0: no limit, the default). When it needs more input than that, ca_trace_next()
+ * returns -EAGAIN and keeps its place: the next call, after a new limit, goes on where it
+ * stopped. A caller on an event loop bounds its work per turn with it, whatever the log
+ * holds (a line of 100 MB, megabytes without an event).
+ */
+void ca_trace_set_read_limit(struct ca_trace *t, uint64_t bytes);
+
+/* ca_trace_bytes_read() - bytes read from the file so far. */
+uint64_t ca_trace_bytes_read(const struct ca_trace *t);
 
 /* ca_trace_get_stats() - counts so far. */
 void ca_trace_get_stats(const struct ca_trace *t, struct ca_trace_stats *ret);
