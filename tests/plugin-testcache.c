@@ -8,13 +8,17 @@
  * limit = N (objects ever added, default 100000), refresh_delay = DURATION (0: the refresh is
  * synchronous; else it finishes that long later on the host's loop, as an adapter waiting for
  * a server would, through CA_ROTATE_LATER and ca_host_rotate_ready()), refresh_error = yes
- * (the asynchronous refresh reports -EIO).
+ * (the asynchronous refresh reports -EIO), create_fault = crash|hang (create() aborts, or
+ * never returns: what the daemon's isolated check of a reload must survive), hog = yes (a
+ * 10ms timer of the adapter's own that spins for its whole period, as a feeding timer that
+ * cannot keep up does: the aging must still get its share of the loop).
  */
 
 #include <errno.h>
 #include <event2/event.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <syslog.h>
 
 #include "cacheage/plugin.h"
@@ -37,7 +41,18 @@ struct tc {
         bool refresh_error;
         struct event *refresh_timer;
         uint64_t refreshes;
+        struct event *hog_timer;
 };
+
+#define TC_HOG_USEC 10000 /* the hog's period, all of it spent spinning */
+
+static void tc_hog(evutil_socket_t fd, short what, void *userdata)
+{
+        uint64_t until = ca_now_usec() + TC_HOG_USEC;
+
+        while (ca_now_usec() < until)
+                ;
+}
 
 static enum ca_status tc_reclaim(struct ca_cache *cache, struct ca_node *node, void *userdata)
 {
@@ -110,10 +125,14 @@ static const struct ca_cache_hooks tc_hooks = {
         .stats = tc_stats,
 };
 
+enum { TC_FAULT_NONE, TC_FAULT_CRASH, TC_FAULT_HANG };
+
 struct tc_config {
         uint64_t add, reuse, limit;
         uint64_t refresh_delay_usec;
         bool refresh_error;
+        int create_fault;
+        bool hog;
 };
 
 static const struct ca_key_spec tc_keys[] = {
@@ -129,6 +148,15 @@ static const struct ca_key_spec tc_keys[] = {
         { .name = "refresh_error", .type = CA_KEY_BOOL,
           CA_KEY_FIELD(struct tc_config, refresh_error), .def = "no",
           .help = "the asynchronous refresh fails with EIO" },
+        { .name = "create_fault", .type = CA_KEY_CHOICE, CA_KEY_FIELD(struct tc_config, create_fault),
+          .def = "none",
+          .choices = (const struct ca_key_choice[]){ { "none", TC_FAULT_NONE },
+                                                     { "crash", TC_FAULT_CRASH },
+                                                     { "hang", TC_FAULT_HANG },
+                                                     { NULL, 0 } },
+          .help = "create() aborts, or never returns" },
+        { .name = "hog", .type = CA_KEY_BOOL, CA_KEY_FIELD(struct tc_config, hog), .def = "no",
+          .help = "a 10ms timer that spins for its whole period" },
         CA_KEY_END
 };
 
@@ -141,6 +169,10 @@ static int tc_create(struct ca_host *host, const struct ca_section *s, void **re
         r = ca_section_parse(host, s, tc_keys, &cfg);
         if (r < 0)
                 return r;
+        if (cfg.create_fault == TC_FAULT_CRASH)
+                abort();
+        while (cfg.create_fault == TC_FAULT_HANG)
+                pause();
         if (ca_host_check_only(host)) {
                 *ret_instance = NULL;
                 return 0;
@@ -158,6 +190,13 @@ static int tc_create(struct ca_host *host, const struct ca_section *s, void **re
         if (cfg.refresh_delay_usec > 0) {
                 tc->refresh_timer = evtimer_new(ca_host_event_base(host), tc_refresh_done, tc);
                 if (!tc->refresh_timer)
+                        goto out_free;
+        }
+        if (cfg.hog) {
+                struct timeval tv = { .tv_sec = 0, .tv_usec = TC_HOG_USEC };
+
+                tc->hog_timer = event_new(ca_host_event_base(host), -1, EV_PERSIST, tc_hog, tc);
+                if (!tc->hog_timer || event_add(tc->hog_timer, &tv) < 0)
                         goto out_free;
         }
         tc->objs = calloc(tc->n_objs, sizeof(*tc->objs));
@@ -179,6 +218,8 @@ out_free_cache:
 out_free:
         if (tc->refresh_timer)
                 event_free(tc->refresh_timer);
+        if (tc->hog_timer)
+                event_free(tc->hog_timer);
         free(tc->objs);
         free(tc);
         return r < 0 ? r : -ENOMEM;
@@ -192,6 +233,8 @@ static void tc_destroy(void *instance)
                 return;
         if (tc->refresh_timer)
                 event_free(tc->refresh_timer);
+        if (tc->hog_timer)
+                event_free(tc->hog_timer);
         ca_host_unregister_cache(tc->host, tc->cache);
         ca_cache_free(tc->cache);
         free(tc->objs);
