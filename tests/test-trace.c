@@ -1968,3 +1968,73 @@ Test(trace_live, references_and_probe)
         snprintf(script, sizeof(script), "rm -rf '%s'", dir);
         cr_assert_eq(system(script), 0);
 }
+
+/*
+ * A read limit: the reader stops with -EAGAIN once it has read what it may, keeps its place,
+ * and goes on when given more; the events and the counts are those of a read without limit,
+ * a 200 KB line included (crossed over many calls, never buffered whole).
+ */
+Test(trace, read_limit_keeps_the_place)
+{
+        static const char head[] = "1 1700000000.000001 close(3) = 0\n";
+        static const char ev[] = "1 1700000000.000002 newfstatat(AT_FDCWD, \"/a/b\", 0x1, 0) = "
+                                 "-1 ENOENT (No such file or directory)\n";
+        size_t big = 200000, len = 0, cap = big + 64 * sizeof(head) + 8 * sizeof(ev);
+        struct ca_trace_stats st_free, st_limited;
+        char *text = malloc(cap);
+        unsigned again = 0, events = 0;
+        struct ca_trace_event e;
+        struct ca_trace *t;
+        FILE *f;
+        int r;
+
+        cr_assert(text);
+        for (int i = 0; i < 64; i++)
+                len += (size_t)sprintf(text + len, "%s", head);
+        len += (size_t)sprintf(text + len, "%s", ev);
+        memset(text + len, 'x', big);
+        len += big;
+        text[len++] = '\n';
+        for (int i = 0; i < 3; i++)
+                len += (size_t)sprintf(text + len, "%s", ev);
+
+        f = fmemopen(text, len, "r");
+        cr_assert(f);
+        cr_assert_eq(ca_trace_open_file(f, "/", &t), 0);
+        while (ca_trace_next(t, &e) > 0)
+                ;
+        ca_trace_get_stats(t, &st_free);
+        cr_assert_eq(ca_trace_bytes_read(t), len);
+        ca_trace_free(t);
+        fclose(f);
+
+        f = fmemopen(text, len, "r");
+        cr_assert(f);
+        cr_assert_eq(ca_trace_open_file(f, "/", &t), 0);
+        for (;;) {
+                uint64_t before = ca_trace_bytes_read(t);
+
+                ca_trace_set_read_limit(t, 1000);
+                r = ca_trace_next(t, &e);
+                cr_assert_leq(ca_trace_bytes_read(t) - before, 1000);
+                if (r == -EAGAIN) {
+                        again++;
+                        continue;
+                }
+                cr_assert_geq(r, 0);
+                if (r == 0)
+                        break;
+                cr_assert_str_eq(e.path, "/a/b");
+                events++;
+        }
+        ca_trace_get_stats(t, &st_limited);
+        cr_assert_eq(events, 4);
+        cr_assert_eq(st_limited.events, st_free.events);
+        cr_assert_eq(st_limited.lines, st_free.lines);
+        cr_assert_eq(st_limited.skipped_malformed, st_free.skipped_malformed);
+        cr_assert_eq(st_limited.skipped_other, st_free.skipped_other);
+        cr_assert_geq(again, len / 1000 - 1, "%u stops for %zu bytes", again, len);
+        ca_trace_free(t);
+        fclose(f);
+        free(text);
+}
