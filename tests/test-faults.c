@@ -351,3 +351,34 @@ Test(faults, stalled_bus_bounded, .timeout = 180)
         kill(env.dbus_pid, SIGCONT);
         bus_env_stop(&env);
 }
+
+/* The daemon's own command line: each mistake one line naming it, exit 1, nothing started. */
+Test(faults, daemon_command_line)
+{
+        static const struct {
+                const char *args[4];
+                const char *want;
+        } cases[] = {
+                { { "--bus", "garbage::", NULL }, "--bus: 'garbage::' is not system, user, none or "
+                                                 "a D-Bus address: unknown transport \"garbage\"" },
+                { { "--bus", "unix:path=a b", NULL }, "invalid character in a value" },
+                { { "--log-level", "loud", NULL }, "Invalid log level 'loud'" },
+                { { "--frobnicate", NULL }, "frobnicate" },
+        };
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                const char *args[8] = { "--config", NULL };
+                struct test_daemon d;
+                size_t n = 2;
+
+                test_daemon_setup(&d);
+                args[1] = d.conf;
+                test_write_file(d.conf, "[daemon]\ninterval = 1h\n");
+                for (size_t k = 0; cases[i].args[k]; k++)
+                        args[n++] = cases[i].args[k];
+                cr_expect_eq(test_daemon_run_to_exit(&d, args), 1, "%s", cases[i].want);
+                cr_expect(strstr(test_daemon_log(&d), cases[i].want), "want \"%s\" in:\n%s",
+                          cases[i].want, test_daemon_log(&d));
+                test_daemon_cleanup(&d);
+        }
+}

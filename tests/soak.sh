@@ -1,0 +1,321 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# The soak (issue 11): cacheaged on a private system-type bus, for SECONDS, under everything at
+# once: caches of the soak adapter (tests/plugin-soak.c: a steady population, random reuse,
+# every reclaimed object made again) and a dcache cache; a client that hammers the bus (GetAll,
+# Rotate, Reload of good and bad files in turn, and the manager's properties); SIGHUP storms;
+# dbus-daemon stopped and continued, killed and started again. At the end:
+#   - every bus call answered while the bus was up (failures only inside a bus fault);
+#   - no rotation lost: each soak cache rotated at least 90% of SECONDS / interval times
+#     (plus what Rotate asked), every rotation begun reached the adapter, and its object
+#     count is the adapter's;
+#   - the longest aging slice within SLICE_LIMIT_MS (wall clock, preemption included);
+#   - RSS after the warm-up and at the end within 1% (--rss: plain builds only, a
+#     sanitizer's own allocator moves its RSS); the rotation count and the slice limit are
+#     checked with --timing (plain builds: a sanitizer slows the daemon several times);
+#   - SIGTERM: exit 0 within 10 s, no sanitizer report (LeakSanitizer runs at exit in an
+#     ASan build); with --valgrind, memcheck's error summary is 0 errors and nothing is
+#     definitely lost.
+#
+#   tests/soak.sh BUILD [--seconds N] [--objects N] [--caches N] [--interval DURATION]
+#                       [--rss] [--timing] [--valgrind] [--keep]
+# Last line: "soak: PASS" or "soak: FAIL (reasons)"; exit 0 or 1. Figures are printed as
+# "figure: NAME VALUE" lines (scripts/soak.sh collects them).
+
+set -u
+build=${1:?usage: tests/soak.sh BUILD [options]}
+shift
+seconds=60 objects=500000 caches=5 interval=50ms rss_check= timing= valgrind= keep=
+slice_limit_ms=${SLICE_LIMIT_MS:-100}
+while [ $# -gt 0 ]; do
+        case $1 in
+        --seconds) seconds=$2; shift ;;
+        --objects) objects=$2; shift ;;
+        --caches) caches=$2; shift ;;
+        --interval) interval=$2; shift ;;
+        --rss) rss_check=1 ;;
+        --timing) timing=1 ;;
+        --valgrind) valgrind=1 ;;
+        --keep) keep=1 ;;
+        *) echo "soak: unknown option $1" >&2; exit 2 ;;
+        esac
+        shift
+done
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "$build" && pwd)
+cacheaged=$build/daemon/cacheaged
+for p in "$cacheaged" "$build/tests/soak.so" "$build/lib/adapters/dcache.so"; do
+        [ -e "$p" ] || { echo "soak: $p is missing (build first)"; exit 1; }
+done
+command -v busctl >/dev/null && command -v dbus-daemon >/dev/null || {
+        echo "soak: needs busctl and dbus-daemon"; exit 1; }
+[ -z "$valgrind" ] || command -v valgrind >/dev/null || { echo "soak: needs valgrind"; exit 1; }
+
+dir=$(mktemp -d /tmp/cacheage-soak-XXXXXX) || exit 1
+chmod 755 "$dir"
+addr="unix:path=$dir/bus"
+dbus_pid= daemon_pid= actors=()
+failures=()
+fail() { failures+=("$*"); echo "soak: FAILED CHECK: $*"; }
+figure() { echo "figure: $1 $2"; }
+cleanup() {
+        for p in "${actors[@]}"; do kill "$p" 2>/dev/null; done
+        [ -n "$dbus_pid" ] && kill -CONT "$dbus_pid" 2>/dev/null
+        [ -n "$daemon_pid" ] && kill -KILL "$daemon_pid" 2>/dev/null
+        [ -n "$dbus_pid" ] && kill "$dbus_pid" 2>/dev/null
+        wait 2>/dev/null
+        [ -n "$keep" ] && echo "soak: kept $dir" || rm -rf "$dir"
+}
+trap cleanup EXIT
+
+# ---- the bus ----
+sed -e "s|@SOCKET@|$dir/bus|" -e "s|@POLICY@|$src/systemd/org.cacheage.CacheAge1.conf|" \
+        "$src/tests/fixtures/bus/system.conf.in" > "$dir/bus.conf"
+bus_ready() {
+        busctl --address="$addr" --timeout=5 call org.freedesktop.DBus /org/freedesktop/DBus \
+                org.freedesktop.DBus GetId >/dev/null 2>&1
+}
+start_bus() {
+        rm -f "$dir/bus"
+        dbus-daemon --nofork --config-file="$dir/bus.conf" >>"$dir/dbus.log" 2>&1 &
+        dbus_pid=$!
+        echo "$dbus_pid" > "$dir/dbus.pid"
+        for _ in $(seq 500); do bus_ready && return 0; sleep 0.02; done
+        echo "soak: dbus-daemon did not start"; cat "$dir/dbus.log"; exit 1
+}
+start_bus
+
+# ---- the configurations: two good ones (one setting apart: nothing recreated) and a bad one ----
+per_cache=$((objects / caches))
+write_conf() { # $1: file, $2: an extra line for [daemon]
+        {
+                printf '[daemon]\nplugin_dir = %s\ninterval = %s\n' "$dir/plugins" "$interval"
+                printf 'idle_cpu_pressure = 0\nidle_memory_pressure = 0\n%s\n' "$2"
+                for i in $(seq "$caches"); do
+                        printf '[cache soak%d]\nadapter = soak\nobjects = %d\ntouch = 20\n' "$i" "$per_cache"
+                        printf 'single_use_age = 8\nmax_age = 16\n\n'
+                done
+        } > "$1"
+}
+write_conf "$dir/good-a.conf" ""
+write_conf "$dir/good-b.conf" "log_level = info"
+cp "$dir/good-a.conf" "$dir/bad.conf"
+printf '[cache broken]\nadapter = soak\nobjects = lots\n' >> "$dir/bad.conf"
+# One plugin_dir for both adapters: copies in the soak's directory (root's, like /tmp).
+mkdir -m 755 "$dir/plugins"
+cp "$build/tests/soak.so" "$build/lib/adapters/dcache.so" "$dir/plugins/"
+for f in good-a good-b bad; do
+        printf '[cache model]\nadapter = dcache\nsource = workload:mixed\nrate = 20000\n' >> "$dir/$f.conf"
+        printf 'interval = %s\n' "$([ $f = good-b ] && echo 2s || echo 1s)" >> "$dir/$f.conf"
+done
+cp "$dir/good-a.conf" "$dir/cacheaged.conf"
+
+# ---- the daemon ----
+runner=()
+if [ -n "$valgrind" ]; then
+        runner=(valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite
+                --errors-for-leak-kinds=definite --child-silent-after-fork=yes
+                --log-file="$dir/valgrind.log")
+fi
+"${runner[@]}" "$cacheaged" --config "$dir/cacheaged.conf" --bus "$addr" --log-level info \
+        >"$dir/cacheaged.log" 2>&1 &
+daemon_pid=$!
+for _ in $(seq 3000); do
+        busctl --address="$addr" --timeout=5 call org.cacheage.CacheAge1 /org/cacheage/CacheAge1 \
+                org.cacheage.CacheAge1.Manager ListCaches >/dev/null 2>&1 && break
+        kill -0 "$daemon_pid" 2>/dev/null || { echo "soak: cacheaged died at start"; cat "$dir/cacheaged.log"; exit 1; }
+        sleep 0.1
+done
+interval_usec=$(busctl --address="$addr" get-property org.cacheage.CacheAge1 /org/cacheage/CacheAge1/cache/soak1 \
+        org.cacheage.CacheAge1.Cache IntervalUSec | awk '{print $2}')
+rss() { awk '/^VmRSS:/ {print $2}' "/proc/$daemon_pid/status" 2>/dev/null || echo 0; }
+
+# ---- the actors: a client, SIGHUP storms, bus faults ----
+: > "$dir/calls"
+touch "$dir/running"
+cache_obj=/org/cacheage/CacheAge1/cache/soak1
+mgr=(org.cacheage.CacheAge1 /org/cacheage/CacheAge1 org.cacheage.CacheAge1.Manager)
+client() {
+        local i=0 out rc kind fault
+        while [ -e "$dir/running" ]; do
+                i=$((i + 1))
+                fault=
+                [ -e "$dir/bus-fault" ] && fault=1
+                case $((i % 6)) in
+                0) kind=getall
+                   out=$(busctl --address="$addr" --timeout=30 call org.cacheage.CacheAge1 "$cache_obj" \
+                        org.freedesktop.DBus.Properties GetAll s org.cacheage.CacheAge1.Cache 2>&1) ;;
+                1) kind=rotate
+                   out=$(busctl --address="$addr" --timeout=30 call "${mgr[@]}" Rotate s soak2 2>&1) ;;
+                2) kind=reload-good
+                   if [ $((i % 12)) = 2 ]; then cp "$dir/good-a.conf" "$dir/cacheaged.conf.new"
+                   else cp "$dir/good-b.conf" "$dir/cacheaged.conf.new"; fi
+                   mv "$dir/cacheaged.conf.new" "$dir/cacheaged.conf"
+                   out=$(busctl --address="$addr" --timeout=60 call "${mgr[@]}" Reload 2>&1) ;;
+                3) kind=reload-bad
+                   cp "$dir/bad.conf" "$dir/cacheaged.conf.new"
+                   mv "$dir/cacheaged.conf.new" "$dir/cacheaged.conf"
+                   out=$(busctl --address="$addr" --timeout=60 call "${mgr[@]}" Reload 2>&1) ;;
+                4) kind=manager
+                   out=$(busctl --address="$addr" --timeout=30 get-property "${mgr[@]}" Caches 2>&1) ;;
+                5) kind=set
+                   out=$(busctl --address="$addr" --timeout=30 set-property org.cacheage.CacheAge1 \
+                        /org/cacheage/CacheAge1/cache/model org.cacheage.CacheAge1.Cache MaxAge u 8 2>&1) ;;
+                esac
+                rc=$?
+                [ -e "$dir/bus-fault" ] && fault=1
+                if [ "$kind" = reload-bad ]; then
+                        # Answered means refused, naming the bad key.
+                        if [ $rc != 0 ] && printf '%s' "$out" | grep -q 'objects: invalid number'; then rc=0
+                        elif [ $rc = 0 ]; then out="a bad configuration was accepted"; rc=1; fi
+                        cp "$dir/good-a.conf" "$dir/cacheaged.conf"
+                fi
+                if [ $rc = 0 ]; then echo "$kind ok" >> "$dir/calls"
+                elif [ -n "$fault" ]; then echo "$kind fault" >> "$dir/calls"
+                else echo "$kind UNANSWERED $(printf '%s' "$out" | tr '\n' ' ' | cut -c1-200)" >> "$dir/calls"
+                fi
+        done
+}
+hup_storms() {
+        while [ -e "$dir/running" ]; do
+                sleep 5
+                for _ in $(seq 20); do kill -HUP "$daemon_pid" 2>/dev/null; done
+                echo storm >> "$dir/storms"
+        done
+}
+bus_faults() {
+        local n=0
+        while [ -e "$dir/running" ]; do
+                sleep 12
+                [ -e "$dir/running" ] || break
+                n=$((n + 1))
+                touch "$dir/bus-fault"
+                if [ $((n % 2)) = 1 ]; then
+                        kill -STOP "$(cat "$dir/dbus.pid")"; sleep 3; kill -CONT "$(cat "$dir/dbus.pid")"
+                        echo stopped >> "$dir/faults"
+                else
+                        kill "$(cat "$dir/dbus.pid")"; wait "$(cat "$dir/dbus.pid")" 2>/dev/null
+                        start_bus
+                        echo restarted >> "$dir/faults"
+                fi
+                sleep 2
+                rm -f "$dir/bus-fault"
+        done
+}
+
+warmup=$((seconds / 6))
+[ "$warmup" -lt 5 ] && warmup=5
+client & actors+=($!)
+hup_storms & actors+=($!)
+bus_faults & actors+=($!)
+t0=$(date +%s.%N)
+sleep "$warmup"
+rss_warm=$(rss)
+rot0=$(busctl --address="$addr" --timeout=30 get-property org.cacheage.CacheAge1 "$cache_obj" \
+        org.cacheage.CacheAge1.Cache Rotations 2>/dev/null | awk '{print $2}')
+max_rss=$rss_warm
+end=$(( $(date +%s) + seconds - warmup ))
+while [ "$(date +%s)" -lt "$end" ]; do
+        sleep 1
+        kill -0 "$daemon_pid" 2>/dev/null || { fail "cacheaged died"; break; }
+        r=$(rss); [ "$r" -gt "$max_rss" ] && max_rss=$r
+done
+rm -f "$dir/running"
+for p in "${actors[@]}"; do wait "$p" 2>/dev/null; done
+actors=()
+elapsed=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.1f", a - b }')
+# The bus is up again (the fault actor ends with it running); the last word is the daemon's.
+kill -CONT "$(cat "$dir/dbus.pid")" 2>/dev/null
+for _ in $(seq 100); do bus_ready && break; sleep 0.1; done
+cp "$dir/good-a.conf" "$dir/cacheaged.conf"
+sleep 2
+rss_end=$(rss)
+
+# ---- the figures and the checks ----
+prop() { # cache property
+        busctl --address="$addr" --timeout=30 get-property org.cacheage.CacheAge1 \
+                "/org/cacheage/CacheAge1/cache/$1" org.cacheage.CacheAge1.Cache "$2" 2>/dev/null |
+                awk '{print $2}'
+}
+adapter_stat() { # cache name
+        busctl --address="$addr" --timeout=30 --json=short get-property org.cacheage.CacheAge1 \
+                "/org/cacheage/CacheAge1/cache/$1" org.cacheage.CacheAge1.Cache AdapterStats 2>/dev/null |
+                python3 -c 'import json,sys; print(json.load(sys.stdin)["data"].get(sys.argv[1], -1))' "$2"
+}
+rotate_calls=$(grep -c '^rotate ok' "$dir/calls")
+total_rot=0 total_obj=0 longest=0
+for i in $(seq "$caches"); do
+        c=soak$i
+        rot=$(prop "$c" Rotations); obj=$(prop "$c" Objects); sl=$(prop "$c" LongestSliceUSec)
+        live=$(adapter_stat "$c" live); ref=$(adapter_stat "$c" refreshes)
+        total_rot=$((total_rot + rot)); total_obj=$((total_obj + obj))
+        [ "$sl" -gt "$longest" ] && longest=$sl
+        forced=0; [ "$c" = soak2 ] && forced=$rotate_calls
+        want=$(awk -v e="$elapsed" -v i="$interval_usec" 'BEGIN { printf "%d", e * 1e6 / i * 0.9 }')
+        echo "soak: $c: $rot rotations ($ref begun by the adapter), $obj objects ($live held by the adapter), longest slice ${sl} us"
+        [ "$rot" = "$ref" ] || fail "$c: $rot rotations but the adapter saw $ref begin"
+        [ "$obj" = "$live" ] || fail "$c: $obj objects, the adapter holds $live"
+        # Rotate() calls add rotations on top of the timer's (soak2 gets them).
+        if [ -n "$timing" ] && [ "$rot" -lt $((want + forced)) ]; then
+                fail "$c: $rot rotations in ${elapsed}s at ${interval_usec}us (want >= $want)"
+        fi
+done
+figure objects "$total_obj"
+figure seconds "$elapsed"
+figure rotations "$total_rot"
+figure longest_slice_usec "$longest"
+figure rss_warm_kib "$rss_warm"
+figure rss_end_kib "$rss_end"
+figure rss_max_kib "$max_rss"
+growth=$(awk -v a="$rss_end" -v b="$rss_warm" 'BEGIN { printf "%.3f", (a - b) * 100 / b }')
+figure rss_growth_pct "$growth"
+for k in getall rotate reload-good reload-bad manager set; do
+        figure "calls_${k}_ok" "$(grep -c "^$k ok" "$dir/calls")"
+done
+figure calls_in_bus_faults "$(grep -c ' fault$' "$dir/calls")"
+unanswered=$(grep -c UNANSWERED "$dir/calls")
+figure calls_unanswered "$unanswered"
+figure hup_storms "$(wc -l < "$dir/storms" 2>/dev/null || echo 0)"
+figure bus_stops "$(grep -c stopped "$dir/faults" 2>/dev/null)"
+figure bus_restarts "$(grep -c restarted "$dir/faults" 2>/dev/null)"
+figure reconnects "$(grep -c 'Reconnected to' "$dir/cacheaged.log")"
+figure reloads_failed "$(grep -c 'Reload failed' "$dir/cacheaged.log")"
+figure reloads_done "$(grep -c 'Configuration reloaded' "$dir/cacheaged.log")"
+
+[ "$unanswered" = 0 ] || { fail "$unanswered bus calls unanswered"; grep UNANSWERED "$dir/calls" | head -5; }
+[ "$longest" -le $((slice_limit_ms * 1000)) ] || [ -z "$timing" ] ||
+        fail "longest slice ${longest} us > ${slice_limit_ms} ms"
+[ "$(grep -c '^rotate ok' "$dir/calls")" -gt 0 ] || fail "no Rotate call got through"
+[ "$(grep -c '^reload-bad ok' "$dir/calls")" -gt 0 ] || fail "no bad Reload was refused over the bus"
+if [ -n "$rss_check" ] && awk -v g="$growth" 'BEGIN { exit !(g >= 1) }'; then
+        fail "RSS grew by ${growth}% after the warm-up ($rss_warm -> $rss_end KiB)"
+fi
+
+kill -TERM "$daemon_pid"
+stopped=
+for _ in $(seq 100); do kill -0 "$daemon_pid" 2>/dev/null || { stopped=1; break; }; sleep 0.1; done
+if [ -z "$stopped" ]; then
+        fail "cacheaged did not exit within 10 s of SIGTERM"
+else
+        wait "$daemon_pid"; rc=$?
+        [ "$rc" = 0 ] || fail "cacheaged exited with $rc"
+fi
+daemon_pid=
+if grep -q -e 'Sanitizer' -e 'runtime error:' "$dir/cacheaged.log"; then
+        fail "a sanitizer report"; grep -A20 -e Sanitizer -e 'runtime error:' "$dir/cacheaged.log" | head -40
+fi
+if [ -n "$valgrind" ]; then
+        errors=$(grep -c 'ERROR SUMMARY' "$dir/valgrind.log")
+        figure valgrind_log_lines "$(wc -l < "$dir/valgrind.log")"
+        if [ -s "$dir/valgrind.log" ]; then
+                fail "valgrind reported:"; head -40 "$dir/valgrind.log"
+        fi
+        : "$errors"
+fi
+if [ ${#failures[@]} -gt 0 ]; then
+        echo "--- cacheaged's log, last lines:"; tail -20 "$dir/cacheaged.log"
+        echo "soak: FAIL (${#failures[@]} checks)"
+        exit 1
+fi
+echo "soak: PASS"
