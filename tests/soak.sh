@@ -233,34 +233,43 @@ sleep 2
 rss_end=$(rss)
 
 # ---- the figures and the checks ----
-prop() { # cache property
-        busctl --address="$addr" --timeout=30 get-property org.cacheage.CacheAge1 \
-                "/org/cacheage/CacheAge1/cache/$1" org.cacheage.CacheAge1.Cache "$2" 2>/dev/null |
-                awk '{print $2}'
-}
-adapter_stat() { # cache name
-        busctl --address="$addr" --timeout=30 --json=short get-property org.cacheage.CacheAge1 \
-                "/org/cacheage/CacheAge1/cache/$1" org.cacheage.CacheAge1.Cache AdapterStats 2>/dev/null |
-                python3 -c 'import json,sys; print(json.load(sys.stdin)["data"].get(sys.argv[1], -1))' "$2"
+# One GetAll per cache: a snapshot (the daemon answers it in one go, between rotations).
+snapshot() { # cache name: "ROTATIONS OBJECTS LONGEST_SLICE BACKLOG LIVE REFRESHES"
+        busctl --address="$addr" --timeout=30 --json=short call org.cacheage.CacheAge1 \
+                "/org/cacheage/CacheAge1/cache/$1" org.freedesktop.DBus.Properties GetAll s \
+                org.cacheage.CacheAge1.Cache 2>/dev/null |
+                python3 -c 'import json, sys
+p = json.load(sys.stdin)["data"][0]
+a = p["AdapterStats"]["data"]
+print(p["Rotations"]["data"], p["Objects"]["data"], p["LongestSliceUSec"]["data"],
+      p["Backlog"]["data"], a.get("live", -1), a.get("refreshes", -1))'
 }
 rotate_calls=$(grep -c '^rotate ok' "$dir/calls")
-total_rot=0 total_obj=0 longest=0
+total_rot=0 total_obj=0 longest=0 min_ratio=
 for i in $(seq "$caches"); do
         c=soak$i
-        rot=$(prop "$c" Rotations); obj=$(prop "$c" Objects); sl=$(prop "$c" LongestSliceUSec)
-        live=$(adapter_stat "$c" live); ref=$(adapter_stat "$c" refreshes)
+        read -r rot obj sl backlog live ref <<< "$(snapshot "$c")"
+        [ -n "$ref" ] || { fail "$c: no snapshot over the bus"; continue; }
         total_rot=$((total_rot + rot)); total_obj=$((total_obj + obj))
         [ "$sl" -gt "$longest" ] && longest=$sl
         forced=0; [ "$c" = soak2 ] && forced=$rotate_calls
-        want=$(awk -v e="$elapsed" -v i="$interval_usec" 'BEGIN { printf "%d", e * 1e6 / i * 0.9 }')
-        echo "soak: $c: $rot rotations ($ref begun by the adapter), $obj objects ($live held by the adapter), longest slice ${sl} us"
+        # The timer's share: rotations (less Rotate()'s) against elapsed / interval.
+        ratio=$(awk -v r="$rot" -v f="$forced" -v e="$elapsed" -v i="$interval_usec" \
+                'BEGIN { printf "%.3f", (r - f) / (e * 1e6 / i) }')
+        if [ -z "$min_ratio" ] || awk -v a="$ratio" -v b="$min_ratio" 'BEGIN { exit !(a < b) }'; then
+                min_ratio=$ratio
+        fi
+        echo "soak: $c: $rot rotations ($ref begun by the adapter; $forced by Rotate), $obj objects ($live held by the adapter), backlog $backlog, longest slice ${sl} us"
+        # Every rotation begun reached the adapter, and the objects are the adapter's.
         [ "$rot" = "$ref" ] || fail "$c: $rot rotations but the adapter saw $ref begin"
         [ "$obj" = "$live" ] || fail "$c: $obj objects, the adapter holds $live"
-        # Rotate() calls add rotations on top of the timer's (soak2 gets them).
-        if [ -n "$timing" ] && [ "$rot" -lt $((want + forced)) ]; then
-                fail "$c: $rot rotations in ${elapsed}s at ${interval_usec}us (want >= $want)"
-        fi
 done
+figure timer_rotation_ratio_min "$min_ratio"
+# No timer period dropped on a quiet machine (libevent skips the periods of a late loop: on a
+# loaded one, rotations come late, never twice; --timing is for plain builds on a quiet one).
+if [ -n "$timing" ] && awk -v a="$min_ratio" 'BEGIN { exit !(a < 0.9) }'; then
+        fail "a cache rotated at $min_ratio of its timer's rate (want >= 0.9)"
+fi
 figure objects "$total_obj"
 figure seconds "$elapsed"
 figure rotations "$total_rot"

@@ -303,6 +303,17 @@ Test(faults, stalled_bus_bounded, .timeout = 180)
         uint64_t rss0, rss1, rotations;
         int status;
 
+#ifdef __SANITIZE_ADDRESS__
+        {
+                /* ASan's quarantine keeps freed memory resident: RSS would measure it, not us. */
+                const char *o = getenv("ASAN_OPTIONS");
+                char opts[1024];
+
+                snprintf(opts, sizeof(opts), "%s%squarantine_size_mb=0", o ? o : "",
+                         o && *o ? ":" : "");
+                setenv("ASAN_OPTIONS", opts, 1);
+        }
+#endif
         bus_env_start(&env, NULL);
         len = (size_t)snprintf(conf, sizeof(conf),
                                "[daemon]\nplugin_dir = %s\ninterval = 10ms\n"
@@ -311,7 +322,7 @@ Test(faults, stalled_bus_bounded, .timeout = 180)
         for (int i = 0; i < 30; i++)
                 len += (size_t)snprintf(conf + len, sizeof(conf) - len,
                                         "[cache c%02d]\nadapter = testcache\nadd = 20\n"
-                                        "limit = 100000\n", i);
+                                        "limit = 20\n", i); /* a fixed population */
         bus_env_daemon(&env, "%s", conf);
         usleep(500000);
 
@@ -321,7 +332,8 @@ Test(faults, stalled_bus_bounded, .timeout = 180)
         usleep(10000000);
         rss1 = rss_kib(env.daemon_pid);
         cr_assert(kill(env.dbus_pid, SIGCONT) == 0);
-        cr_expect(rss1 < rss0 + 16 * 1024,
+        cr_log_info("RSS %" PRIu64 " -> %" PRIu64 " KiB over 10 s of a stopped bus", rss0, rss1);
+        cr_expect(rss1 < rss0 + 4 * 1024,
                   "RSS grew from %" PRIu64 " to %" PRIu64 " KiB in 10 s of a stopped bus", rss0,
                   rss1);
 
