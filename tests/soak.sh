@@ -61,6 +61,8 @@ fail() { failures+=("$*"); echo "soak: FAILED CHECK: $*"; }
 figure() { echo "figure: $1 $2"; }
 cleanup() {
         for p in "${actors[@]}"; do kill "$p" 2>/dev/null; done
+        # The bus may have been restarted by the fault actor: its pid is in the file.
+        [ -s "$dir/dbus.pid" ] && dbus_pid=$(cat "$dir/dbus.pid")
         [ -n "$dbus_pid" ] && kill -CONT "$dbus_pid" 2>/dev/null
         [ -n "$daemon_pid" ] && kill -KILL "$daemon_pid" 2>/dev/null
         [ -n "$dbus_pid" ] && kill "$dbus_pid" 2>/dev/null
