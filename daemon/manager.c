@@ -1073,6 +1073,7 @@ static bool reload_creates(struct manager *m, const struct ca_conf_cache *cc)
 struct reload_check {
         struct manager *manager;
         const struct ca_conf *conf;
+        bool partial; /* the parser found errors: the plugins check what it read, no more */
 };
 
 /*
@@ -1089,11 +1090,16 @@ static int reload_check(void *userdata, struct ca_errors *errors, struct isolate
         /* The parent logs what matters again when it makes the instances. */
         if (log_get_level() > LOG_WARNING)
                 log_set_level(LOG_WARNING);
-        for (int create = 0; create < 2 && !failed && errors->n == 0; create++)
+        if (rc->partial && conf->plugin_dir_refused)
+                return 0;
+        /* A partial one: only the check of what the parser read, as check_partial_conf(). */
+        for (int create = 0; create < (rc->partial ? 1 : 2) && !failed && errors->n == 0; create++)
                 for (size_t i = 0; i < conf->n_caches; i++) {
                         const struct ca_conf_cache *cc = &conf->caches[i];
                         struct manager_cache *c = NULL;
 
+                        if (!cc->adapter) /* only in a partial one: the parser said so */
+                                continue;
                         if (create && !reload_creates(m, cc))
                                 continue;
                         isolate_step(iso, "%s:%u: [cache %s]: adapter '%s'", cc->file, cc->line,
@@ -1236,7 +1242,14 @@ int manager_reload(struct manager *m, struct ca_errors *errors)
         /* Every error in one answer, as at start: the plugins check what the parser read. */
         r = ca_conf_load_partial(m->config_path, &conf, errors);
         if (r == -EINVAL && conf) {
-                check_partial_conf(m, conf, errors);
+                struct reload_check rc = { .manager = m, .conf = conf, .partial = true };
+
+                /*
+                 * In a child too: a plugin that crashes or hangs must not take the daemon
+                 * with it because the file has another error. The limit in force applies (the
+                 * new one may be what failed to parse). The reload fails whatever the child says.
+                 */
+                (void)isolate_run(reload_check, &rc, m->conf->check_timeout_usec, errors);
                 conf = ca_conf_free(conf);
         }
         if (r >= 0) {

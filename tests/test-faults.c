@@ -195,6 +195,14 @@ Test(faults, reload_survives_a_plugin_that_crashes_or_hangs, .timeout = 120)
         reload_fails(&d, "[cache new]\nadapter = testcache\ncreate_fault = hang\n",
                      "[cache new]: adapter 'testcache': did not finish within check_timeout "
                      "(500ms)");
+        /*
+         * With a parser error too, the plugins still check what the parser read, in the
+         * child as well: both errors are reported, the daemon lives.
+         */
+        reload_fails(&d, "[cache new]\nadapter = testcache\ncreate_fault = crash\n"
+                     "[cache other]\nmax_age = many\n",
+                     "[cache new]: adapter 'testcache': crashed (signal 6");
+        cr_assert(strstr(test_daemon_log(&d), "max_age"), "%s", test_daemon_log(&d));
         /* A configuration whose check passes is applied as before. */
         msgs = d.notify.n_msgs;
         write_reload_conf(&d, "[cache new]\nadapter = testcache\n");
