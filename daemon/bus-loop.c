@@ -387,9 +387,15 @@ int bus_verify_admin(sd_bus_message *m, const char *what, sd_bus_error *error)
         sd_bus_creds_unref(creds);
         if (r > 0)
                 return 1;
-        if (r < 0)
-                log_debug("Capabilities of %s unknown (%s): %s denied",
-                          sd_bus_message_get_sender(m) ? sd_bus_message_get_sender(m) : "the sender", strerror(-r), what);
+        if (r < 0) {
+                /* Rare, and a root caller refused for it would not know why: say so, there too. */
+                log_warning("Capabilities of %s unknown (%s): %s denied",
+                            sd_bus_message_get_sender(m) ? sd_bus_message_get_sender(m) : "the sender",
+                            strerror(-r), what);
+                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                         "Access denied: %s needs CAP_SYS_ADMIN (root), and the caller's "
+                                         "capabilities could not be read: %s", what, strerror(-r));
+        }
         return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
                                  "Access denied: %s needs CAP_SYS_ADMIN (root)", what);
 }
