@@ -399,7 +399,7 @@ Test(kernel, reclaim_one_group_keeps_the_others, .fini = teardown, .timeout = 60
         char *dir_a, *dir_b, *mark_dir;
         uint64_t before = 0, after = 0, peak = 0, nrot = 0, rise;
         double noise;
-        bool ok = false, marks = false;
+        bool ok = false, marks = false, kept_once = false;
         int version;
 
         group_a = kernel_real_group_new("a");
@@ -422,16 +422,32 @@ Test(kernel, reclaim_one_group_keeps_the_others, .fini = teardown, .timeout = 60
          * An attempt is disturbed when the host's own negatives went too: something outside
          * this test dropped the whole host's cache meanwhile (drop_caches in another test or
          * benchmark, memory pressure), and nr_negative before the storm means nothing. It is
-         * measured again; the adapter itself cannot take them (force_empty and memory.reclaim
-         * reach group A only), so a run where they always go fails below all the same.
+         * measured again. The adapter itself cannot take them (force_empty and memory.reclaim
+         * reach group A only): when they go in every attempt the test is skipped, saying so;
+         * when they went in the attempt that brought nr_negative back, it fails below.
          */
         for (unsigned attempt = 0; attempt < 4 && !(ok && marks); attempt++) {
                 ok = two_groups_attempt(dir_a, attempt, &before, &after, &peak, &nrot);
                 marks = marks_cached(mark_dir, 5000);
+                kept_once |= marks;
                 fprintf(stderr, "kernel: attempt %u: nr_negative %" PRIu64 " before the storm, %"
                         PRIu64 " when it ended, %" PRIu64 " after %" PRIu64 " rotations (others' "
                         "drift %.0f/s), the host's 5,000 negatives %s\n", attempt, before, peak,
                         after, nrot, noise, marks ? "kept" : "gone: disturbed, again");
+        }
+        if (!kept_once) {
+                /* Group A's reclaim cannot take them; only a host-wide drop can, and this
+                   adapter does none: nothing could be measured on this machine now. */
+                char *mech = get_s(env.bus, cache_path("a"), CA_BUS_CACHE_IFACE, "Mechanism");
+
+                cr_assert(strcmp(mech, "drop_caches") != 0 && strcmp(mech, "report") != 0,
+                          "Mechanism %s", mech);
+                free(mech);
+                test_rm_rf(dir_a);
+                test_rm_rf(dir_b);
+                test_rm_rf(mark_dir);
+                cr_skip_test("another program dropped the whole host's dentry cache during each "
+                             "of 4 attempts (5,000 negatives outside A went): nothing measured");
         }
         cr_assert(ok, "nr_negative %" PRIu64 " is not within 5%% of %" PRIu64
                   " after 5 rotations, in 4 attempts\n%s", after, before,
@@ -505,11 +521,26 @@ Test(kernel, loop_answers_while_the_kernel_reclaims, .fini = teardown, .timeout 
         wait_rotations("a", 1);
         actions = astat("a", "actions");
         cr_assert(pthread_create(&thread, NULL, getter_main, &g) == 0);
-        kernel_real_storm(group_a, dir, 200000);
-        while (astat("a", "actions") == actions)
-                usleep(20000);
+        /*
+         * A storm, then the reclaim it calls for, within 5 rotations. Another program dropping
+         * the host's cache meanwhile (a benchmark's drop_caches) takes the storm's dentries
+         * before the adapter sees them grow: then another storm, three at most.
+         */
+        for (unsigned attempt = 0; attempt < 3 && astat("a", "actions") == actions; attempt++) {
+                char sub[512];
+                uint64_t r0;
+
+                snprintf(sub, sizeof(sub), "%s/%u", dir, attempt);
+                cr_assert(mkdir(sub, 0755) == 0);
+                kernel_real_storm(group_a, sub, 200000);
+                r0 = rotations("a");
+                while (astat("a", "actions") == actions && rotations("a") < r0 + 5)
+                        usleep(20000);
+        }
         atomic_store(&g.stop, true);
         pthread_join(thread, NULL);
+        cr_assert(astat("a", "actions") > actions, "no reclaim after 3 storms\n%s",
+                  test_read_file(env.daemon_err));
         fprintf(stderr, "kernel: %" PRIu64 " Gets while %" PRIu64 " us of reclaim ran on the "
                 "worker: slowest %" PRIu64 " us; the adapter held the loop %" PRIu64
                 " us at most\n", g.calls, astat("a", "last_action_usec"), g.slowest_usec,
