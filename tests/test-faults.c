@@ -341,7 +341,7 @@ Test(faults, stalled_bus_bounded, .timeout = 180)
         rss1 = rss_kib(env.daemon_pid);
         cr_assert(kill(env.dbus_pid, SIGCONT) == 0);
         cr_log_info("RSS %" PRIu64 " -> %" PRIu64 " KiB over 10 s of a stopped bus", rss0, rss1);
-        cr_expect(rss1 < rss0 + 4 * 1024,
+        cr_expect(rss1 < rss0 + 16 * 1024, /* the fault grew it by 60 MB, ASan by 5 */
                   "RSS grew from %" PRIu64 " to %" PRIu64 " KiB in 10 s of a stopped bus", rss0,
                   rss1);
 
