@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -140,16 +141,21 @@ static void redirect(const char *path, int fd)
 pid_t test_spawn(const char *const argv[], const char *out_path, const char *err_path,
                  void (*setup)(void *userdata), void *userdata)
 {
-        pid_t pid;
+        pid_t parent, pid;
 
         /* truncated here, appended to there: one file may take both streams */
         if (out_path)
                 close(open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
         if (err_path)
                 close(open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+        parent = getpid();
         pid = fork();
         cr_assert(pid >= 0, "fork: %s", strerror(errno));
         if (pid == 0) {
+                /* A failed assertion ends the test's process without its teardown: the daemon or
+                 * dbus-daemon it started must not outlive it, spinning on a machine of 2 cores. */
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+                        _exit(127);
                 if (setup)
                         setup(userdata);
                 if (out_path)
