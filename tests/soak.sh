@@ -72,19 +72,12 @@ cleanup() {
 trap cleanup EXIT
 
 # ---- the bus ----
-sed -e "s|@SOCKET@|$dir/bus|" -e "s|@POLICY@|$src/systemd/org.cacheage.CacheAge1.conf|" \
-        "$src/tests/fixtures/bus/system.conf.in" > "$dir/bus.conf"
-bus_ready() {
-        busctl --address="$addr" --timeout=5 call org.freedesktop.DBus /org/freedesktop/DBus \
-                org.freedesktop.DBus GetId >/dev/null 2>&1
-}
+bus_lib_tests=$src/tests
+. "$src/tests/bus-lib.sh"
 start_bus() {
-        rm -f "$dir/bus"
-        dbus-daemon --nofork --config-file="$dir/bus.conf" >>"$dir/dbus.log" 2>&1 &
-        dbus_pid=$!
+        bus_start "$dir/bus" || { echo "soak: dbus-daemon did not start"; cat "$dir/bus.log"; exit 1; }
+        dbus_pid=$bus_pid
         echo "$dbus_pid" > "$dir/dbus.pid"
-        for _ in $(seq 500); do bus_ready && return 0; sleep 0.02; done
-        echo "soak: dbus-daemon did not start"; cat "$dir/dbus.log"; exit 1
 }
 start_bus
 
@@ -229,7 +222,7 @@ actors=()
 elapsed=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.1f", a - b }')
 # The bus is up again (the fault actor ends with it running); the last word is the daemon's.
 kill -CONT "$(cat "$dir/dbus.pid")" 2>/dev/null
-for _ in $(seq 100); do bus_ready && break; sleep 0.1; done
+for _ in $(seq 100); do bus_ready "$dir/bus" && break; sleep 0.1; done
 cp "$dir/good-a.conf" "$dir/cacheaged.conf"
 sleep 2
 rss_end=$(rss)

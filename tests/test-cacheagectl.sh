@@ -22,22 +22,18 @@ fi
 
 dir=$(mktemp -d /tmp/cacheagectl-test-XXXXXX) || exit 1
 chmod 755 "$dir"
-dbus_pid= daemon_pid=
+# shellcheck disable=SC2034 # read by bus-lib.sh
+bus_lib_tests=$CA_TEST_SRCDIR
+. "$CA_TEST_SRCDIR/bus-lib.sh"
+daemon_pid=
 cleanup() {
         [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null
-        [ -n "$dbus_pid" ] && kill "$dbus_pid" 2>/dev/null
+        # shellcheck disable=SC2086 # a list of pids
+        [ -n "$bus_pids" ] && kill $bus_pids 2>/dev/null
         wait 2>/dev/null
         [ -z "${CA_TEST_KEEP:-}" ] && rm -rf "$dir"
 }
 trap cleanup EXIT
-
-start_bus() { # $1: socket path; prints the pid
-        sed -e "s|@SOCKET@|$1|" \
-            -e "s|@POLICY@|$CA_TEST_SRCDIR/../systemd/org.cacheage.CacheAge1.conf|" \
-            "$CA_TEST_SRCDIR/fixtures/bus/system.conf.in" > "$1.conf"
-        dbus-daemon --nofork --config-file="$1.conf" >"$1.log" 2>&1 &
-        echo $!
-}
 
 wait_for() { # $1: what, then a command that succeeds when ready
         what=$1
@@ -54,16 +50,8 @@ wait_for() { # $1: what, then a command that succeeds when ready
         done
 }
 
-# A bus is ready when it answers, not when its socket exists: dbus-daemon binds the socket
-# before it listens, and a client in between gets "Connection refused".
-bus_ready() { # $1: socket path
-        busctl --address="unix:path=$1" call org.freedesktop.DBus /org/freedesktop/DBus \
-                org.freedesktop.DBus GetId
-}
-
-dbus_pid=$(start_bus "$dir/bus")
+bus_start "$dir/bus" || { echo "dbus-daemon did not answer" >&2; cat "$dir/bus.log" >&2; exit 1; }
 addr="unix:path=$dir/bus"
-wait_for "dbus-daemon" bus_ready "$dir/bus"
 
 write_conf() { # $1: extra lines for [cache alpha]
         cat > "$dir/cacheaged.conf" <<EOF
@@ -324,8 +312,8 @@ run set --persistent nope enabled=no
 ls "$dir/cacheaged.conf.d" >> "$out"
 
 # No daemon on that bus.
-dbus2_pid=$(start_bus "$dir/empty")
-wait_for "the second dbus-daemon" bus_ready "$dir/empty"
+bus_start "$dir/empty" || { echo "the second dbus-daemon did not answer" >&2; exit 1; }
+dbus2_pid=$bus_pid
 echo "\$ cacheagectl --address=unix:path=@DIR@/empty status" >> "$out"
 "$CACHEAGECTL" --address="unix:path=$dir/empty" status >> "$out" 2>&1
 echo "[exit $?]" >> "$out"

@@ -23,10 +23,14 @@ fi
 
 dir=$(mktemp -d /tmp/cacheage-metrics-XXXXXX) || exit 1
 chmod 755 "$dir"
-dbus_pid= daemon_pid=
+# shellcheck disable=SC2034 # read by bus-lib.sh
+bus_lib_tests=$CA_TEST_SRCDIR
+. "$CA_TEST_SRCDIR/bus-lib.sh"
+daemon_pid=
 cleanup() {
         [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null
-        [ -n "$dbus_pid" ] && kill "$dbus_pid" 2>/dev/null
+        # shellcheck disable=SC2086 # a list of pids
+        [ -n "$bus_pids" ] && kill $bus_pids 2>/dev/null
         wait 2>/dev/null
         [ -z "${CA_TEST_KEEP:-}" ] && rm -rf "$dir"
 }
@@ -62,13 +66,8 @@ wait_for() { # what, then a command that succeeds when ready
         done
 }
 
-sed -e "s|@SOCKET@|$dir/bus|" \
-    -e "s|@POLICY@|$CA_TEST_SRCDIR/../systemd/org.cacheage.CacheAge1.conf|" \
-    "$CA_TEST_SRCDIR/fixtures/bus/system.conf.in" > "$dir/bus.conf"
-dbus-daemon --nofork --config-file="$dir/bus.conf" > "$dir/bus.log" 2>&1 &
-dbus_pid=$!
+bus_start "$dir/bus" || { echo "Bail out! dbus-daemon did not answer"; exit 1; }
 addr="unix:path=$dir/bus"
-wait_for "dbus-daemon" test -S "$dir/bus"
 mkdir "$dir/prom"
 
 write_conf() { # $1: extra [daemon] lines, $2: extra [cache alpha] lines

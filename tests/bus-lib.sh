@@ -1,0 +1,37 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck shell=sh
+#
+# Sourced by the shell tests that run cacheaged on a private system-type bus (test-cacheagectl,
+# test-metrics, soak): set bus_lib_tests to this directory first.
+#
+#   bus_start SOCKET   writes SOCKET.conf (tests/fixtures/bus/system.conf.in with the unit's
+#                      bus policy), starts dbus-daemon on it (log: SOCKET.log), and returns
+#                      once it answers, or 1 after 20 s. Sets bus_pid; every pid started is
+#                      also in bus_pids, for the caller's cleanup.
+#   bus_ready SOCKET   the bus answers a call: dbus-daemon binds its socket before it listens,
+#                      so a socket that exists is not yet a bus a client can use.
+
+: "${bus_lib_tests:?set bus_lib_tests before sourcing bus-lib.sh}"
+bus_pids=
+
+bus_ready() {
+        busctl --address="unix:path=$1" --timeout=5 call org.freedesktop.DBus \
+                /org/freedesktop/DBus org.freedesktop.DBus GetId >/dev/null 2>&1
+}
+
+bus_start() {
+        sed -e "s|@SOCKET@|$1|" \
+            -e "s|@POLICY@|$bus_lib_tests/../systemd/org.cacheage.CacheAge1.conf|" \
+            "$bus_lib_tests/fixtures/bus/system.conf.in" > "$1.conf" || return 1
+        rm -f "$1"
+        dbus-daemon --nofork --config-file="$1.conf" >>"$1.log" 2>&1 &
+        bus_pid=$!
+        bus_pids="$bus_pids $bus_pid"
+        bus_lib_i=0
+        until bus_ready "$1"; do
+                bus_lib_i=$((bus_lib_i + 1))
+                [ "$bus_lib_i" -gt 1000 ] && return 1
+                sleep 0.02
+        done
+        return 0
+}
