@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,6 +214,27 @@ const char *kernel_real_memcg(int *ret_version)
         return mount;
 }
 
+/*
+ * Groups of test processes that are gone: a test killed by its timeout never ran its
+ * teardown. Removed before a new group is made, so no run leaves them for good.
+ */
+static void remove_stale_groups(const char *mount)
+{
+        DIR *d = opendir(mount);
+        struct dirent *de;
+
+        if (!d)
+                return;
+        while ((de = readdir(d))) {
+                int pid;
+
+                if (sscanf(de->d_name, "cacheage-test-%d-", &pid) == 1 && pid > 0 &&
+                    kill(pid, 0) < 0 && errno == ESRCH)
+                        kernel_real_group_remove(test_path_join(mount, de->d_name));
+        }
+        closedir(d);
+}
+
 char *kernel_real_group_new(const char *tag)
 {
         int version;
@@ -221,6 +244,7 @@ char *kernel_real_group_new(const char *tag)
 
         if (!mount || geteuid() != 0)
                 return NULL;
+        remove_stale_groups(mount);
         cr_assert(asprintf(&path, "%s/cacheage-test-%d-%s", mount, (int)getpid(), tag) > 0);
         if (mkdir(path, 0755) < 0) {
                 free(path);
