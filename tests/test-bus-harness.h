@@ -216,7 +216,8 @@ static inline void bus_env_stop(struct bus_env *e)
 /* "/org/cacheage/CacheAge1/cache/<escaped>", static buffer. */
 static inline const char *cache_path(const char *name)
 {
-        static char buf[256];
+        /* per thread: test-kernel's getter thread and the test's own calls use it at once */
+        static _Thread_local char buf[256];
         char *p = NULL;
 
         cr_assert(sd_bus_path_encode(CA_BUS_CACHE_PREFIX, name, &p) >= 0);
