@@ -25,29 +25,28 @@
  *
  * Threads: a write to memory.reclaim, memory.force_empty or drop_caches runs the reclaim in
  * the writing thread and may take long, and asking systemd for a unit's group is a bus call.
- * So a rotation's whole refresh runs on one worker thread per instance: before_rotate hands
- * it a job and answers CA_ROTATE_LATER; the worker signals an eventfd watched on the host's
- * loop, which publishes the results, logs them and calls ca_host_rotate_ready(). The worker
- * owns what it works with (the bus connection, the unit's group, the reclaim baseline, the
- * drop streak); the loop owns what is published (counts, statistics). They meet in `job`,
- * under `lock`: the loop writes it only while no job is pending, the worker only while one is.
+ * So a rotation's whole refresh runs on one worker thread per instance (adapter-worker.h):
+ * before_rotate hands it a job and answers CA_ROTATE_LATER; the loop, told the job is done,
+ * publishes the results, logs them and calls ca_host_rotate_ready(). The worker owns what it
+ * works with (the bus connection, the unit's group, the reclaim baseline, the drop streak);
+ * the loop owns what is published (counts, statistics). They meet in `job`: the loop writes
+ * it only while no job is under way, the worker only while one is.
  */
 
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <syslog.h>
 #include <systemd/sd-bus.h>
 #include <unistd.h>
 
 #include "cacheage/age.h"
+#include "adapter-worker.h"
 #include "cacheage/plugin.h"
 #include "kernel-policy.h"
 #include "kernel-sys.h"
@@ -144,14 +143,8 @@ struct kn {
         struct ca_cache *cache;
 
         /* the worker, and what it shares with the loop */
-        pthread_t thread;
-        bool thread_started;
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
-        bool job_pending, quit;
+        struct aw *worker;
         struct kn_job job;
-        int efd;
-        struct event *done_ev;
 
         /* the worker's own */
         sd_bus *bus;
@@ -421,27 +414,11 @@ static void kn_run_job(struct kn *kn, struct kn_job *job)
         }
 }
 
-static void *kn_worker(void *userdata)
+static void kn_worker_run(struct aw *w, void *userdata)
 {
         struct kn *kn = userdata;
-        uint64_t one = 1;
 
-        pthread_mutex_lock(&kn->lock);
-        for (;;) {
-                while (!kn->job_pending && !kn->quit)
-                        pthread_cond_wait(&kn->cond, &kn->lock);
-                if (kn->quit)
-                        break;
-                pthread_mutex_unlock(&kn->lock);
-                kn_run_job(kn, &kn->job);
-                pthread_mutex_lock(&kn->lock);
-                kn->job_pending = false;
-                /* An eventfd counter write cannot fail short of overflow. */
-                (void)!write(kn->efd, &one, sizeof(one));
-        }
-        pthread_mutex_unlock(&kn->lock);
-        kn->bus = sd_bus_flush_close_unref(kn->bus);
-        return NULL;
+        kn_run_job(kn, &kn->job);
 }
 
 /* ---- the loop: publishing, logging ---- */
@@ -530,19 +507,11 @@ static void kn_log_action(struct kn *kn, const struct kn_job *job)
 static void kn_done_job(struct kn *kn);
 
 /* The loop's side of a finished job; how long it held the loop is measured. */
-static void kn_done(evutil_socket_t fd, short what, void *userdata)
+static void kn_done(void *userdata)
 {
         struct kn *kn = userdata;
         uint64_t t0 = now_usec(), n;
-        bool pending;
 
-        if (read(kn->efd, &n, sizeof(n)) < 0)
-                return;
-        pthread_mutex_lock(&kn->lock);
-        pending = kn->job_pending;
-        pthread_mutex_unlock(&kn->lock);
-        if (pending)
-                return;
         kn_done_job(kn);
         n = now_usec() - t0;
         if (n > kn->loop_longest_usec)
@@ -550,6 +519,11 @@ static void kn_done(evutil_socket_t fd, short what, void *userdata)
         /* Last: the host may rotate at once, and destroy nothing of ours meanwhile. */
         ca_host_rotate_ready(kn->host, kn->cache, kn->job.error < 0 ? kn->job.error : 0);
 }
+
+static const struct aw_ops kn_worker_ops = {
+        .run = kn_worker_run,
+        .done = kn_done,
+};
 
 static void kn_done_job(struct kn *kn)
 {
@@ -604,13 +578,11 @@ static int kn_before_rotate(struct ca_cache *cache, void *userdata)
                 memory_pct = p.memory_some.avg10_pct;
                 kn->host_memory_stall_usec = p.memory_some.total_usec;
         }
-        pthread_mutex_lock(&kn->lock);
+        /* The host starts no other refresh before ca_host_rotate_ready(): the worker is idle. */
         kn->job = (struct kn_job){ .idle = ca_host_idle(kn->host),
                                    .host_memory_pct = memory_pct,
                                    .now_usec = now_usec() };
-        kn->job_pending = true;
-        pthread_cond_signal(&kn->cond);
-        pthread_mutex_unlock(&kn->lock);
+        aw_submit(kn->worker);
         dt = now_usec() - t0;
         if (dt > kn->loop_longest_usec)
                 kn->loop_longest_usec = dt;
@@ -931,20 +903,9 @@ static void kn_destroy(void *instance)
                 return;
         if (kn->cache)
                 ca_host_unregister_cache(kn->host, kn->cache);
-        if (kn->thread_started) {
-                /* An action under way is waited for: the kernel's write cannot be cut short. */
-                pthread_mutex_lock(&kn->lock);
-                kn->quit = true;
-                pthread_cond_signal(&kn->cond);
-                pthread_mutex_unlock(&kn->lock);
-                pthread_join(kn->thread, NULL);
-        }
-        if (kn->done_ev)
-                event_free(kn->done_ev);
-        if (kn->efd >= 0)
-                close(kn->efd);
-        pthread_cond_destroy(&kn->cond);
-        pthread_mutex_destroy(&kn->lock);
+        /* An action under way is waited for: the kernel's write cannot be cut short. */
+        kn->worker = aw_free(kn->worker);
+        kn->bus = sd_bus_flush_close_unref(kn->bus); /* the worker's, and it is gone */
         ca_cache_free(kn->cache);
         free(kn);
 }
@@ -988,9 +949,6 @@ static int kn_create(struct ca_host *host, const struct ca_section *s, void **re
         kn->mech = mech;
         kn->group_target = cfg.cgroup || cfg.unit;
         kn->have_dentry_negative = ks_read_dentry_negative(root, &dn) == 0;
-        kn->efd = -1;
-        pthread_mutex_init(&kn->lock, NULL);
-        pthread_cond_init(&kn->cond, NULL);
         if (cfg.swappiness != KN_SWAPPINESS_KERNEL)
                 snprintf(kn->key, sizeof(kn->key), "swappiness=%d", cfg.swappiness);
         if (strcmp(root, "/") != 0)
@@ -1009,20 +967,9 @@ static int kn_create(struct ca_host *host, const struct ca_section *s, void **re
                 r = -EINVAL;
                 goto out_destroy;
         }
-        kn->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (kn->efd < 0) {
-                r = -errno;
-                goto out_destroy;
-        }
-        kn->done_ev = event_new(base, kn->efd, EV_READ | EV_PERSIST, kn_done, kn);
-        if (!kn->done_ev || event_add(kn->done_ev, NULL) < 0) {
-                r = -ENOMEM;
-                goto out_destroy;
-        }
-        r = -pthread_create(&kn->thread, NULL, kn_worker, kn);
+        r = aw_new(base, &kn_worker_ops, kn, &kn->worker);
         if (r < 0)
                 goto out_destroy;
-        kn->thread_started = true;
 
         r = ca_host_register_cache(host, s, kn->cache, &kn_hooks, kn);
         if (r < 0)
