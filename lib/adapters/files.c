@@ -10,9 +10,11 @@
  * loop for longer than an aging slice however large the tree: it runs as a chain of steps,
  * each a lowest-priority event that reads directory entries until the slice's time is spent
  * and yields (CA_ROTATE_LATER; ca_host_rotate_ready() once the walk and the sweep of what
- * vanished are done). The deletions are two-phase in the same way: the reclaim op only
- * queues a victim; after_age starts a chain of steps that check and unlink them. Every
- * check that decides what may be deleted is in files-safe.c.
+ * vanished are done). The deletions are two-phase: the reclaim op only queues a victim;
+ * after_age starts the steps that hand them, a batch at a time, to a worker thread
+ * (adapter-worker.h), which checks and unlinks each, and then take its answers back. A
+ * system call there may wait for the disk (on a `discard` mount one unlinkat() took 1.14 s)
+ * without holding the loop. Every check that decides what may be deleted is in files-safe.c.
  *
  * What it tracks, and what each object costs:
  *   struct fs_file  one per file: its aging node, what the scan saw (inode, size, times), its
@@ -27,7 +29,14 @@
  * at once; they are keyed with SipHash and a random key, since the names are chosen by
  * whoever writes to the cache.
  *
- * Everything runs on the host's loop thread: no locks.
+ * Threads. Everything runs on the host's loop thread but the batch's run on the worker. The
+ * batch (struct fs_job) is the loop's while the worker is idle and the worker's while it runs
+ * (the handover orders them); during the run the loop touches only each entry's `used` flag
+ * (atomic). The worker also reads, of each file in the batch, its name and what was seen, and
+ * the names, inodes and parents of its directories up to the top: none of these change while
+ * the file is in the batch (a file in it is on fs->sent, which no scan and no sweep touches),
+ * and none is freed (the file holds its directory, each directory its parent). It uses a
+ * duplicate of the root's handle: a rescan may replace the loop's meanwhile.
  */
 
 #include <dirent.h>
@@ -35,6 +44,7 @@
 #include <event2/event.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +56,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "adapter-worker.h"
 #include "cacheage/plugin.h"
 #include "files-safe.h"
 #include "files-table.h"
@@ -57,6 +68,7 @@
 #define FS_CLOCK_EVERY 2               /* entries (each a system call or more) per clock read */
 #define FS_EVENTS_PER_WAKEUP (64 * 1024) /* bytes of events read per wakeup, at most */
 #define FS_PATH_MAX 4096               /* bytes of a path in a log line */
+#define FS_BATCH_FILES 256             /* files handed to the worker at a time */
 
 enum {
         FS_WATCH_AUTO,
@@ -81,6 +93,8 @@ enum fs_state {
         FS_LIVE,        /* aged by the cache, on files_seen */
         FS_VICTIM,      /* chosen by reclaim, on victims, waiting to be checked and deleted */
         FS_VICTIM_USED, /* chosen, then used (or events were lost): to be put back */
+        FS_SENT,        /* in the worker's batch (job->work[slot]), on sent */
+        FS_SENT_USED,   /* in the batch, then used: its entry says so, the worker skips it */
 };
 
 struct fs_dir;
@@ -88,10 +102,13 @@ struct fs_dir;
 struct fs_file {
         struct ca_node node;        /* first: the reclaim op is handed the node */
         struct fs_hlink h;          /* in fs->files */
-        TAILQ_ENTRY(fs_file) link;  /* in fs->files_seen or fs->victims */
+        TAILQ_ENTRY(fs_file) link;  /* in fs->files_seen, fs->victims or fs->sent */
         struct fs_dir *parent;
         struct fs_seen seen;
-        uint32_t gen;               /* the last scan that saw it */
+        union {
+                uint32_t gen;       /* FS_LIVE: the last scan that saw it */
+                uint32_t slot;      /* FS_SENT*: its entry in the batch */
+        };
         uint8_t state;              /* enum fs_state */
         char name[];
 };
@@ -133,6 +150,41 @@ enum fs_phase {
         FS_SCAN_SWEEP_DIRS,
 };
 
+/* One file of a batch of deletions, and the worker's answer. */
+enum fs_answer {
+        FS_NOT_TRIED, /* the root check failed, or the run was cut short */
+        FS_USED,      /* used since it was chosen: not looked at */
+        FS_NO_DIR,    /* r: its directory could not be opened as the scan saw it */
+        FS_CHECKED,   /* r: fs_unlink_if_same()'s answer */
+};
+
+struct fs_work {
+        struct fs_file *f;
+        atomic_bool used;     /* set by the loop on a use seen meanwhile */
+        int r;
+        uint8_t answer;       /* enum fs_answer */
+};
+
+struct fs_job {
+        /* in, from the loop */
+        struct fs_root root;  /* a duplicate of the root's handle */
+        const char *path;
+        bool dry_run;
+        bool first;           /* the first batch of a run (the tests' gate is there) */
+        uint32_t n;           /* entries in work[] */
+        /* out, from the worker */
+        int root_error;       /* path does not resolve: nothing tried, why says why */
+        bool root_moved;      /* path names another directory: nothing tried */
+        char why[512];
+        uint64_t longest_usec; /* the longest check and unlink of one file */
+        /* the worker's own, during a run: the last directory opened */
+        const struct fs_dir *chain_dir;
+        int chain_fd;
+        /* the loop's: answers taken back so far */
+        uint32_t applied;
+        struct fs_work work[FS_BATCH_FILES];
+};
+
 /* What one scan found; the last complete one is kept for the statistics. */
 struct fs_scan_counts {
         uint64_t files, new_files, changed, atime_uses, untracked, mounts, symlinks, too_deep,
@@ -150,7 +202,7 @@ struct fs {
         uint8_t sipkey[16];
 
         struct fs_table files, dirs, watches;
-        TAILQ_HEAD(, fs_file) files_seen, victims;
+        TAILQ_HEAD(fs_file_list, fs_file) files_seen, victims, sent;
         TAILQ_HEAD(, fs_dir) dirs_seen;
         uint64_t n_files, n_dirs;
 
@@ -174,17 +226,18 @@ struct fs {
 
         /* the deletions */
         struct event *dispose_ev;
+        struct aw *worker;
+        struct fs_job *job;         /* work[] holds answers to take back while applied < n */
         bool disposing;
-        bool run_root_ok;           /* path still names the root: this run may delete */
-        struct fs_dir *chain_dir;   /* the directory chain_fd is open on, within a step */
-        int chain_fd;
+        uint32_t run_batches;       /* handed to the worker in this run */
+        bool run_root_logged;       /* the root's trouble was said in this run */
         uint64_t run_started_usec, run_deleted, run_bytes, run_kept, run_errors;
         int last_errno_logged;
 
         /* statistics */
         uint64_t scans, accesses, atime_uses, deleted, deleted_bytes, would_delete, kept,
                 gone, errors, events_lost, unwatched_dirs, last_scan_usec, longest_step_usec,
-                longest_step_cpu_usec;
+                longest_step_cpu_usec, longest_delete_usec;
 
 #ifdef CA_FILES_TEST_HOOKS
         const char *gate_dir;
@@ -374,13 +427,27 @@ static void dir_watch(struct fs *fs, struct fs_dir *d, int fd)
         fs_table_add(&fs->watches, &d->w);
 }
 
+/* The list @f is on, by its state. */
+static struct fs_file_list *file_list(struct fs *fs, const struct fs_file *f)
+{
+        switch (f->state) {
+        case FS_LIVE:
+                return &fs->files_seen;
+        case FS_SENT:
+        case FS_SENT_USED:
+                return &fs->sent;
+        default:
+                return &fs->victims;
+        }
+}
+
 /* Forget @f: out of the cache, the table and its list, and freed. */
 static void file_forget(struct fs *fs, struct fs_file *f)
 {
         if (ca_node_linked(&f->node))
                 ca_cache_remove(fs->cache, &f->node);
         fs_table_del(&fs->files, &f->h);
-        TAILQ_REMOVE(f->state == FS_LIVE ? &fs->files_seen : &fs->victims, f, link);
+        TAILQ_REMOVE(file_list(fs, f), f, link);
         dir_put(fs, f->parent);
         free(f);
         fs->n_files--;
@@ -479,10 +546,21 @@ static void fs_step_end(struct fs *fs, const struct fs_step *step)
 #ifdef CA_FILES_TEST_HOOKS
 /*
  * Tests only (tests/hooked/meson.build builds a second files.so with CA_FILES_TEST_HOOKS): with
- * CA_FILES_TEST_GATE=DIR, each scan and each run of deletions starts only once a token file
- * ("scan", "dispose") is in DIR, and takes it, so that a test can act exactly between the
- * scan that chose a file and the check before its deletion. The shipped module has no gate.
+ * CA_FILES_TEST_GATE=DIR, each scan (on the loop) and each run of deletions (on the worker,
+ * before its first batch's root check) starts only once a token file ("scan", "dispose") is in
+ * DIR, and takes it, so that a test can act exactly between the scan that chose a file and the
+ * checks before its deletion. While a file "hold" is in DIR, the worker waits before each
+ * file's check, and makes a file "held" to say so: a deletion that takes as long as the test
+ * wants, to see what the loop does meanwhile. The shipped module has none of this.
  */
+static bool fs_gate_take(const char *dir, const char *token)
+{
+        char path[FS_PATH_MAX];
+
+        snprintf(path, sizeof(path), "%s/%s", dir, token);
+        return unlink(path) == 0;
+}
+
 static bool fs_gate_pass(struct fs *fs, const char *token)
 {
         char path[FS_PATH_MAX];
@@ -490,7 +568,7 @@ static bool fs_gate_pass(struct fs *fs, const char *token)
         if (!fs->gate_dir)
                 return true;
         snprintf(path, sizeof(path), "%s/%s", fs->gate_dir, token);
-        if (unlink(path) == 0) {
+        if (fs_gate_take(fs->gate_dir, token)) {
                 ca_host_log(fs->host, LOG_DEBUG, "test gate: %s taken", token);
                 fs->gate_logged = false;
                 return true;
@@ -510,9 +588,59 @@ static bool fs_gate_wait(struct fs *fs, struct event *ev, const char *token)
         event_add(ev, &poll_10ms);
         return false;
 }
+
+/* On the worker: the "dispose" token taken; false when the worker stops first. */
+static bool fs_gate_wait_worker(struct aw *w, const char *dir)
+{
+        while (dir && !fs_gate_take(dir, "dispose"))
+                if (!aw_sleep(w, 10000))
+                        return false;
+        return true;
+}
+
+/* On the worker: no "hold" in the gate (any more); false when the worker stops first. */
+static bool fs_hold(struct aw *w, const char *dir)
+{
+        char hold[FS_PATH_MAX], held[FS_PATH_MAX];
+        int fd;
+
+        if (!dir)
+                return true;
+        snprintf(hold, sizeof(hold), "%s/hold", dir);
+        if (access(hold, F_OK) < 0)
+                return true;
+        snprintf(held, sizeof(held), "%s/held", dir);
+        fd = open(held, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd >= 0)
+                close(fd);
+        while (access(hold, F_OK) == 0)
+                if (!aw_sleep(w, 10000))
+                        return false;
+        return true;
+}
 #endif
 
 /* ---- uses seen by fanotify or inotify ---- */
+
+/* A use of @f: aged afresh, or, when it was chosen meanwhile, put back instead of deleted. */
+static void fs_file_used(struct fs *fs, struct fs_file *f)
+{
+        switch (f->state) {
+        case FS_LIVE:
+                ca_touch(fs->cache, &f->node);
+                break;
+        case FS_VICTIM:
+                f->state = FS_VICTIM_USED;
+                break;
+        case FS_SENT:
+                /* The worker skips it if it has not come to it yet. */
+                atomic_store_explicit(&fs->job->work[f->slot].used, true, memory_order_relaxed);
+                f->state = FS_SENT_USED;
+                break;
+        default:
+                break;
+        }
+}
 
 static void fs_on_access(void *userdata, const unsigned char *key, size_t key_len, const char *name)
 {
@@ -523,10 +651,7 @@ static void fs_on_access(void *userdata, const unsigned char *key, size_t key_le
         if (!f)
                 return;
         fs->accesses++;
-        if (f->state == FS_LIVE)
-                ca_touch(fs->cache, &f->node);
-        else
-                f->state = FS_VICTIM_USED; /* chosen, but used since: put back, not deleted */
+        fs_file_used(fs, f);
 }
 
 /*
@@ -543,7 +668,9 @@ static void fs_on_lost(void *userdata)
         fs->lost_epoch = ca_cache_epoch(fs->cache);
         fs->lost_any = true;
         TAILQ_FOREACH(f, &fs->victims, link)
-                f->state = FS_VICTIM_USED;
+                fs_file_used(fs, f);
+        TAILQ_FOREACH(f, &fs->sent, link)
+                fs_file_used(fs, f);
         ca_host_log(fs->host, fs->events_lost == 1 ? LOG_WARNING : LOG_DEBUG,
                     "The kernel's event queue overflowed: uses were lost, so every file idle "
                     "across this moment counts as used (%" PRIu64 " times so far)",
@@ -864,7 +991,10 @@ static void fs_scan_step(evutil_socket_t fd, short what, void *userdata)
 
 /* ---- the root ---- */
 
-/* Forget everything tracked (the path now names another directory, or the instance goes). */
+/*
+ * Forget everything tracked (the path now names another directory, or the instance goes) but
+ * the files in the worker's batch: they are the worker's until its answers are taken back.
+ */
 static void fs_forget_all(struct fs *fs)
 {
         struct fs_file *f;
@@ -932,27 +1062,6 @@ static int fs_check_root(struct fs *fs)
         return 0;
 }
 
-/* Whether path still names the directory open (before deleting in it; the scan adopts a new one). */
-static bool fs_root_still(struct fs *fs)
-{
-        struct fs_root now;
-        char why[512];
-        bool same;
-
-        if (fs_root_open(fs->cfg.path, &now, why, sizeof(why)) < 0) {
-                ca_host_log(fs->host, fs->root_failing ? LOG_DEBUG : LOG_WARNING,
-                            "%s: nothing deleted", why);
-                fs->root_failing = true;
-                return false;
-        }
-        same = fs_root_same(&now, &fs->root);
-        fs_root_close(&now);
-        if (!same)
-                ca_host_log(fs->host, LOG_NOTICE, "%s is another directory now: nothing deleted "
-                            "until the next scan", fs->cfg.path);
-        return same;
-}
-
 static int fs_before_rotate(struct ca_cache *cache, void *userdata)
 {
         struct fs *fs = userdata;
@@ -986,7 +1095,7 @@ static int fs_before_rotate(struct ca_cache *cache, void *userdata)
 /* Put a victim back: live again, aged from now (it changed, was used, or is a dry run's). */
 static void fs_put_back(struct fs *fs, struct fs_file *f)
 {
-        TAILQ_REMOVE(&fs->victims, f, link);
+        TAILQ_REMOVE(file_list(fs, f), f, link);
         f->state = FS_LIVE;
         f->gen = fs->gen;
         TAILQ_INSERT_TAIL(&fs->files_seen, f, link);
@@ -1018,87 +1127,169 @@ static const struct ca_cache_ops fs_ops = {
         .size = fs_size,
 };
 
-static void fs_chain_close(struct fs *fs)
+/* -- on the worker -- */
+
+static void fs_job_chain_close(struct fs_job *job)
 {
-        if (fs->chain_fd >= 0 && fs->chain_fd != fs->root.fd)
-                close(fs->chain_fd);
-        fs->chain_fd = -1;
-        fs->chain_dir = NULL;
+        if (job->chain_fd >= 0 && job->chain_fd != job->root.fd)
+                close(job->chain_fd);
+        job->chain_fd = -1;
+        job->chain_dir = NULL;
 }
 
 /*
  * A handle on @d, opened from the root one component at a time, each the very directory the
- * scan saw (fs_dir_open() with its inode). Kept for the next victim of the same directory
- * within one step. Returns the descriptor (the root's for the top), or a negative errno.
+ * scan saw (fs_dir_open() with its inode). Kept for the next file of the same directory in the
+ * batch. Returns the descriptor (the root's for the top), or a negative errno. The loop has
+ * made sure that no directory of the chain was forgotten by a scan (fs_chain_forgotten()).
  */
-static int fs_chain_open(struct fs *fs, struct fs_dir *d)
+static int fs_job_chain_open(struct fs_job *job, const struct fs_dir *d)
 {
-        struct fs_dir *chain[FS_DEPTH_MAX + 1];
+        const struct fs_dir *chain[FS_DEPTH_MAX];
         size_t n = 0;
         int fd, r;
 
-        if (d == fs->chain_dir)
-                return fs->chain_fd;
-        fs_chain_close(fs);
-        for (struct fs_dir *p = d; p->parent; p = p->parent) {
-                if (p->removed || n == FS_DEPTH_MAX)
-                        return -ESTALE; /* forgotten by a scan: replaced or gone */
+        if (d == job->chain_dir)
+                return job->chain_fd;
+        fs_job_chain_close(job);
+        for (const struct fs_dir *p = d; p->parent; p = p->parent) {
+                if (n == FS_DEPTH_MAX)
+                        return -ESTALE;
                 chain[n++] = p;
         }
-        fd = fs->root.fd;
+        fd = job->root.fd;
         while (n-- > 0) {
                 uint64_t ino;
                 int next;
 
-                r = fs_dir_open(&fs->root, fd, chain[n]->name, chain[n]->ino, &next, &ino);
-                if (fd != fs->root.fd)
+                r = fs_dir_open(&job->root, fd, chain[n]->name, chain[n]->ino, &next, &ino);
+                if (fd != job->root.fd)
                         close(fd);
                 if (r < 0)
                         return r;
                 fd = next;
         }
-        fs->chain_dir = d;
-        fs->chain_fd = fd;
+        job->chain_dir = d;
+        job->chain_fd = fd;
         return fd;
 }
 
-static void fs_dispose_one(struct fs *fs, struct fs_file *f)
+/* Whether path still names the root the batch was given (a rescan adopts a new one). */
+static bool fs_job_root_ok(struct fs_job *job)
 {
-        char rel[FS_PATH_MAX];
+        struct fs_root now;
         int r;
 
-        if (f->state == FS_VICTIM_USED) {
+        r = fs_root_open(job->path, &now, job->why, sizeof(job->why));
+        if (r < 0) {
+                job->root_error = r;
+                return false;
+        }
+        job->root_moved = !fs_root_same(&now, &job->root);
+        fs_root_close(&now);
+        return !job->root_moved;
+}
+
+/* Check and unlink one file of the batch; false when the worker stops meanwhile. */
+static bool fs_work_one(struct fs *fs, struct aw *aw, struct fs_job *job, struct fs_work *w)
+{
+        const struct fs_file *f = w->f;
+        uint64_t t0 = ca_now_usec(), dt;
+        int fd;
+
+#ifdef CA_FILES_TEST_HOOKS
+        if (!fs_hold(aw, fs->gate_dir))
+                return false; /* a check that takes as long as the test holds it */
+#endif
+        if (atomic_load_explicit(&w->used, memory_order_relaxed)) {
+                w->answer = FS_USED;
+                return true;
+        }
+        fd = fs_job_chain_open(job, f->parent);
+        if (fd < 0) {
+                w->answer = FS_NO_DIR;
+                w->r = fd;
+        } else {
+                w->answer = FS_CHECKED;
+                w->r = fs_unlink_if_same(&job->root, fd, f->name, &f->seen, job->dry_run);
+        }
+        dt = ca_now_usec() - t0;
+        if (dt > job->longest_usec)
+                job->longest_usec = dt;
+        return true;
+}
+
+/* The batch, on the worker: every system call of the deletions is here. */
+static void fs_worker_run(struct aw *w, void *userdata)
+{
+        struct fs *fs = userdata;
+        struct fs_job *job = fs->job;
+
+#ifdef CA_FILES_TEST_HOOKS
+        if (job->first && !fs_gate_wait_worker(w, fs->gate_dir))
+                return;
+#endif
+        if (!fs_job_root_ok(job))
+                return;
+        /* Stopping (the instance goes): the rest is left as it is, nothing lost. */
+        for (uint32_t i = 0; i < job->n && !aw_stopping(w); i++)
+                if (!fs_work_one(fs, w, job, &job->work[i]))
+                        break;
+        fs_job_chain_close(job);
+}
+
+/* -- on the loop -- */
+
+/* Whether a directory of @d's chain was forgotten by a scan since (replaced or gone). */
+static bool fs_chain_forgotten(const struct fs_dir *d)
+{
+        size_t n = 0;
+
+        for (; d->parent; d = d->parent)
+                if (d->removed || ++n > FS_DEPTH_MAX)
+                        return true;
+        return false;
+}
+
+/* Not deleted, and aged afresh: it changed, was used, or the root moved. */
+static void fs_keep(struct fs *fs, struct fs_file *f)
+{
+        fs->kept++;
+        fs->run_kept++;
+        fs_put_back(fs, f);
+}
+
+/*
+ * @f's directory is gone, or is not the one the scan saw (replaced, a symlink or a mount now):
+ * nothing in it is touched, and the next scan finds what is there.
+ */
+static void fs_dir_failed(struct fs *fs, struct fs_file *f, int r)
+{
+        char rel[FS_PATH_MAX];
+
+        if (r == -ENOENT) {
+                fs->gone++;
+        } else if (r == -ESTALE || r == -ENOTDIR || r == -EXDEV) {
                 fs->kept++;
                 fs->run_kept++;
-                fs_put_back(fs, f);
-                return;
+                ca_host_log(fs->host, LOG_DEBUG, "%s: its directory changed since it was seen, "
+                            "kept", fs_relpath(f->parent, f->name, rel, sizeof(rel)));
+        } else {
+                fs->errors++;
+                fs->run_errors++;
+                ca_host_log(fs->host, r == fs->last_errno_logged ? LOG_DEBUG : LOG_WARNING,
+                            "Cannot open the directory of %s: %s, kept",
+                            fs_relpath(f->parent, f->name, rel, sizeof(rel)), strerror(-r));
+                fs->last_errno_logged = r;
         }
-        r = fs_chain_open(fs, f->parent);
-        if (r < 0) {
-                /*
-                 * Its directory is gone, or is not the one the scan saw (replaced, a symlink or
-                 * a mount now): nothing in it is touched, and the next scan finds what is there.
-                 */
-                if (r == -ENOENT) {
-                        fs->gone++;
-                } else if (r == -ESTALE || r == -ENOTDIR || r == -EXDEV) {
-                        fs->kept++;
-                        fs->run_kept++;
-                        ca_host_log(fs->host, LOG_DEBUG, "%s: its directory changed since it "
-                                    "was seen, kept", fs_relpath(f->parent, f->name, rel,
-                                                                 sizeof(rel)));
-                } else {
-                        fs->errors++;
-                        fs->run_errors++;
-                        ca_host_log(fs->host, r == fs->last_errno_logged ? LOG_DEBUG : LOG_WARNING,
-                                    "Cannot open the directory of %s: %s, kept",
-                                    fs_relpath(f->parent, f->name, rel, sizeof(rel)), strerror(-r));
-                        fs->last_errno_logged = r;
-                }
-                file_forget(fs, f);
-                return;
-        }
-        r = fs_unlink_if_same(&fs->root, r, f->name, &f->seen, fs->cfg.dry_run);
+        file_forget(fs, f);
+}
+
+/* fs_unlink_if_same()'s answer @r for @f, counted and said. */
+static void fs_file_checked(struct fs *fs, struct fs_file *f, int r)
+{
+        char rel[FS_PATH_MAX];
+
         switch (r) {
         case 0:
                 fs->run_deleted++;
@@ -1124,12 +1315,10 @@ static void fs_dispose_one(struct fs *fs, struct fs_file *f)
         case -ESTALE:
         case -EBUSY:
                 /* Replaced, written or read since it was seen: not what was idle. */
-                fs->kept++;
-                fs->run_kept++;
                 ca_host_log(fs->host, LOG_DEBUG, "%s %s since it was seen, kept",
                             fs_relpath(f->parent, f->name, rel, sizeof(rel)),
                             r == -EBUSY ? "was read" : "changed");
-                fs_put_back(fs, f);
+                fs_keep(fs, f);
                 return;
         default:
                 fs->errors++;
@@ -1143,64 +1332,183 @@ static void fs_dispose_one(struct fs *fs, struct fs_file *f)
         }
 }
 
+static void fs_take_answer(struct fs *fs, const struct fs_work *w)
+{
+        switch (w->answer) {
+        case FS_NO_DIR:
+                fs_dir_failed(fs, w->f, w->r);
+                return;
+        case FS_CHECKED:
+                /* Used after its check (FS_SENT_USED): gone all the same, as before a thread. */
+                fs_file_checked(fs, w->f, w->r);
+                return;
+        default:
+                fs_keep(fs, w->f);
+                return;
+        }
+}
+
+/* What the worker found of the root, said once (per change of state, or per run). */
+static void fs_job_report_root(struct fs *fs, const struct fs_job *job)
+{
+        if (job->root_error < 0) {
+                ca_host_log(fs->host, fs->root_failing ? LOG_DEBUG : LOG_WARNING,
+                            "%s: nothing deleted", job->why);
+                fs->root_failing = true;
+        } else if (job->root_moved && !fs->run_root_logged) {
+                ca_host_log(fs->host, LOG_NOTICE, "%s is another directory now: nothing deleted "
+                            "until the next scan", fs->cfg.path);
+                fs->run_root_logged = true;
+        }
+}
+
+/*
+ * Hand the next victims to the worker, at most FS_BATCH_FILES: those used since they were
+ * chosen, or whose directory a scan forgot, are settled here without a system call.
+ */
+static void fs_dispose_submit(struct fs *fs, const struct fs_step *step)
+{
+        struct fs_job *job = fs->job;
+        struct fs_file *f;
+        uint32_t n = 0;
+        int fd, r;
+
+        while (n < FS_BATCH_FILES && (f = TAILQ_FIRST(&fs->victims))) {
+                if (f->state == FS_VICTIM_USED) {
+                        fs_keep(fs, f);
+                } else if (fs_chain_forgotten(f->parent)) {
+                        fs_dir_failed(fs, f, -ESTALE);
+                } else {
+                        struct fs_work *w = &job->work[n];
+
+                        TAILQ_REMOVE(&fs->victims, f, link);
+                        TAILQ_INSERT_TAIL(&fs->sent, f, link);
+                        f->state = FS_SENT;
+                        f->slot = n++;
+                        w->f = f;
+                        atomic_init(&w->used, false);
+                        w->r = 0;
+                        w->answer = FS_NOT_TRIED;
+                }
+                if (ca_now_usec() >= step->deadline_usec)
+                        break;
+        }
+        if (n == 0)
+                return;
+        job->n = n;
+        job->applied = 0;
+        job->root_error = 0;
+        job->root_moved = false;
+        job->longest_usec = 0;
+        fd = fcntl(fs->root.fd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0) {
+                /* Out of descriptors: each file of the batch is said, and found again by a scan. */
+                r = -errno;
+                for (uint32_t i = 0; i < n; i++) {
+                        job->work[i].answer = FS_NO_DIR;
+                        job->work[i].r = r;
+                }
+                return;
+        }
+        job->root = fs->root;
+        job->root.fd = fd;
+        job->path = fs->cfg.path;
+        job->dry_run = fs->cfg.dry_run;
+        job->first = fs->run_batches++ == 0;
+        job->chain_fd = -1;
+        job->chain_dir = NULL;
+        aw_submit(fs->worker);
+}
+
+/* Take the worker's answers back, as many as the step's time allows. */
+static void fs_dispose_apply(struct fs *fs, const struct fs_step *step)
+{
+        struct fs_job *job = fs->job;
+
+        if (job->applied == 0)
+                fs_job_report_root(fs, job);
+        while (job->applied < job->n) {
+                fs_take_answer(fs, &job->work[job->applied++]);
+                if (ca_now_usec() >= step->deadline_usec)
+                        break;
+        }
+        if (job->applied < job->n)
+                return;
+        if (job->longest_usec > fs->longest_delete_usec)
+                fs->longest_delete_usec = job->longest_usec;
+        fs_root_close(&job->root);
+        job->n = job->applied = 0;
+}
+
 static void fs_dispose_finish(struct fs *fs)
 {
         fs->disposing = false;
         ca_host_log(fs->host, LOG_INFO,
                     "%s %" PRIu64 " files (%" PRIu64 " bytes); %" PRIu64 " kept (changed, "
                     "replaced or used since they were seen); %" PRIu64 " errors; in %" PRIu64
-                    " ms, longest step %" PRIu64 " us (%" PRIu64 " us of CPU)",
+                    " ms, longest step %" PRIu64 " us (%" PRIu64 " us of CPU) on the loop, "
+                    "longest check and unlink %" PRIu64 " us on the worker",
                     fs->cfg.dry_run ? "dry run: would delete" : "deleted", fs->run_deleted,
                     fs->run_bytes, fs->run_kept, fs->run_errors,
                     (ca_now_usec() - fs->run_started_usec) / 1000, fs->longest_step_usec,
-                    fs->longest_step_cpu_usec);
+                    fs->longest_step_cpu_usec, fs->longest_delete_usec);
         fs->run_deleted = fs->run_bytes = fs->run_kept = fs->run_errors = 0;
         fs->last_errno_logged = 0;
 }
 
+/*
+ * One step of a run of deletions on the loop: take the answers of the batch that came back, or
+ * hand over the next one. The run ends when no victim is left and every answer is taken.
+ */
 static void fs_dispose_step(evutil_socket_t fd, short what, void *userdata)
 {
         struct fs *fs = userdata;
         struct fs_step step;
-        struct fs_file *f;
 
-#ifdef CA_FILES_TEST_HOOKS
-        if (!fs->disposing && !fs_gate_wait(fs, fs->dispose_ev, "dispose"))
+        if (aw_busy(fs->worker))
+                return; /* fs_worker_done() comes back here */
+        if (!fs->disposing && fs->job->n == 0 && TAILQ_EMPTY(&fs->victims))
                 return;
-#endif
         step = fs_step_begin(fs);
         if (!fs->disposing) {
-                /* A run starts: path must still name the directory that is open. */
                 fs->disposing = true;
                 fs->run_started_usec = step.started_usec;
-                fs->run_root_ok = fs_root_still(fs);
+                fs->run_batches = 0;
+                fs->run_root_logged = false;
         }
-        while ((f = TAILQ_FIRST(&fs->victims))) {
-                if (fs->run_root_ok) {
-                        fs_dispose_one(fs, f);
-                } else {
-                        fs->kept++;
-                        fs->run_kept++;
-                        fs_put_back(fs, f);
-                }
-                if (ca_now_usec() >= step.deadline_usec)
-                        break;
-        }
-        fs_chain_close(fs);
+        if (fs->job->n > 0)
+                fs_dispose_apply(fs, &step);
+        else
+                fs_dispose_submit(fs, &step);
         fs_step_end(fs, &step);
-        if (TAILQ_EMPTY(&fs->victims)) {
+        if (aw_busy(fs->worker))
+                return;
+        if (fs->job->n == 0 && TAILQ_EMPTY(&fs->victims)) {
                 fs_dispose_finish(fs);
                 return;
         }
         event_active(fs->dispose_ev, 0, 0);
 }
 
+/* The worker is done with the batch: its answers are taken back in steps, below all else. */
+static void fs_worker_done(void *userdata)
+{
+        struct fs *fs = userdata;
+
+        event_active(fs->dispose_ev, 0, 0);
+}
+
+static const struct aw_ops fs_worker_ops = {
+        .run = fs_worker_run,
+        .done = fs_worker_done,
+};
+
 static void fs_after_age(struct ca_cache *cache, void *userdata)
 {
         struct fs *fs = userdata;
 
-        /* Not while the (tests') gate holds the run back: the timer is pending then. */
-        if (!TAILQ_EMPTY(&fs->victims) && !event_pending(fs->dispose_ev, EV_TIMEOUT, NULL))
+        /* A batch under way: its answers start the next one. */
+        if (!TAILQ_EMPTY(&fs->victims) && !aw_busy(fs->worker))
                 event_active(fs->dispose_ev, 0, 0);
 }
 
@@ -1225,6 +1533,9 @@ static void fs_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
         EMIT("longest_step_cpu_usec", CA_STAT_GAUGE, "usec",
              "longest CPU time of one step: its own work, without preemption",
              fs->longest_step_cpu_usec);
+        EMIT("longest_delete_usec", CA_STAT_GAUGE, "usec",
+             "longest check and unlink of one file, on the deletion thread",
+             fs->longest_delete_usec);
         EMIT("accesses", CA_STAT_COUNTER, NULL,
              "uses of tracked files seen by fanotify or inotify", fs->accesses);
         EMIT("atime_uses", CA_STAT_COUNTER, NULL, "uses of tracked files seen by a moved atime",
@@ -1332,9 +1643,16 @@ static void fs_destroy(void *instance)
         if (!fs)
                 return;
         ca_host_unregister_cache(fs->host, fs->cache);
+        /* A batch under way stops at its next file; a system call in progress is waited for. */
+        fs->worker = aw_free(fs->worker);
         fs_scan_close_levels(fs);
-        fs_chain_close(fs);
+        if (fs->job)
+                fs_root_close(&fs->job->root);
         if (fs->top) {
+                struct fs_file *f;
+
+                while ((f = TAILQ_FIRST(&fs->sent)))
+                        file_forget(fs, f);
                 fs_forget_all(fs);
                 dir_unwatch(fs, fs->top);
                 free(fs->top);
@@ -1351,6 +1669,7 @@ static void fs_destroy(void *instance)
         fs_table_done(&fs->dirs);
         fs_table_done(&fs->watches);
         fs_root_close(&fs->root);
+        free(fs->job);
         free(fs);
 }
 
@@ -1448,10 +1767,10 @@ static int fs_create(struct ca_host *host, const struct ca_section *s, void **re
         fs->host = host;
         fs->cfg = cfg;
         fs->root = root;
-        fs->chain_fd = -1;
         fs->base = ca_host_event_base(host);
         TAILQ_INIT(&fs->files_seen);
         TAILQ_INIT(&fs->victims);
+        TAILQ_INIT(&fs->sent);
         TAILQ_INIT(&fs->dirs_seen);
         if (getrandom(fs->sipkey, sizeof(fs->sipkey), 0) != sizeof(fs->sipkey)) {
                 r = -errno;
@@ -1481,6 +1800,16 @@ static int fs_create(struct ca_host *host, const struct ca_section *s, void **re
 #ifdef CA_FILES_TEST_HOOKS
         fs->gate_dir = getenv("CA_FILES_TEST_GATE");
 #endif
+        fs->job = calloc(1, sizeof(*fs->job));
+        if (!fs->job) {
+                r = -ENOMEM;
+                goto out_destroy;
+        }
+        fs->job->root.fd = -1;
+        fs->job->chain_fd = -1;
+        r = aw_new(fs->base, &fs_worker_ops, fs, &fs->worker);
+        if (r < 0)
+                goto out_destroy;
         r = fs_watch_start(fs);
         if (r < 0)
                 goto out_destroy;
