@@ -46,6 +46,7 @@
 #include <criterion/criterion.h>
 
 #include "files-safe.h"
+#include "test-bus-harness.h"
 #include "test-util.h"
 
 #define WAIT_MS 20000 /* for anything the daemon does: generous, the machine may be loaded */
@@ -921,6 +922,205 @@ Test(files, conf_example_checks)
         free(shipped);
         free(conf_path);
         ft_cleanup(&t);
+}
+
+/* ---- the loop while a deletion waits ------------------------------------------------------ */
+
+/*
+ * The daemon on a private bus (tests/test-bus-harness.h) with the gated adapter, whose worker
+ * is held before its first file's check by the gate's "hold" (and says so with "held"): a
+ * deletion that waits as long as the test wants, as one unlinkat() waited 1.14 s for a discard.
+ */
+struct held {
+        struct bus_env e;
+        char *tree, *gate, *psi;
+};
+
+#define HELD_FILES 3
+
+static void held_names(int i, char *buf, size_t len)
+{
+        snprintf(buf, len, "u%d", i);
+}
+
+static void held_start(struct held *h)
+{
+        uint64_t until;
+        char name[8];
+
+        bus_env_start(&h->e, NULL);
+        remember(h->e.dbus_pid);
+        h->tree = test_mkdtemp("files-held");
+        for (int i = 0; i < HELD_FILES; i++) {
+                held_names(i, name, sizeof(name));
+                mkfile(h->tree, name, "xy");
+        }
+        h->gate = mksub(h->e.dir, "gate");
+        h->psi = mksub(h->e.dir, "psi");
+        test_write_psi(h->psi, 0, 0); /* rotations are not put off by a busy machine */
+        setenv("CA_FILES_TEST_GATE", h->gate, 1);
+        setenv("CACHEAGED_PSI_DIR", h->psi, 1);
+        mkfile(h->gate, "hold", "");
+        mkfile(h->gate, "dispose", "");
+        bus_env_daemon(&h->e, "[daemon]\nplugin_dir = %s\ninterval = 100ms\nlog_level = debug\n"
+                              "[cache t]\nadapter = files\npath = %s\nwatch = inotify\n"
+                              "single_use_age = 2\nmax_age = 8\n",
+                       test_env("CA_FILES_HOOKED_DIR"), h->tree);
+        remember(h->e.daemon_pid);
+        /* Scans, until the rotation that chooses the files: the worker then holds the first. */
+        until = test_now_usec() + WAIT_MS * 1000ULL;
+        while (!exists(h->gate, "held")) {
+                cr_assert(test_now_usec() < until, "the deletion never started:\n%s",
+                          test_read_file(h->e.daemon_err));
+                if (!exists(h->gate, "scan"))
+                        mkfile(h->gate, "scan", "");
+                usleep(10000);
+        }
+}
+
+/* Whether each file of the tree is there (@there) or gone. */
+static void held_expect(struct held *h, bool there)
+{
+        char name[8];
+
+        for (int i = 0; i < HELD_FILES; i++) {
+                held_names(i, name, sizeof(name));
+                cr_assert(exists(h->tree, name) == there, "%s %s\n%s", name,
+                          there ? "was deleted" : "is still there",
+                          test_read_file(h->e.daemon_err));
+        }
+}
+
+/* The daemon's log once it holds @needle (malloc()ed), and where the needle is in *ret_at. */
+static char *held_wait_log(struct held *h, const char *needle, const char **ret_at)
+{
+        uint64_t until = test_now_usec() + WAIT_MS * 1000ULL;
+        char *log;
+
+        while (!(*ret_at = strstr(log = test_read_file(h->e.daemon_err), needle))) {
+                cr_assert(test_now_usec() < until, "no \"%s\" in:\n%s", needle, log);
+                free(log);
+                usleep(20000);
+        }
+        return log;
+}
+
+static void held_cleanup(struct held *h)
+{
+        bus_env_stop(&h->e);
+        test_rm_rf(h->tree);
+        free(h->tree);
+        free(h->gate);
+        free(h->psi);
+}
+
+/*
+ * While a deletion waits, the daemon answers D-Bus: for 3 s, Gets on the manager and on the
+ * cache itself, each within 2 s (the loop's own share is milliseconds; a loop that waited with
+ * the deletion would answer none). Released, the deletion finishes, and its summary says the
+ * wait was the worker's.
+ */
+Test(files, loop_answers_while_a_deletion_waits)
+{
+        uint64_t until, slowest_usec = 0, calls = 0, longest_usec;
+        const char *line;
+        struct held h;
+        char *log, *hold;
+
+        held_start(&h);
+        cr_assert(sd_bus_set_method_call_timeout(h.e.bus, 2000000) >= 0);
+        until = test_now_usec() + 3000000;
+        while (test_now_usec() < until) {
+                sd_bus_error error = SD_BUS_ERROR_NULL;
+                uint64_t t0 = test_now_usec(), objects = 0, dt;
+                char *version = NULL;
+                int r;
+
+                r = sd_bus_get_property_string(h.e.bus, CA_BUS_NAME, CA_BUS_MANAGER_PATH,
+                                               CA_BUS_MANAGER_IFACE, "Version", &error, &version);
+                if (r >= 0)
+                        r = sd_bus_get_property_trivial(h.e.bus, CA_BUS_NAME, cache_path("t"),
+                                                        CA_BUS_CACHE_IFACE, "Objects", &error,
+                                                        't', &objects);
+                dt = test_now_usec() - t0;
+                cr_assert(r >= 0, "a Get while the deletion waits: %s (%s), after %" PRIu64
+                          " us\n%s", error.message ? error.message : "", strerror(-r), dt,
+                          test_read_file(h.e.daemon_err));
+                sd_bus_error_free(&error);
+                free(version);
+                if (dt > slowest_usec)
+                        slowest_usec = dt;
+                calls++;
+                usleep(20000);
+        }
+        cr_assert(exists(h.gate, "held"), "the deletion was not held");
+        held_expect(&h, true);
+        fprintf(stderr, "files: %" PRIu64 " pairs of Gets while a deletion waited 3 s, the "
+                "slowest %" PRIu64 " us\n", calls, slowest_usec);
+
+        hold = path2(h.gate, "hold");
+        cr_assert(unlink(hold) == 0);
+        log = held_wait_log(&h, " kept (changed, replaced or used", &line);
+        cr_assert(strstr(log, "t: deleted 3 files (6 bytes); 0 kept"), "%s", log);
+        line = strstr(line, "longest check and unlink ");
+        cr_assert(line, "%s", log);
+        longest_usec = strtoull(line + strlen("longest check and unlink "), NULL, 10);
+        cr_assert(longest_usec >= 3000000, "the held check took %" PRIu64 " us:\n%s",
+                  longest_usec, log);
+        held_expect(&h, false);
+        free(log);
+        free(hold);
+        held_cleanup(&h);
+}
+
+/*
+ * A reload that removes the cache while its deletion waits: the worker gives the batch up
+ * (nothing deleted), the reload finishes, the daemon goes on answering, and exits cleanly
+ * (the ASan build checks its memory).
+ */
+Test(files, reload_removes_the_cache_while_a_deletion_waits)
+{
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        const char *at;
+        struct held h;
+        char *log;
+        int r;
+
+        held_start(&h);
+        cr_assert(sd_bus_set_method_call_timeout(h.e.bus, 10000000) >= 0);
+        test_write_file(h.e.conf, "[daemon]\nplugin_dir = %s\ninterval = 100ms\n"
+                                  "log_level = debug\n", test_env("CA_FILES_HOOKED_DIR"));
+        r = sd_bus_call_method(h.e.bus, CA_BUS_NAME, CA_BUS_MANAGER_PATH, CA_BUS_MANAGER_IFACE,
+                               "Reload", &error, NULL, "");
+        cr_assert(r >= 0, "Reload: %s\n%s", error.message ? error.message : strerror(-r),
+                  test_read_file(h.e.daemon_err));
+        free(held_wait_log(&h, "t: removed", &at));
+        cr_assert(exists(h.gate, "hold"));
+        held_expect(&h, true);
+        free(get_s(h.e.bus, CA_BUS_MANAGER_PATH, CA_BUS_MANAGER_IFACE, "Version"));
+        log = test_read_file(h.e.daemon_err);
+        cr_assert(!strstr(log, "t: deleted "), "%s", log);
+        free(log);
+        held_cleanup(&h); /* exit 0, no sanitizer report */
+}
+
+/* SIGTERM while a deletion waits: the daemon stops at once and cleanly, nothing deleted. */
+Test(files, stop_while_a_deletion_waits)
+{
+        struct held h;
+        uint64_t t0;
+        int status;
+
+        held_start(&h);
+        t0 = test_now_usec();
+        status = test_stop(h.e.daemon_pid, 10000000);
+        h.e.daemon_pid = -1;
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d after %" PRIu64
+                  " us:\n%s", status, test_now_usec() - t0, test_read_file(h.e.daemon_err));
+        test_expect_no_sanitizer_report(h.e.daemon_err);
+        cr_assert(exists(h.gate, "hold"));
+        held_expect(&h, true);
+        held_cleanup(&h);
 }
 
 /* ---- the user instance -------------------------------------------------------------------- */
