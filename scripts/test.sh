@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install, build with warnings as errors, and run the whole test suite twice: plainly, then
-# under AddressSanitizer + UndefinedBehaviorSanitizer; the threaded aging test also runs
-# under ThreadSanitizer, the fuzz targets run for a bounded time under libFuzzer (clang), and
-# the Debian packages are built, checked with lintian, installed and purged (scripts/deb.sh).
+# under AddressSanitizer + UndefinedBehaviorSanitizer; the threaded aging test and the files
+# adapter's tests (its deletion thread) also run under ThreadSanitizer, the fuzz targets run for
+# a bounded time under libFuzzer (clang), and the Debian packages are built, checked with
+# lintian, installed and purged (scripts/deb.sh).
 # Ends with one line: "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +38,8 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_retur
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 run_build build-ci
 run_build build-ci-asan -Db_sanitize=address,undefined -Db_lundef=false
-TSAN_OPTIONS=halt_on_error=1 run_build build-ci-tsan -Db_sanitize=thread -- --suite age
+TSAN_OPTIONS=halt_on_error=1 run_build build-ci-tsan -Db_sanitize=thread -- --suite age \
+    --suite files
 # libFuzzer (clang) on every parser of outside input, 20 s per target, two at a time; only the
 # fuzz targets are built: the rest of the tree is GCC's, built and tested above.
 CC=clang BUILD_TARGETS="tests/fuzz/fuzz-trace tests/fuzz/fuzz-config tests/fuzz/fuzz-duration \
