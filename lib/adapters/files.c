@@ -185,6 +185,11 @@ struct fs_job {
         struct fs_work work[FS_BATCH_FILES];
 };
 
+/* The longest step of some work on the loop, on the clock and of its thread's CPU time. */
+struct fs_longest {
+        uint64_t wall_usec, cpu_usec;
+};
+
 /* What one scan found; the last complete one is kept for the statistics. */
 struct fs_scan_counts {
         uint64_t files, new_files, changed, atime_uses, untracked, mounts, symlinks, too_deep,
@@ -231,6 +236,8 @@ struct fs {
         bool disposing;
         uint32_t run_batches;       /* handed to the worker in this run */
         bool run_root_logged;       /* the root's trouble was said in this run */
+        struct fs_longest run_longest; /* this run's steps on the loop */
+        uint64_t run_longest_delete_usec; /* and its longest file on the worker */
         uint64_t run_started_usec, run_deleted, run_bytes, run_kept, run_errors;
         int last_errno_logged;
 
@@ -532,7 +539,8 @@ static struct fs_step fs_step_begin(struct fs *fs)
                                  .deadline_usec = now + ca_host_slice_usec(fs->host) };
 }
 
-static void fs_step_end(struct fs *fs, const struct fs_step *step)
+/* The end of @step: the adapter's longest steps, and those of @run too (NULL: none). */
+static void fs_step_end(struct fs *fs, const struct fs_step *step, struct fs_longest *run)
 {
         uint64_t wall = ca_now_usec() - step->started_usec;
         uint64_t cpu = thread_cpu_usec() - step->cpu_started_usec;
@@ -541,6 +549,10 @@ static void fs_step_end(struct fs *fs, const struct fs_step *step)
                 fs->longest_step_usec = wall;
         if (cpu > fs->longest_step_cpu_usec)
                 fs->longest_step_cpu_usec = cpu;
+        if (run && wall > run->wall_usec)
+                run->wall_usec = wall;
+        if (run && cpu > run->cpu_usec)
+                run->cpu_usec = cpu;
 }
 
 #ifdef CA_FILES_TEST_HOOKS
@@ -977,14 +989,14 @@ static void fs_scan_step(evutil_socket_t fd, short what, void *userdata)
                 fs->phase = FS_SCAN_WALK;
         for (unsigned n = 1;; n++) {
                 if (!fs_scan_one(fs)) {
-                        fs_step_end(fs, &step);
+                        fs_step_end(fs, &step, NULL);
                         fs_scan_finish(fs);
                         return;
                 }
                 if (n % FS_CLOCK_EVERY == 0 && ca_now_usec() >= step.deadline_usec)
                         break;
         }
-        fs_step_end(fs, &step);
+        fs_step_end(fs, &step, NULL);
         /* Yield: the base polls (bus, signals, other caches) before this runs again. */
         event_active(fs->scan_ev, 0, 0);
 }
@@ -1436,6 +1448,8 @@ static void fs_dispose_apply(struct fs *fs, const struct fs_step *step)
                 return;
         if (job->longest_usec > fs->longest_delete_usec)
                 fs->longest_delete_usec = job->longest_usec;
+        if (job->longest_usec > fs->run_longest_delete_usec)
+                fs->run_longest_delete_usec = job->longest_usec;
         fs_root_close(&job->root);
         job->n = job->applied = 0;
 }
@@ -1450,9 +1464,11 @@ static void fs_dispose_finish(struct fs *fs)
                     "longest check and unlink %" PRIu64 " us on the worker",
                     fs->cfg.dry_run ? "dry run: would delete" : "deleted", fs->run_deleted,
                     fs->run_bytes, fs->run_kept, fs->run_errors,
-                    (ca_now_usec() - fs->run_started_usec) / 1000, fs->longest_step_usec,
-                    fs->longest_step_cpu_usec, fs->longest_delete_usec);
+                    (ca_now_usec() - fs->run_started_usec) / 1000, fs->run_longest.wall_usec,
+                    fs->run_longest.cpu_usec, fs->run_longest_delete_usec);
         fs->run_deleted = fs->run_bytes = fs->run_kept = fs->run_errors = 0;
+        fs->run_longest = (struct fs_longest){ 0 };
+        fs->run_longest_delete_usec = 0;
         fs->last_errno_logged = 0;
 }
 
@@ -1480,7 +1496,7 @@ static void fs_dispose_step(evutil_socket_t fd, short what, void *userdata)
                 fs_dispose_apply(fs, &step);
         else
                 fs_dispose_submit(fs, &step);
-        fs_step_end(fs, &step);
+        fs_step_end(fs, &step, &fs->run_longest);
         if (aw_busy(fs->worker))
                 return;
         if (fs->job->n == 0 && TAILQ_EMPTY(&fs->victims)) {
