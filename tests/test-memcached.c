@@ -462,6 +462,66 @@ Test(memcached, vanished_items_are_forgotten)
         env_stop(&e);
 }
 
+/*
+ * rate: the dump and the checks take at least items / rate seconds (a lower bound only: a
+ * loaded machine makes them slower, never faster), and what goes is the same as unpaced.
+ */
+Test(memcached, rate_paces_the_dump_and_the_checks, .timeout = 120)
+{
+        struct env e;
+        uint64_t t0, refresh_usec, age_usec;
+
+        env_start(&e, false, NULL);
+        set_keys(e.fd, "u", 2000);
+        set_keys(e.fd, "f", 10);
+        fetch_keys(e.fd, "f", 10);
+        env_host(&e, 2, 8, "rate", "1000");
+
+        t0 = test_now_usec();
+        host_refresh(&e.h);
+        refresh_usec = test_now_usec() - t0;
+        cr_expect_geq(refresh_usec, 1800000, "2,010 items dumped at 1,000/s in %" PRIu64 " us",
+                      refresh_usec);
+        host_age(&e.h);
+        cr_expect_eq(host_stat(&e.h, "items"), 2010);
+
+        host_refresh(&e.h);
+        t0 = test_now_usec();
+        host_age(&e.h);
+        age_usec = test_now_usec() - t0;
+        cr_expect_geq(age_usec, 1800000, "2,000 victims checked at 1,000/s in %" PRIu64 " us",
+                      age_usec);
+        cr_expect_eq(host_stat(&e.h, "deleted"), 2000, "%s", e.h.log);
+        cr_expect_eq(count_present(e.fd, "u", 2000), 0);
+        cr_expect_eq(count_present(e.fd, "f", 10), 10);
+        cr_expect_eq(host_stat(&e.h, "errors"), 0, "%s", e.h.log);
+        env_stop(&e);
+}
+
+/* The memory of forgotten items is used again for new ones: the pool does not grow. */
+Test(memcached, forgotten_items_memory_is_reused, .timeout = 120)
+{
+        struct env e;
+        uint64_t bytes;
+
+        env_start(&e, false, NULL);
+        set_keys(e.fd, "u", 3000);
+        set_keys(e.fd, "a-much-longer-key-of-another-size-class-", 300);
+        /* single_use_age 1: each rotation deletes what its dump found new. */
+        env_host(&e, 1, 8, "rate", "0");
+        host_rotate(&e.h);
+        cr_expect_eq(host_stat(&e.h, "deleted"), 3300, "%s", e.h.log);
+        bytes = host_stat(&e.h, "pool_bytes");
+        cr_expect_gt(bytes, 3300 * 64, "%" PRIu64 " bytes for 3,300 items", bytes);
+        host_rotate(&e.h); /* its sweep gives the deleted items back to the pool */
+        set_keys(e.fd, "u", 3000);
+        set_keys(e.fd, "a-much-longer-key-of-another-size-class-", 300);
+        host_rotate(&e.h);
+        cr_expect_eq(host_stat(&e.h, "deleted"), 6600, "%s", e.h.log);
+        cr_expect_eq(host_stat(&e.h, "pool_bytes"), bytes, "the pool grew from %" PRIu64, bytes);
+        env_stop(&e);
+}
+
 /* Over max_items: the rest is not aged (never deleted), said once, and counted. */
 Test(memcached, max_items)
 {
@@ -879,7 +939,8 @@ Test(memcached, daemon_bad_keys)
         test_write_file(d.conf,
                         "[daemon]\nplugin_dir = %s\n"
                         "[cache mc]\nadapter = memcached\nserver = cache.example:11211\n"
-                        "timeout = 1ms\nmax_items = 0\ndry_run = perhaps\ncolour = red\n",
+                        "timeout = 1ms\nmax_items = 0\ndry_run = perhaps\ncolour = red\n"
+                        "rate = fast\n",
                         test_env("CA_ADAPTER_DIR"));
         cr_expect_eq(test_daemon_run_to_exit(&d, args), 1);
         log = test_daemon_log(&d);
@@ -890,6 +951,7 @@ Test(memcached, daemon_bad_keys)
         cr_expect(strstr(log, "cacheaged.conf:7: max_items: "), "%s", log);
         cr_expect(strstr(log, "cacheaged.conf:8: dry_run: "), "%s", log);
         cr_expect(strstr(log, "cacheaged.conf:9: colour: "), "%s", log);
+        cr_expect(strstr(log, "cacheaged.conf:10: rate: "), "%s", log);
 
         test_write_file(d.conf,
                         "[daemon]\nplugin_dir = %s\n"
