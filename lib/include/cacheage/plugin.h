@@ -43,7 +43,8 @@ extern "C" {
 #define CA_PLUGIN_ABI 4 /* 2: key tables, statistics that say their kind, pressure and idle;
                           3: asynchronous refresh (CA_ROTATE_LATER, ca_host_rotate_ready);
                           4: struct ca_cache_ops and struct ca_params grew (refaults, ages =
-                          auto): a table built for 3 would be read past its end */
+                          auto): a table built for 3 would be read past its end; and
+                          struct ca_host_ops grew slice_usec (a host's table too) */
 #define CA_PLUGIN_SYMBOL "cacheage_plugin"
 
 struct event_base;
@@ -284,7 +285,7 @@ struct ca_host_ops {
         bool (*idle)(void *userdata);
         /* ABI 3: an asynchronous refresh is done. */
         void (*rotate_ready)(void *userdata, struct ca_cache *cache, int error);
-        /* Optional: the longest aging slice, in microseconds. */
+        /* Optional (ABI 4): the longest aging slice, in microseconds. */
         uint64_t (*slice_usec)(void *userdata);
 };
 
