@@ -318,6 +318,7 @@ struct sample {
 
 struct client {
         uint64_t items;
+        bool spin;             /* busy-wait between gets, not sleep */
         struct sample *samples;
         size_t n;
         volatile bool stop;
@@ -348,9 +349,20 @@ static void *client_thread(void *userdata)
                 write_all(fd, cmd, len);
                 read_until(fd, "END\r\n", 1);
                 c->samples[c->n++] = (struct sample){ t0, (uint32_t)(now_usec() - t0) };
-                /* About 10,000 gets a second: a steady client, not a load generator. */
-                while (now_usec() < t0 + 100)
-                        ;
+                /*
+                 * About 10,000 gets a second: a steady client, not a load generator. It sleeps
+                 * between them, as a client on another host costs this one no CPU meanwhile;
+                 * --spin makes it a CPU-bound process of this host instead (on 2 cores, it
+                 * leaves memcached and the daemon one core to share).
+                 */
+                if (c->spin) {
+                        while (now_usec() < t0 + 100)
+                                ;
+                } else if (now_usec() < t0 + 100) {
+                        struct timespec ts = { 0, (long)(t0 + 100 - now_usec()) * 1000 };
+
+                        nanosleep(&ts, NULL);
+                }
         }
         close(fd);
         return NULL;
@@ -569,7 +581,9 @@ static void usage(void)
                "  --rate N            the adapter's rate key, items/s (default: its default)\n"
                "  --check             one cycle with few items: check that exactly the\n"
                "                      never-fetched items went (for the test suite)\n"
-               "  --normal-priority   run the daemon at normal priority, not SCHED_IDLE\n",
+               "  --normal-priority   run the daemon at normal priority, not SCHED_IDLE\n"
+               "  --spin              the client busy-waits between its gets (a CPU-bound\n"
+               "                      process of this host), rather than sleeping\n",
                prog, MAX_CYCLES);
 }
 
@@ -582,6 +596,7 @@ int main(int argc, char **argv)
                 { "rate", required_argument, NULL, 'r' },
                 { "check", no_argument, NULL, 'c' },
                 { "normal-priority", no_argument, NULL, 'p' },
+                { "spin", no_argument, NULL, 's' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -620,6 +635,9 @@ int main(int argc, char **argv)
                         break;
                 case 'p':
                         sched_idle = false;
+                        break;
+                case 's':
+                        client.spin = true;
                         break;
                 case 'h':
                         usage();
@@ -786,9 +804,9 @@ int main(int argc, char **argv)
         rescues = server_stat("slab_reassign_rescues");
         child_stop(&mcd);
 
-        printf("cacheaged: slice_time 2ms (default), %s, rate %s\n",
+        printf("cacheaged: slice_time 2ms (default), %s, rate %s; the client %s between gets\n",
                sched_idle ? "run at SCHED_IDLE as its unit runs it" : "at normal priority",
-               rate ? rate : "default");
+               rate ? rate : "default", client.spin ? "spins" : "sleeps");
         for (size_t r = 0; r < n_rot; r++) {
                 printf("rotation %zu: dump of %" PRIu64 " items in %" PRIu64 " ms (%.0f items/s), "
                        "refresh to aged in %.0f ms",
