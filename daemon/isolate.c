@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,6 +72,7 @@ static _Noreturn void isolate_child(int fd, isolate_fn fn, void *userdata)
 {
         struct isolate iso = { .fd = fd };
         struct ca_errors errors = { 0 };
+        sigset_t none;
         int r;
 
         /*
@@ -81,6 +83,9 @@ static _Noreturn void isolate_child(int fd, isolate_fn fn, void *userdata)
         signal(SIGINT, SIG_DFL);
         signal(SIGHUP, SIG_DFL);
         signal(SIGPIPE, SIG_DFL);
+        /* Forked where the bus's processing holds the signals (bus-loop.c): not here. */
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
         r = fn(userdata, &errors, &iso);
         for (size_t i = 0; i < errors.n; i++)
                 isolate_write(&iso, 'E', errors.v[i]);
@@ -164,6 +169,68 @@ static bool isolate_read(int fd, uint64_t deadline_usec, struct isolate_parent *
         }
 }
 
+/*
+ * After the child: make the parent's resident anonymous pages writable again, in the kernel,
+ * a run at a time. fork() write-protected every one of them; the child is gone, but each page
+ * would still fault once at its next write, a trap per 4 KiB page: for a daemon holding
+ * 5,000,000 objects (200 MB) about 50,000 faults after every reload check, a quarter of a
+ * second of the loop's time here (the soak measured 45,000 faults a second at one check a
+ * second). MADV_POPULATE_WRITE (Linux 5.14) does it without the traps; pages not resident are
+ * left alone (mincore), so nothing new is allocated, and file mappings are not touched (a
+ * private file page written would become a copy). Best effort: errors are ignored.
+ */
+static void isolate_rewrite_enable(void)
+{
+        unsigned char *vec = NULL;
+        size_t page = (size_t)sysconf(_SC_PAGESIZE), vec_len = 0;
+        char line[512];
+        FILE *f;
+
+        f = fopen("/proc/self/maps", "re");
+        if (!f)
+                return;
+        while (fgets(line, sizeof(line), f)) {
+                unsigned long start, end, offset, inode;
+                char perms[5], dev[16];
+                int path_at = 0;
+                size_t n;
+
+                if (sscanf(line, "%lx-%lx %4s %lx %15s %lu %n", &start, &end, perms, &offset, dev,
+                           &inode, &path_at) < 6)
+                        continue;
+                /* Private, writable, anonymous: no path (the last space ate the newline), or the heap */
+                if (perms[1] != 'w' || perms[3] != 'p' || inode != 0 ||
+                    (line[path_at] != '\0' && strncmp(line + path_at, "[heap]", 6) != 0))
+                        continue;
+                n = (end - start) / page;
+                if (n > vec_len) {
+                        unsigned char *v = realloc(vec, n);
+
+                        if (!v)
+                                break;
+                        vec = v;
+                        vec_len = n;
+                }
+                if (mincore((void *)start, end - start, vec) < 0)
+                        continue;
+                for (size_t i = 0; i < n;) {
+                        size_t j = i;
+
+                        if (!(vec[i] & 1)) {
+                                i++;
+                                continue;
+                        }
+                        while (j < n && (vec[j] & 1))
+                                j++;
+                        (void)madvise((void *)(start + i * page), (j - i) * page,
+                                      MADV_POPULATE_WRITE);
+                        i = j;
+                }
+        }
+        free(vec);
+        fclose(f);
+}
+
 int isolate_run(isolate_fn fn, void *userdata, uint64_t timeout_usec, struct ca_errors *errors)
 {
         struct isolate_parent p = { 0 };
@@ -194,6 +261,7 @@ int isolate_run(isolate_fn fn, void *userdata, uint64_t timeout_usec, struct ca_
                 (void)kill(pid, SIGKILL); /* hung, or closed the pipe and went on */
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                 ;
+        isolate_rewrite_enable();
 
         step = p.step ? p.step : "the check";
         if (p.done && WIFEXITED(status)) {
