@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <linux/capability.h>
@@ -174,19 +175,48 @@ void bus_loop_rearm(struct bus_loop *l)
 }
 
 /*
+ * The asynchronous signals are held while sd-bus works, and delivered (to libevent's
+ * handlers) when it is done. sd-bus makes synchronous calls to dbus-daemon inside a method
+ * call's handling: the caller's uid for its own privilege check, the caller's pid for
+ * bus_verify_admin()'s capabilities, the name at connect. Each waits in ppoll(), which any
+ * signal with a handler interrupts, and sd-bus 252 then fails the call with EINTR: a root
+ * caller whose write met a SIGHUP got "Interrupted system call" (sd-bus's check) or
+ * AccessDenied (ours: capabilities unknown), one call in a few hundred beside the soak's
+ * SIGHUP storms. Faults (SIGSEGV, SIGABRT...) are not held.
+ */
+static void bus_signals_hold(sigset_t *ret_old)
+{
+        static const int held[] = { SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2, SIGCHLD,
+                                    SIGALRM, SIGWINCH, SIGPIPE };
+        sigset_t set;
+
+        sigemptyset(&set);
+        for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++)
+                sigaddset(&set, held[i]);
+        pthread_sigmask(SIG_BLOCK, &set, ret_old);
+}
+
+static void bus_signals_release(const sigset_t *old)
+{
+        pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+/*
  * Connect, let the owner attach its objects, take the name. On failure nothing is left
  * connected and @what says what failed, for the caller's one log line.
  */
 static int bus_loop_connect(struct bus_loop *l, char *what, size_t what_len)
 {
         const char *where = bus_describe(l->address);
+        sigset_t old;
         int r;
 
+        bus_signals_hold(&old);
         r = bus_open(l->address, &l->bus);
         if (r < 0) {
                 l->bus = NULL;
                 snprintf(what, what_len, "Failed to connect to %s: %s", where, strerror(-r));
-                return r;
+                goto out_release;
         }
         r = l->ops->attach(l->bus, l->userdata);
         if (r < 0) {
@@ -215,10 +245,13 @@ static int bus_loop_connect(struct bus_loop *l, char *what, size_t what_len)
         l->io_flags = 0;
         bus_loop_rearm(l);
         log_debug("Serving %s on %s.", l->name, where);
+        bus_signals_release(&old);
         return 0;
 
 out_disconnect:
         bus_loop_disconnect(l);
+out_release:
+        bus_signals_release(&old);
         return r;
 }
 
@@ -251,17 +284,20 @@ static void bus_loop_lost(struct bus_loop *l, int error)
 
 static void bus_loop_process(struct bus_loop *l)
 {
+        sigset_t old;
         int r = 0;
 
         /*
          * Bounded, so that a flood of requests cannot starve the timers; what is left is
          * seen again at once because sd-bus then asks for a zero timeout.
          */
+        bus_signals_hold(&old);
         for (unsigned i = 0; i < BUS_PROCESS_MAX; i++) {
                 r = sd_bus_process(l->bus, NULL);
                 if (r <= 0)
                         break;
         }
+        bus_signals_release(&old);
         if (r < 0 || sd_bus_is_open(l->bus) <= 0) {
                 bus_loop_lost(l, r);
                 return;
@@ -370,8 +406,11 @@ sd_bus *bus_loop_bus(struct bus_loop *l)
 
 int bus_verify_admin(sd_bus_message *m, const char *what, sd_bus_error *error)
 {
+        const char *sender = sd_bus_message_get_sender(m) ? sd_bus_message_get_sender(m)
+                                                          : "the sender";
         sd_bus_creds *creds = NULL;
         const char *scope = NULL;
+        pid_t pid = 0;
         int r;
 
         if (sd_bus_get_scope(sd_bus_message_get_bus(m), &scope) >= 0 && strcmp(scope, "user") == 0)
@@ -384,18 +423,24 @@ int bus_verify_admin(sd_bus_message *m, const char *what, sd_bus_error *error)
                                       &creds);
         if (r >= 0)
                 r = sd_bus_creds_has_effective_cap(creds, CAP_SYS_ADMIN);
+        if (r == 0 && sd_bus_creds_get_pid(creds, &pid) < 0)
+                pid = 0;
         sd_bus_creds_unref(creds);
         if (r > 0)
                 return 1;
         if (r < 0) {
                 /* Rare, and a root caller refused for it would not know why: say so, there too. */
-                log_warning("Capabilities of %s unknown (%s): %s denied",
-                            sd_bus_message_get_sender(m) ? sd_bus_message_get_sender(m) : "the sender",
-                            strerror(-r), what);
+                log_warning("Capabilities of %s unknown (%s): %s denied", sender, strerror(-r),
+                            what);
                 return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-                                         "Access denied: %s needs CAP_SYS_ADMIN (root), and the caller's "
-                                         "capabilities could not be read: %s", what, strerror(-r));
+                                         "Access denied: %s needs CAP_SYS_ADMIN (root), and the "
+                                         "caller's capabilities could not be read: %s",
+                                         what, strerror(-r));
         }
+        /* Which gate refused, and whom: sd-bus's own says "Access to I.M() not permitted." */
+        log_info("%s denied to %s (pid %d): no CAP_SYS_ADMIN in its effective set", what, sender,
+                 (int)pid);
         return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-                                 "Access denied: %s needs CAP_SYS_ADMIN (root)", what);
+                                 "Access denied: %s needs CAP_SYS_ADMIN (root); the caller (pid %d) "
+                                 "lacks it in its effective set", what, (int)pid);
 }

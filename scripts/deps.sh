@@ -11,6 +11,8 @@ packages=(
     liblzma-dev xz-utils
     # tests
     libcriterion-dev dbus dbus-daemon dbus-bin systemd strace memcached util-linux man-db
+    # ss shows a message queued on the daemon's bus socket (tests/test-bus-signals.sh)
+    iproute2
     # promtool checks the metrics (tests/test-metrics.sh)
     prometheus
     # fuzz targets: clang's libFuzzer is in libclang-rt-14-dev, only recommended by clang
