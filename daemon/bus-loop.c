@@ -441,6 +441,6 @@ int bus_verify_admin(sd_bus_message *m, const char *what, sd_bus_error *error)
         log_info("%s denied to %s (pid %d): no CAP_SYS_ADMIN in its effective set", what, sender,
                  (int)pid);
         return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-                                 "Access denied: %s needs CAP_SYS_ADMIN (root); the caller (pid %d) "
-                                 "lacks it in its effective set", what, (int)pid);
+                                 "Access denied: %s needs CAP_SYS_ADMIN (root); the caller "
+                                 "(pid %d) lacks it in its effective set", what, (int)pid);
 }

@@ -138,6 +138,8 @@ interval_usec=$(busctl --address="$addr" get-property org.cacheage.CacheAge1 /or
         org.cacheage.CacheAge1.Cache IntervalUSec | awk '{print $2}')
 rss() { awk '/^VmRSS:/ {print $2}' "/proc/$daemon_pid/status" 2>/dev/null || echo 0; }
 rss_start=$(rss)
+# Time the daemon waited for a CPU (run queue, ns): a slice's wall clock includes it.
+run_delay() { awk '{print $2}' "/proc/$daemon_pid/schedstat" 2>/dev/null || echo 0; }
 rotations_of() { # cache name: its Rotations, or nothing while the bus does not answer
         busctl --address="$addr" --timeout=5 get-property org.cacheage.CacheAge1 \
                 "/org/cacheage/CacheAge1/cache/$1" org.cacheage.CacheAge1.Cache Rotations 2>/dev/null |
@@ -242,6 +244,7 @@ while [ "$(date +%s)" -lt $((end - 10)) ]; do
         sleep 1
 done
 rss_warm=$(rss)
+delay_warm=$(run_delay)
 warm_at=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.1f", a - b }')
 max_rss=$rss_warm
 while [ "$(date +%s)" -lt "$end" ]; do
@@ -260,6 +263,7 @@ cp "$dir/good-a.conf" "$dir/cacheaged.conf.new"
 mv "$dir/cacheaged.conf.new" "$dir/cacheaged.conf"
 sleep 2
 rss_end=$(rss)
+delay_end=$(run_delay)
 
 # ---- the figures and the checks ----
 # One GetAll per cache: a snapshot (the daemon answers it in one go, between rotations).
@@ -308,6 +312,9 @@ figure objects "$total_obj"
 figure seconds "$elapsed"
 figure rotations "$total_rot"
 figure longest_slice_usec "$longest"
+# The share of the time after the warm-up the daemon spent runnable but waiting for a CPU.
+figure run_queue_wait_share "$(awk -v d=$((delay_end - delay_warm)) -v e="$elapsed" -v w="$warm_at" \
+        'BEGIN { printf "%.3f", d / 1e9 / (e - w + 2) }')"
 figure rss_start_kib "$rss_start"
 figure warm_up_seconds "$warm_at"
 figure warm_up_steady "${steady:-no}"
