@@ -355,6 +355,7 @@ struct mc {
         bool eof;                 /* the server closed; what it sent is read first */
         bool want_dump;           /* a refresh waits for the connection to be idle */
         bool refreshing;          /* ca_host_rotate_ready() is owed */
+        bool ready_due;           /* ... and due at the next step */
         bool stale;               /* no complete dump since the start or the last error */
         bool busy_retry;          /* the crawler was busy: metadump again at the next step */
         bool lru_walk;            /* the server knows no "metadump hash": "all" */
@@ -403,6 +404,7 @@ struct mc {
         uint64_t steps, steps_over_slice; /* the adapter's runs in the loop, and those over
                                              slice_time on the CPU */
         uint64_t refresh_steps, refresh_steps_over; /* the same, at the refresh's start */
+        uint64_t step_work;       /* lines read or items swept by the step under way */
 
         /* Pacing (rate): items read or checked since pace_start_usec. */
         uint64_t pace_start_usec, pace_items;
@@ -454,8 +456,22 @@ static void mc_forget(struct mc *mc, struct mc_item *it)
 static void mc_close(struct mc *mc);
 static void mc_round_abort(struct mc *mc);
 
+/*
+ * The refresh is over: the host is told from a callback of its own (mc->ready_due, at the next
+ * step), so that its rotation, and the aging slice it may start at once, never run inside one
+ * of the adapter's steps: the loop polls between the two.
+ */
 static void mc_refresh_done(struct mc *mc)
 {
+        if (!mc->refreshing)
+                return;
+        mc->ready_due = true;
+        mc_step_schedule(mc, 0);
+}
+
+static void mc_rotate_ready(struct mc *mc)
+{
+        mc->ready_due = false;
         if (!mc->refreshing)
                 return;
         mc->refreshing = false;
@@ -858,6 +874,7 @@ static void mc_sweep(struct mc *mc)
                         *mc->sweep_at = it->all;
                         mc_pool_put(&mc->pool, it);
                 }
+                mc->step_work++;
                 if (++n % MC_STEP_CLOCK_EVERY == 0 && ca_now_usec() >= deadline) {
                         mc_step_schedule(mc, 0);
                         return;
@@ -1146,8 +1163,9 @@ static uint64_t mc_cpu_usec(void)
         return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
-static struct mc_step mc_step_begin(void)
+static struct mc_step mc_step_begin(struct mc *mc)
 {
+        mc->step_work = 0;
         return (struct mc_step){ .start_usec = ca_now_usec(), .start_cpu_usec = mc_cpu_usec() };
 }
 
@@ -1164,8 +1182,8 @@ static void mc_step_end(struct mc *mc, const struct mc_step *step)
         if (cpu > ca_host_slice_usec(mc->host)) {
                 mc->steps_over_slice++;
                 ca_host_log(mc->host, LOG_DEBUG, "a step over slice_time: %" PRIu64 " us on the "
-                            "CPU (%" PRIu64 " us on the clock), %s", cpu, d,
-                            mc_phase_name[mc->phase]);
+                            "CPU (%" PRIu64 " us on the clock) for %" PRIu64 " lines or items, "
+                            "%s", cpu, d, mc->step_work, mc_phase_name[mc->phase]);
         }
 }
 
@@ -1237,6 +1255,7 @@ static void mc_read(struct mc *mc)
                         len--;
                 line[len] = '\0';
                 mc_line(mc, line, len);
+                mc->step_work++;
                 if (++n % MC_STEP_CLOCK_EVERY == 0 && ca_now_usec() >= deadline) {
                         mc_step_schedule(mc, 0);
                         return;
@@ -1248,8 +1267,16 @@ static void mc_read(struct mc *mc)
 static void mc_step_cb(evutil_socket_t fd, short what, void *userdata)
 {
         struct mc *mc = userdata;
-        struct mc_step step = mc_step_begin();
+        struct mc_step step;
 
+        if (mc->ready_due) {
+                mc_rotate_ready(mc);
+                /* What came meanwhile was left for this step: the next one reads it. */
+                if (mc->bev && evbuffer_get_length(bufferevent_get_input(mc->bev)) > 0)
+                        mc_step_schedule(mc, 0);
+                return;
+        }
+        step = mc_step_begin(mc);
         if (mc->bev)
                 bufferevent_enable(mc->bev, EV_READ);
         if (mc->phase == MC_SWEEP) {
@@ -1280,7 +1307,7 @@ static void mc_read_cb(struct bufferevent *bev, void *userdata)
         /* A step already scheduled reads what came; reading now would run two at once. */
         if (evtimer_pending(mc->step, NULL))
                 return;
-        step = mc_step_begin();
+        step = mc_step_begin(mc);
         mc_read(mc);
         mc_step_end(mc, &step);
 }
@@ -1288,7 +1315,7 @@ static void mc_read_cb(struct bufferevent *bev, void *userdata)
 static void mc_event_cb(struct bufferevent *bev, short what, void *userdata)
 {
         struct mc *mc = userdata;
-        struct mc_step step = mc_step_begin();
+        struct mc_step step = mc_step_begin(mc);
 
         if (what & BEV_EVENT_CONNECTED) {
                 ca_host_log(mc->host, LOG_DEBUG, "connected to memcached at %s", mc->server);
@@ -1360,7 +1387,7 @@ static int mc_connect(struct mc *mc)
 static int mc_before_rotate(struct ca_cache *cache, void *userdata)
 {
         struct mc *mc = userdata;
-        struct mc_step step = mc_step_begin();
+        struct mc_step step = mc_step_begin(mc);
         int r;
 
         mc->refreshing = true;
@@ -1423,7 +1450,7 @@ static const struct ca_cache_ops mc_ops = {
 static void mc_after_age(struct ca_cache *cache, void *userdata)
 {
         struct mc *mc = userdata;
-        struct mc_step step = mc_step_begin();
+        struct mc_step step = mc_step_begin(mc);
 
         /* A round under way takes the new victims in its next batches. */
         if (mc->phase == MC_IDLE && mc->n_victims > 0)
