@@ -14,7 +14,10 @@
  *      under way, no reload) is the baseline; its p99 during each rotation, and during every
  *      rotation of a kind together, is reported against it (the goal is within 1.5x). One
  *      machine's scheduler noise moves a single window's p99 by 2x; cycles pool the windows.
- *   4. The daemon's loop: the adapter's longest step, how many of its steps ran longer than
+ *   4. Controls, before the daemon starts: a plain client reads the dump (3 times), then
+ *      deletes the never-fetched items, as fast as the server answers; the client's p99
+ *      meanwhile is what memcached itself costs it for that work, whoever asks for it.
+ *   5. The daemon's loop: the adapter's longest step, how many of its steps ran longer than
  *      slice_time on the CPU, the longest aging slice (all from the daemon's log), and the
  *      longest gap between two watchdog pings, which the loop sends itself every
  *      WATCHDOG_USEC/2 (here 10 ms): a loop stuck for longer shows as a longer gap. At
@@ -194,7 +197,7 @@ static void write_all(int fd, const char *s, size_t n)
 /* Read until the stream has shown @count times @end. */
 static void read_until(int fd, const char *end, size_t count)
 {
-        static char buf[1 << 16];
+        char buf[1 << 14]; /* the client thread reads at the same time: not static */
         size_t n = strlen(end), seen = 0, match = 0;
 
         while (seen < count) {
@@ -533,6 +536,71 @@ static uint64_t field_after(const char *line, const char *word)
 
 /* ---- the run ---- */
 
+/*
+ * The controls: what the same work costs the client without cacheaged, as fast as the server
+ * answers. A dump read by a plain client (memcached's crawler writing it is most of the cost),
+ * and the never-fetched items deleted by a plain client ("md KEY q", fenced by "mn" every
+ * MD_BATCH), both on the same server, in the same run, before the daemon starts.
+ */
+#define CONTROL_DUMPS 3
+#define MD_BATCH 512
+
+static void control_dump(void)
+{
+        char line[1024];
+
+        for (int tries = 0; tries < 600; tries++) {
+                int fd = mc_connect();
+                FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+
+                if (!f)
+                        die("the control cannot connect");
+                write_all(fd, "lru_crawler metadump hash\r\n", 27);
+                /* The crawler still busy with the last dump says BUSY: ask again. */
+                if (fgets(line, sizeof(line), f) && strncmp(line, "BUSY", 4) == 0) {
+                        fclose(f);
+                        usleep(100000);
+                        continue;
+                }
+                while (strcmp(line, "END\r\n") != 0)
+                        if (!fgets(line, sizeof(line), f))
+                                die("the control's dump ended without END");
+                fclose(f);
+                return;
+        }
+        die("memcached's crawler stayed busy for a minute");
+}
+
+static void control_delete(uint64_t items)
+{
+        char *batch = malloc(MD_BATCH * 64);
+        size_t len = 0, n = 0;
+        int fd = mc_connect();
+
+        if (!batch || fd < 0)
+                die("the control cannot connect");
+        for (uint64_t i = 0; i < items; i++) {
+                if (i % FETCHED_EVERY == 0)
+                        continue;
+                len += (size_t)sprintf(batch + len, "md ");
+                len += (size_t)key(batch + len, 32, i);
+                len += (size_t)sprintf(batch + len, " q\r\n");
+                if (++n % MD_BATCH == 0 || i + 1 == items) {
+                        len += (size_t)sprintf(batch + len, "mn\r\n");
+                        write_all(fd, batch, len);
+                        read_until(fd, "MN\r\n", 1);
+                        len = 0;
+                }
+        }
+        if (len) {
+                write_all(fd, batch, len);
+                write_all(fd, "mn\r\n", 4);
+                read_until(fd, "MN\r\n", 1);
+        }
+        close(fd);
+        free(batch);
+}
+
 struct rotation {
         uint64_t start, refreshed, end;   /* refresh asked, dump read, deletes settled */
         uint64_t dump_items, dump_ms, victims, round_ms, step_us, step_cpu_us, slice_us;
@@ -610,7 +678,8 @@ int main(int argc, char **argv)
         struct client client = { 0 };
         struct watch w = { 0 };
         struct rotation rot[2 * MAX_CYCLES] = { { 0 } };
-        struct span busy[3 * MAX_CYCLES], kind[2][MAX_CYCLES];
+        struct span busy[3 * MAX_CYCLES + CONTROL_DUMPS + 2], kind[2][MAX_CYCLES];
+        struct span control[2][CONTROL_DUMPS];
         size_t n_busy = 0, n_rot;
         bool check = false, sched_idle = true;
         uint64_t t_start;
@@ -698,6 +767,32 @@ int main(int argc, char **argv)
         printf("memcached: %" PRIu64 " items loaded (%" PRIu64 " fetched) in %.1f s\n", items,
                n_fetched, (double)(now_usec() - t_start) / 1e6);
 
+        client.items = items;
+        client.samples = malloc(MAX_SAMPLES * sizeof(*client.samples));
+        if (!client.samples)
+                die("out of memory");
+        if (!check) {
+                if (pthread_create(&client.thread, NULL, client_thread, &client) != 0)
+                        die("thread");
+                usleep(2000000); /* an idle stretch first */
+                for (size_t d = 0; d < CONTROL_DUMPS; d++) {
+                        control[0][d].from = now_usec();
+                        control_dump();
+                        control[0][d].to = now_usec();
+                        busy[n_busy++] = (struct span){ control[0][d].from,
+                                                        control[0][d].to + 500000 };
+                        usleep(1000000);
+                }
+                control[1][0].from = now_usec();
+                control_delete(items);
+                control[1][0].to = now_usec();
+                busy[n_busy++] = (struct span){ control[1][0].from, control[1][0].to + 500000 };
+                t_start = now_usec();
+                load(items, true);
+                busy[n_busy++] = (struct span){ t_start, now_usec() + 500000 };
+                usleep(1000000);
+        }
+
         /* The daemon: a notify socket of ours for READY=1 and its watchdog pings. */
         snprintf(addr.sun_path, sizeof(addr.sun_path), "%.80s/notify", dir);
         w.notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -736,13 +831,6 @@ int main(int argc, char **argv)
                 usleep(10000);
         }
         rss_before = rss_kib(daemon.pid);
-
-        client.items = items;
-        client.samples = malloc(MAX_SAMPLES * sizeof(*client.samples));
-        if (!client.samples)
-                die("out of memory");
-        if (!check && pthread_create(&client.thread, NULL, client_thread, &client) != 0)
-                die("thread");
 
         for (size_t r = 0; r < n_rot; r++) {
                 uint64_t timeout = (interval_s + 600) * 1000000;
@@ -847,10 +935,19 @@ int main(int argc, char **argv)
                 }
                 for (size_t k = 0; k < 2; k++) {
                         struct pct p = percentiles_of(&client, kind[k], cycles, true);
+                        struct pct q = percentiles_of(&client, control[k],
+                                                      k == 0 ? CONTROL_DUMPS : 1, true);
 
                         printf("client get latency, every rotation with %s: p50 %u us, p99 %u us "
                                "(%.2fx the baseline), max %u us (%zu gets)\n", kind_name[k],
                                p.p50, p.p99, (double)p.p99 / base, p.max, p.n);
+                        printf("client get latency, control (%s, no cacheaged): p50 %u us, "
+                               "p99 %u us (%.2fx the baseline; the adapter's rotations %.2fx "
+                               "the control), max %u us (%zu gets)\n",
+                               k == 0 ? "a plain client reads the dump, 3 times"
+                                      : "a plain client deletes the never-fetched items",
+                               q.p50, q.p99, (double)q.p99 / base,
+                               (double)p.p99 / (q.p99 ? q.p99 : 1), q.max, q.n);
                 }
                 for (size_t r = 0; r < n_rot; r++) {
                         printf("loop, rotation %zu: adapter's longest step %" PRIu64 " us (%" PRIu64
