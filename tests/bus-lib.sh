@@ -10,6 +10,10 @@
 #                      also in bus_pids, for the caller's cleanup.
 #   bus_ready SOCKET   the bus answers a call: dbus-daemon binds its socket before it listens,
 #                      so a socket that exists is not yet a bus a client can use.
+#   bus_wait SECONDS COMMAND...
+#                      runs COMMAND (its output dropped) every 20 ms until it succeeds:
+#                      returns 0 then, or 1 after SECONDS. The tests' wait_for() say how
+#                      they fail.
 
 : "${bus_lib_tests:?set bus_lib_tests before sourcing bus-lib.sh}"
 bus_pids=
@@ -17,6 +21,18 @@ bus_pids=
 bus_ready() {
         busctl --address="unix:path=$1" --timeout=5 call org.freedesktop.DBus \
                 /org/freedesktop/DBus org.freedesktop.DBus GetId >/dev/null 2>&1
+}
+
+bus_wait() {
+        bus_lib_n=$(($1 * 50))
+        shift
+        bus_lib_i=0
+        until "$@" >/dev/null 2>&1; do
+                bus_lib_i=$((bus_lib_i + 1))
+                [ "$bus_lib_i" -gt "$bus_lib_n" ] && return 1
+                sleep 0.02
+        done
+        return 0
 }
 
 bus_start() {
@@ -27,11 +43,5 @@ bus_start() {
         dbus-daemon --nofork --config-file="$1.conf" >>"$1.log" 2>&1 &
         bus_pid=$!
         bus_pids="$bus_pids $bus_pid"
-        bus_lib_i=0
-        until bus_ready "$1"; do
-                bus_lib_i=$((bus_lib_i + 1))
-                [ "$bus_lib_i" -gt 1000 ] && return 1
-                sleep 0.02
-        done
-        return 0
+        bus_wait 20 bus_ready "$1"
 }

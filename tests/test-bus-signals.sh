@@ -49,16 +49,10 @@ trap cleanup EXIT
 wait_for() { # what, then a command that succeeds when ready (60 s at most)
         what=$1
         shift
-        i=0
-        until "$@" >/dev/null 2>&1; do
-                i=$((i + 1))
-                if [ $i -gt 3000 ]; then
-                        echo "not ok 1 - timed out waiting for $what"
-                        sed 's/^/# /' "$dir/daemon.log"
-                        exit 1
-                fi
-                sleep 0.02
-        done
+        bus_wait 60 "$@" && return 0
+        echo "not ok 1 - timed out waiting for $what"
+        sed 's/^/# /' "$dir/daemon.log"
+        exit 1
 }
 # The daemon's bus socket holds a message it has not read yet.
 queued_to_daemon() {

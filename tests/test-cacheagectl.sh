@@ -35,19 +35,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_for() { # $1: what, then a command that succeeds when ready
+wait_for() { # $1: what, then a command that succeeds when ready (20 s at most)
         what=$1
         shift
-        i=0
-        until "$@" >/dev/null 2>&1; do
-                i=$((i + 1))
-                if [ $i -gt 1000 ]; then
-                        echo "timed out waiting for $what" >&2
-                        cat "$dir/cacheaged.log" >&2
-                        exit 1
-                fi
-                sleep 0.02
-        done
+        bus_wait 20 "$@" && return 0
+        echo "timed out waiting for $what" >&2
+        cat "$dir/cacheaged.log" >&2
+        exit 1
 }
 
 bus_start "$dir/bus" || { echo "dbus-daemon did not answer" >&2; cat "$dir/bus.log" >&2; exit 1; }

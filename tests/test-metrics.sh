@@ -51,19 +51,13 @@ check() { # description, then a command that must succeed
 }
 failed=
 
-wait_for() { # what, then a command that succeeds when ready
+wait_for() { # what, then a command that succeeds when ready (30 s at most)
         what=$1
         shift
-        i=0
-        until "$@" >/dev/null 2>&1; do
-                i=$((i + 1))
-                if [ $i -gt 1500 ]; then
-                        echo "Bail out! timed out waiting for $what"
-                        sed 's/^/# /' "$dir/cacheaged.log"
-                        exit 1
-                fi
-                sleep 0.02
-        done
+        bus_wait 30 "$@" && return 0
+        echo "Bail out! timed out waiting for $what"
+        sed 's/^/# /' "$dir/cacheaged.log"
+        exit 1
 }
 
 bus_start "$dir/bus" || { echo "Bail out! dbus-daemon did not answer"; exit 1; }
