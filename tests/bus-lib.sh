@@ -14,6 +14,8 @@
 #                      runs COMMAND (its output dropped) every 20 ms until it succeeds:
 #                      returns 0 then, or 1 after SECONDS. The tests' wait_for() say how
 #                      they fail.
+#   bus_cleanup        stops $daemon_pid (when set) and every bus started, waits for them, and
+#                      removes $dir unless CA_TEST_KEEP is set: a test's EXIT trap.
 
 : "${bus_lib_tests:?set bus_lib_tests before sourcing bus-lib.sh}"
 bus_pids=
@@ -33,6 +35,14 @@ bus_wait() {
                 sleep 0.02
         done
         return 0
+}
+
+bus_cleanup() {
+        [ -n "${daemon_pid:-}" ] && kill "$daemon_pid" 2>/dev/null
+        # shellcheck disable=SC2086 # a list of pids
+        [ -n "$bus_pids" ] && kill $bus_pids 2>/dev/null
+        wait 2>/dev/null
+        [ -z "${CA_TEST_KEEP:-}" ] && rm -rf "$dir"
 }
 
 bus_start() {

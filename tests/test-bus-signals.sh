@@ -39,10 +39,7 @@ cleanup() {
         [ -n "$bus_pids" ] && kill -CONT $bus_pids 2>/dev/null
         [ -n "$daemon_pid" ] && kill -CONT "$daemon_pid" 2>/dev/null && kill "$daemon_pid" 2>/dev/null
         [ -n "$client_pid" ] && kill "$client_pid" 2>/dev/null
-        # shellcheck disable=SC2086
-        [ -n "$bus_pids" ] && kill $bus_pids 2>/dev/null
-        wait 2>/dev/null
-        [ -z "${CA_TEST_KEEP:-}" ] && rm -rf "$dir"
+        bus_cleanup
 }
 trap cleanup EXIT
 

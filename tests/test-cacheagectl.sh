@@ -26,14 +26,7 @@ chmod 755 "$dir"
 bus_lib_tests=$CA_TEST_SRCDIR
 . "$CA_TEST_SRCDIR/bus-lib.sh"
 daemon_pid=
-cleanup() {
-        [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null
-        # shellcheck disable=SC2086 # a list of pids
-        [ -n "$bus_pids" ] && kill $bus_pids 2>/dev/null
-        wait 2>/dev/null
-        [ -z "${CA_TEST_KEEP:-}" ] && rm -rf "$dir"
-}
-trap cleanup EXIT
+trap bus_cleanup EXIT
 
 wait_for() { # $1: what, then a command that succeeds when ready (20 s at most)
         what=$1
