@@ -103,36 +103,73 @@ struct child {
         char log[256];
 };
 
+/*
+ * The children still running, stopped at exit too, and the run's directory removed: die()
+ * leaves no memcached, daemon or temp tree behind.
+ */
+static pid_t running[4];
+static char run_dir[] = "/tmp/cacheage-bench-mc-XXXXXX";
+
+static void running_set(pid_t old, pid_t pid)
+{
+        for (size_t i = 0; i < sizeof(running) / sizeof(running[0]); i++)
+                if (running[i] == old) {
+                        running[i] = pid;
+                        return;
+                }
+}
+
+static void running_stop(void)
+{
+        /* The directory first: a thread of ours may exit too once memcached is gone. */
+        if (run_dir[strlen(run_dir) - 1] != 'X' && !getenv("CA_BENCH_KEEP")) {
+                char cmd[sizeof(run_dir) + 16];
+
+                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", run_dir);
+                if (system(cmd) != 0)
+                        fprintf(stderr, "%s: could not remove %s\n", prog, run_dir);
+        }
+        for (size_t i = 0; i < sizeof(running) / sizeof(running[0]); i++)
+                if (running[i] > 0) {
+                        kill(running[i], SIGKILL);
+                        waitpid(running[i], NULL, 0);
+                }
+}
+
 static void child_start(struct child *c, const char *const argv[], const char *log,
                         const char *const envp_extra[], bool sched_idle)
 {
+        int fd;
+
         snprintf(c->log, sizeof(c->log), "%s", log);
         c->pid = fork();
         if (c->pid < 0)
                 die("fork: %s", strerror(errno));
-        if (c->pid == 0) {
-                int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-                if (fd >= 0) {
-                        dup2(fd, STDOUT_FILENO);
-                        dup2(fd, STDERR_FILENO);
-                }
-                for (size_t i = 0; envp_extra && envp_extra[i]; i++)
-                        putenv((char *)envp_extra[i]);
-                if (sched_idle) {
-                        struct sched_param sp = { 0 };
-
-                        sched_setscheduler(0, SCHED_IDLE, &sp);
-                }
-                execvp(argv[0], (char *const *)argv);
-                _exit(127);
+        if (c->pid > 0) {
+                running_set(0, c->pid);
+                return;
         }
+        fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+                dup2(fd, STDOUT_FILENO);
+                dup2(fd, STDERR_FILENO);
+        }
+        for (size_t i = 0; envp_extra && envp_extra[i]; i++)
+                putenv((char *)envp_extra[i]);
+        if (sched_idle) {
+                struct sched_param sp = { 0 };
+
+                sched_setscheduler(0, SCHED_IDLE, &sp);
+        }
+        execvp(argv[0], (char *const *)argv);
+        _exit(127);
 }
 
 static void child_stop(struct child *c)
 {
         if (c->pid <= 0)
                 return;
+        running_set(c->pid, 0);
         kill(c->pid, SIGTERM);
         for (int i = 0; i < 500; i++) {
                 if (waitpid(c->pid, NULL, WNOHANG) == c->pid) {
@@ -671,7 +708,7 @@ int main(int argc, char **argv)
         uint64_t items = 1000000, interval_s = 20, cycles = 3, rss_before, rss_after = 0;
         uint64_t fetched, other, slabs_moved, rescues, n_fetched;
         const char *rate = NULL;
-        char dir[] = "/tmp/cacheage-bench-mc-XXXXXX", path[512], conf[512], log[512], mclog[512];
+        char *dir = run_dir, conf[512], log[512], mclog[512];
         char port_s[16], mem_s[24], notify_env[600], wd_env[64], rate_line[64] = "";
         struct sockaddr_un addr = { .sun_family = AF_UNIX };
         struct child mcd = { .pid = -1 }, daemon = { .pid = -1 };
@@ -727,6 +764,7 @@ int main(int argc, char **argv)
         signal(SIGPIPE, SIG_IGN);
         if (!mkdtemp(dir))
                 die("mkdtemp: %s", strerror(errno));
+        atexit(running_stop);
         chmod(dir, 0755);
 
         /* memcached, on a port the kernel picks free for us first. */
@@ -971,9 +1009,6 @@ int main(int argc, char **argv)
         }
         free(client.samples);
         free(w.pings);
-        snprintf(path, sizeof(path), "rm -rf '%s'", dir);
-        if (!getenv("CA_BENCH_KEEP") && system(path) != 0)
-                fprintf(stderr, "%s: could not remove %s\n", prog, dir);
         if (check && (other != 0 || fetched != n_fetched)) {
                 fprintf(stderr, "%s: expected every never-fetched item gone and every fetched one "
                         "left\n", prog);
