@@ -58,6 +58,7 @@
 #define FETCHED_EVERY 10           /* one item in ten is fetched */
 #define LOAD_BATCH 1000            /* sets per write while loading */
 #define WATCHDOG_USEC 20000        /* the daemon pings every 10 ms */
+#define SLICE_USEC 2000            /* the daemon's slice_time (its default) */
 #define MAX_SAMPLES (64u << 20)    /* client latencies kept */
 #define MAX_EVENTS 256
 #define MAX_CYCLES 10          /* of loading, a dump, then a dump and deletes */
@@ -571,6 +572,58 @@ static uint64_t field_after(const char *line, const char *word)
         return p ? strtoull(p + strlen(word), NULL, 10) : 0;
 }
 
+/*
+ * The machine's own steps over slice_time: a thread at SCHED_IDLE, as the daemon runs, does
+ * units of arithmetic about as long as the adapter's steps (0.4 ms) and reads its CPU clock
+ * around each. This VM reports no steal time: a virtual CPU the host takes away, and the
+ * interrupts served meanwhile, count as the thread's own, so a unit can read "over" with no
+ * more work in it than the others.
+ */
+#define UNIT_USEC 400
+#define CONTROL_UNITS_SEC 20
+
+static uint64_t cpu_usec(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static uint64_t unit_work(uint64_t iterations)
+{
+        volatile uint64_t x = 0x9e3779b97f4a7c15ULL;
+
+        for (uint64_t i = 0; i < iterations; i++)
+                x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        return x;
+}
+
+static void control_units(uint64_t *n, uint64_t *over, uint64_t *longest)
+{
+        struct sched_param sp = { 0 };
+        uint64_t iterations = 1 << 16, t0, end;
+
+        if (sched_setscheduler(0, SCHED_IDLE, &sp) < 0)
+                die("SCHED_IDLE: %s", strerror(errno));
+        t0 = cpu_usec();
+        unit_work(iterations);
+        iterations = iterations * UNIT_USEC / (cpu_usec() - t0 + 1);
+        *n = *over = *longest = 0;
+        for (end = now_usec() + CONTROL_UNITS_SEC * 1000000; now_usec() < end;) {
+                uint64_t d;
+
+                t0 = cpu_usec();
+                unit_work(iterations);
+                d = cpu_usec() - t0;
+                (*n)++;
+                if (d > SLICE_USEC)
+                        (*over)++;
+                if (d > *longest)
+                        *longest = d;
+        }
+}
+
 /* ---- the run ---- */
 
 /*
@@ -657,9 +710,10 @@ static bool in_spans(const struct span *s, size_t n, uint64_t t)
         return false;
 }
 
-/* The percentiles of the gets sent within the spans (@inside) or outside all of them. */
-static struct pct percentiles_of(const struct client *c, const struct span *s, size_t n,
-                                 bool inside)
+/* The percentiles of the gets sent within the spans @in (every get when @in is NULL) and
+ * outside all the spans @out. */
+static struct pct percentiles_where(const struct client *c, const struct span *in, size_t n_in,
+                                    const struct span *out, size_t n_out)
 {
         struct client sub = *c;
         struct pct p;
@@ -669,11 +723,19 @@ static struct pct percentiles_of(const struct client *c, const struct span *s, s
                 die("out of memory");
         sub.n = 0;
         for (size_t i = 0; i < c->n; i++)
-                if (in_spans(s, n, c->samples[i].t_usec) == inside)
+                if ((!in || in_spans(in, n_in, c->samples[i].t_usec)) &&
+                    !in_spans(out, n_out, c->samples[i].t_usec))
                         sub.samples[sub.n++] = c->samples[i];
         p = percentiles(&sub, 0, UINT64_MAX);
         free(sub.samples);
         return p;
+}
+
+/* The percentiles of the gets sent within the spans (@inside) or outside all of them. */
+static struct pct percentiles_of(const struct client *c, const struct span *s, size_t n,
+                                 bool inside)
+{
+        return inside ? percentiles_where(c, s, n, NULL, 0) : percentiles_where(c, NULL, 0, s, n);
 }
 
 static void usage(void)
@@ -682,13 +744,16 @@ static void usage(void)
                "  --items N           items in memcached (default 1000000)\n"
                "  --cycles N          cycles of a dump, then a dump with deletes, the deleted\n"
                "                      items set again between cycles (default 3, at most %d)\n"
-               "  --interval SECONDS  the cache's rotation interval (default 20)\n"
+               "  --interval SECONDS  the cache's rotation interval (default 40)\n"
                "  --rate N            the adapter's rate key, items/s (default: its default)\n"
                "  --check             one cycle with few items: check that exactly the\n"
                "                      never-fetched items went (for the test suite)\n"
                "  --normal-priority   run the daemon at normal priority, not SCHED_IDLE\n"
                "  --spin              the client busy-waits between its gets (a CPU-bound\n"
-               "                      process of this host), rather than sleeping\n",
+               "                      process of this host), rather than sleeping\n"
+               "  --memcached-option OPT\n"
+               "                      start memcached with -o OPT (for example\n"
+               "                      slab_automove=0)\n",
                prog, MAX_CYCLES);
 }
 
@@ -702,12 +767,14 @@ int main(int argc, char **argv)
                 { "check", no_argument, NULL, 'c' },
                 { "normal-priority", no_argument, NULL, 'p' },
                 { "spin", no_argument, NULL, 's' },
+                { "memcached-option", required_argument, NULL, 'o' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        uint64_t items = 1000000, interval_s = 20, cycles = 3, rss_before, rss_after = 0;
+        uint64_t items = 1000000, interval_s = 40, cycles = 3, rss_before, rss_after = 0;
         uint64_t fetched, other, slabs_moved, rescues, n_fetched;
-        const char *rate = NULL;
+        uint64_t units = 0, units_over = 0, unit_longest = 0;
+        const char *rate = NULL, *mc_option = NULL;
         char *dir = run_dir, conf[512], log[512], mclog[512];
         char port_s[16], mem_s[24], notify_env[600], wd_env[64], rate_line[64] = "";
         struct sockaddr_un addr = { .sun_family = AF_UNIX };
@@ -716,7 +783,7 @@ int main(int argc, char **argv)
         struct watch w = { 0 };
         struct rotation rot[2 * MAX_CYCLES] = { { 0 } };
         struct span busy[3 * MAX_CYCLES + CONTROL_DUMPS + 2], kind[2][MAX_CYCLES];
-        struct span control[2][CONTROL_DUMPS];
+        struct span control[2][CONTROL_DUMPS], deletes[MAX_CYCLES];
         size_t n_busy = 0, n_rot;
         bool check = false, sched_idle = true;
         uint64_t t_start;
@@ -735,6 +802,9 @@ int main(int argc, char **argv)
                         break;
                 case 'r':
                         rate = optarg;
+                        break;
+                case 'o':
+                        mc_option = optarg;
                         break;
                 case 'c':
                         check = true;
@@ -785,7 +855,8 @@ int main(int argc, char **argv)
         snprintf(mclog, sizeof(mclog), "%s/memcached.log", dir);
         {
                 const char *argv_root[] = { "memcached", "-u", "nobody", "-l", "127.0.0.1", "-p",
-                                            port_s, "-U", "0", "-m", mem_s, NULL };
+                                            port_s, "-U", "0", "-m", mem_s,
+                                            mc_option ? "-o" : NULL, mc_option, NULL };
 
                 child_start(&mcd, geteuid() == 0 ? argv_root : argv_root + 2, mclog, NULL, false);
         }
@@ -900,6 +971,8 @@ int main(int argc, char **argv)
                 rot[r].changed = field_after(w.events[k].line, " cas conflicts, ");
                 busy[n_busy++] = (struct span){ rot[r].start, rot[r].end + 500000 };
                 kind[r % 2][r / 2] = busy[n_busy - 1];
+                if (r % 2 == 1)
+                        deletes[r / 2] = (struct span){ rot[r].refreshed, rot[r].end + 500000 };
                 if (r == 0)
                         rss_after = rss_kib(daemon.pid);
                 if (r % 2 == 1 && r + 1 < n_rot) {
@@ -925,6 +998,8 @@ int main(int argc, char **argv)
         w.stop = true;
         pthread_join(w.thread, NULL);
         child_stop(&daemon);
+        if (!check)
+                control_units(&units, &units_over, &unit_longest);
         count_present(items, &fetched, &other);
         slabs_moved = server_stat("slabs_moved");
         rescues = server_stat("slab_reassign_rescues");
@@ -964,6 +1039,24 @@ int main(int argc, char **argv)
 
                 printf("client get latency, adapter idle (baseline): p50 %u us, p99 %u us, max %u us "
                        "(%zu gets)\n", idle.p50, idle.p99, idle.max, idle.n);
+                {
+                        /*
+                         * The noise floor: idle windows as long as the rotations, one 1.5 s after
+                         * each ends, pooled as the rotations are. The machine's own moods (a
+                         * host stealing the virtual CPUs for seconds) move their ratio as they
+                         * move the rotations'.
+                         */
+                        struct span null[2 * MAX_CYCLES];
+                        struct pct p;
+
+                        for (size_t r = 0; r < n_rot; r++)
+                                null[r] = (struct span){ rot[r].end + 1500000, rot[r].end + 1500000 +
+                                                         (rot[r].end - rot[r].start) };
+                        p = percentiles_where(&client, null, n_rot, busy, n_busy);
+                        printf("client get latency, idle windows as long as the rotations (the noise "
+                               "floor): p50 %u us, p99 %u us (%.2fx the baseline), max %u us (%zu "
+                               "gets)\n", p.p50, p.p99, (double)p.p99 / base, p.max, p.n);
+                }
                 for (size_t r = 0; r < n_rot; r++) {
                         struct pct p = percentiles(&client, rot[r].start, rot[r].end);
 
@@ -979,6 +1072,13 @@ int main(int argc, char **argv)
                         printf("client get latency, every rotation with %s: p50 %u us, p99 %u us "
                                "(%.2fx the baseline), max %u us (%zu gets)\n", kind_name[k],
                                p.p50, p.p99, (double)p.p99 / base, p.max, p.n);
+                        if (k == 1) {
+                                /* The same rotations from the dump read on: the deletes alone. */
+                                p = percentiles_of(&client, deletes, cycles, true);
+                                printf("client get latency, their deletes alone: p50 %u us, p99 %u "
+                                       "us (%.2fx the baseline), max %u us (%zu gets)\n", p.p50,
+                                       p.p99, (double)p.p99 / base, p.max, p.n);
+                        }
                         printf("client get latency, control (%s, no cacheaged): p50 %u us, "
                                "p99 %u us (%.2fx the baseline; the adapter's rotations %.2fx "
                                "the control), max %u us (%zu gets)\n",
@@ -1006,6 +1106,11 @@ int main(int argc, char **argv)
                        steps ? 100.0 * (double)over / (double)steps : 0.0, cpu_max);
                 printf("loop, adapter idle: longest gap between watchdog pings %.1f ms\n",
                        (double)longest_gap(&w, 0, rot[0].start) / 1000);
+                printf("loop, control (no daemon: a thread at SCHED_IDLE doing %d us units of "
+                       "arithmetic for %d s): %" PRIu64 " of %" PRIu64 " units over slice_time on "
+                       "its CPU clock (%.3f%%), longest %" PRIu64 " us\n", UNIT_USEC,
+                       CONTROL_UNITS_SEC, units_over, units,
+                       units ? 100.0 * (double)units_over / (double)units : 0.0, unit_longest);
         }
         free(client.samples);
         free(w.pings);
