@@ -73,7 +73,7 @@
 
 #define MC_STEP_USEC 500                  /* longest run of one step in the host's loop */
 #define MC_STEP_CLOCK_EVERY 4             /* lines or items between two reads of the clock */
-#define MC_RATE_DEFAULT 100000            /* items per second read from a dump or checked */
+#define MC_RATE_DEFAULT 50000             /* items per second read from a dump or checked */
 #define MC_RATE_MAX 100000000             /* items per second */
 #define MC_PACE_BURST_USEC 10000          /* a paced step may catch up on this much time */
 #define MC_PACE_WAIT_MIN_USEC 1000        /* the shortest pause of a paced read */
