@@ -274,7 +274,31 @@ static void cache_arm(struct manager_cache *c)
         event_del(c->rotate_timer);
         if (!c->enabled || !c->cache)
                 return;
-        tv = usec_to_timeval(c->interval_usec);
+        c->period_start_usec = ca_now_usec();
+        c->timer_usec = c->interval_usec;
+        tv = usec_to_timeval(c->timer_usec);
+        event_add(c->rotate_timer, &tv);
+}
+
+/*
+ * The interval changed (a reload, SetInterval, the default's change): the next rotation
+ * comes at the new interval from the last one (at once when that is past), not a whole new
+ * interval from now. Were the timer restarted, reloads that change the interval more often
+ * than it runs would postpone every rotation for ever.
+ */
+static void cache_arm_keep_phase(struct manager_cache *c)
+{
+        uint64_t elapsed = ca_now_usec() - c->period_start_usec;
+        struct timeval tv;
+
+        if (!c->rotate_timer || !c->enabled || !c->cache ||
+            !event_pending(c->rotate_timer, EV_TIMEOUT, NULL)) {
+                cache_arm(c);
+                return;
+        }
+        event_del(c->rotate_timer);
+        c->timer_usec = elapsed < c->interval_usec ? c->interval_usec - elapsed : 0;
+        tv = usec_to_timeval(c->timer_usec);
         event_add(c->rotate_timer, &tv);
 }
 
@@ -448,7 +472,12 @@ static int cache_rotate(struct manager_cache *c, bool forced)
 
 static void cache_rotate_cb(evutil_socket_t fd, short what, void *userdata)
 {
-        cache_rotate(userdata, false);
+        struct manager_cache *c = userdata;
+
+        c->period_start_usec = ca_now_usec();
+        if (c->timer_usec != c->interval_usec)
+                cache_arm(c); /* the first period after a change of interval was shorter */
+        cache_rotate(c, false);
 }
 
 /* The rotation's row of the cache's history: the library's figures, then the adapter's. */
@@ -1014,7 +1043,7 @@ int manager_set_default_interval(struct manager *m, uint64_t usec)
                 if (!c->interval_is_default || c->interval_usec == usec)
                         continue;
                 c->interval_usec = usec;
-                cache_arm(c);
+                cache_arm_keep_phase(c);
         }
         return 0;
 }
@@ -1027,7 +1056,7 @@ int manager_cache_set_interval(struct manager_cache *c, uint64_t usec)
         if (c->interval_usec == usec)
                 return 0;
         c->interval_usec = usec;
-        cache_arm(c);
+        cache_arm_keep_phase(c);
         return 0;
 }
 
@@ -1223,17 +1252,18 @@ static int manager_reload_apply(struct manager *m, struct ca_conf *conf, struct 
                 const struct ca_conf_cache *cc = &conf->caches[i];
                 struct manager_cache *c = kept[i];
                 uint64_t interval_usec = cache_effective_interval(conf, cc);
-                bool rearm;
+                bool restart, new_interval;
 
                 if (!c)
                         continue;
                 section_rebind(c->section, cc);
                 /*
-                 * A kept cache's timer runs on unless its interval or state changed: were it
-                 * restarted, reloads more frequent than the interval would postpone every
-                 * rotation for ever.
+                 * A kept cache's timer runs on: were it restarted, reloads more frequent than
+                 * the interval would postpone every rotation for ever. A new interval counts
+                 * from the last rotation; a new state starts afresh.
                  */
-                rearm = c->interval_usec != interval_usec || c->enabled != cc->enabled;
+                restart = c->enabled != cc->enabled;
+                new_interval = c->interval_usec != interval_usec;
                 c->interval_usec = interval_usec;
                 c->interval_is_default = cc->interval_usec == 0;
                 if (c->enabled != cc->enabled)
@@ -1246,8 +1276,10 @@ static int manager_reload_apply(struct manager *m, struct ca_conf *conf, struct 
                         log_warning("%s: Out of memory for a history of %" PRIu32
                                     " rotations, keeping the old length", c->name,
                                     conf->history_rotations);
-                if (rearm)
+                if (restart)
                         cache_arm(c);
+                else if (new_interval)
+                        cache_arm_keep_phase(c);
                 caches[i] = c;
         }
         free(m->caches);

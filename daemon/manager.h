@@ -41,6 +41,9 @@ struct manager_cache {
         unsigned defer_streak;          /* consecutive deferrals, bounded by max_defer */
 
         struct event *rotate_timer;     /* persistent, interval_usec; off when disabled */
+        uint64_t period_start_usec;     /* CLOCK_MONOTONIC: the timer's period began */
+        uint64_t timer_usec;            /* the period it runs with: interval_usec, or less
+                                           until it first fires after the interval changed */
         struct event *age_event;        /* low-priority slice event */
 
         /* Private to manager.c. */

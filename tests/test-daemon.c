@@ -327,6 +327,46 @@ Test(daemon, frequent_reloads_keep_rotating)
         test_daemon_cleanup(&d);
 }
 
+/*
+ * The same when every reload changes the interval: the new one counts from the last rotation.
+ * Restarting the timer at each reload, the daemon rotated 0 times here.
+ */
+Test(daemon, reloads_changing_the_interval_keep_rotating)
+{
+        size_t rotations = 0, reloads = 0;
+        struct test_daemon d;
+        const char *log;
+        uint64_t end;
+
+        test_daemon_setup(&d);
+        test_write_file(d.conf,
+                        "[daemon]\nplugin_dir = %s\ninterval = 400ms\n"
+                        "[cache t]\nadapter = testcache\nadd = 10\n",
+                        test_env("CA_TEST_PLUGIN_DIR"));
+        test_daemon_start_ready(&d, 0, NULL);
+        /* A reload every 150 ms for 2.4 s, the interval 400 ms and 450 ms in turn. */
+        end = test_now_usec() + 2400000;
+        while (test_now_usec() < end) {
+                test_write_file(d.conf,
+                                "[daemon]\nplugin_dir = %s\ninterval = %s\n"
+                                "[cache t]\nadapter = testcache\nadd = 10\n",
+                                test_env("CA_TEST_PLUGIN_DIR"),
+                                reloads++ % 2 ? "400ms" : "450ms");
+                cr_assert(kill(d.pid, SIGHUP) == 0);
+                test_notify_drain_for(&d.notify, 150);
+        }
+        test_daemon_stop(&d);
+        log = test_daemon_log(&d);
+        for (const char *p = log; (p = strstr(p, "t: rotation,")); p++)
+                rotations++;
+        fprintf(stderr, "# rotations in 2.4 s of reloads every 150 ms, interval 400/450 ms: %zu\n",
+                rotations);
+        cr_assert(strstr(log, "Configuration reloaded"), "%s", log);
+        cr_assert(rotations >= 3, "reloads changing the interval postponed the rotations: %zu in "
+                  "2.4 s\n%s", rotations, strlen(log) > 1500 ? log + strlen(log) - 1500 : log);
+        test_daemon_cleanup(&d);
+}
+
 /* A configuration file that another user may write is said (and used: a warning, not an outage). */
 Test(daemon, config_writable_by_others_warned)
 {
