@@ -282,9 +282,10 @@ static void cache_arm(struct manager_cache *c)
 
 /*
  * The interval changed (a reload, SetInterval, the default's change): the next rotation
- * comes at the new interval from the last one (at once when that is past), not a whole new
- * interval from now. Were the timer restarted, reloads that change the interval more often
- * than it runs would postpone every rotation for ever.
+ * comes at the new interval from the timer's last one (at once when that is past; Rotate()
+ * does not move the timer), not a whole new interval from now. Were the timer restarted,
+ * reloads that change the interval more often than it runs would postpone every rotation
+ * for ever.
  */
 static void cache_arm_keep_phase(struct manager_cache *c)
 {
