@@ -62,13 +62,13 @@ else
 fi
 
 # 2. The guide's C blocks are pieces of the example, in order.
-if python3 - "$src/README.md" "$src/tests/plugin-example.c" >"$tmp/guide.log" 2>&1 <<'PY'
+if python3 - "$src/doc/plugins.md" "$src/tests/plugin-example.c" >"$tmp/guide.log" 2>&1 <<'PY'
 import re, sys
 readme = open(sys.argv[1]).read()
 example = open(sys.argv[2]).read()
-m = re.search(r"^### Writing an adapter\n(.*?)(?=^#{1,6} )", readme, re.M | re.S)
+m = re.search(r"^## Writing an adapter\n(.*?)(?=^#{1,6} |\Z)", readme, re.M | re.S)
 if not m:
-    sys.exit("no '### Writing an adapter' section in README.md")
+    sys.exit("no '## Writing an adapter' section in doc/plugins.md")
 blocks = re.findall(r"^```c\n(.*?)^```", m.group(1), re.M | re.S)
 if len(blocks) < 3:
     sys.exit("the guide has %d C blocks" % len(blocks))
@@ -80,13 +80,13 @@ if [l for l in shown.splitlines() if l] != [l for l in body.splitlines() if l]:
     import difflib
     sys.exit("the guide's C blocks are not tests/plugin-example.c from its first #include:\n" +
              "".join(difflib.unified_diff(body.splitlines(True), shown.splitlines(True),
-                                          "plugin-example.c", "README.md guide")))
+                                          "plugin-example.c", "doc/plugins.md guide")))
 print("%d blocks" % len(blocks))
 PY
 then
-    echo "ok 2 - the README's guide shows tests/plugin-example.c ($(cat "$tmp/guide.log"))"
+    echo "ok 2 - doc/plugins.md's guide shows tests/plugin-example.c ($(cat "$tmp/guide.log"))"
 else
-    echo "not ok 2 - the README's guide and tests/plugin-example.c differ"
+    echo "not ok 2 - doc/plugins.md's guide and tests/plugin-example.c differ"
     sed 's/^/# /' "$tmp/guide.log"
 fi
 
