@@ -152,15 +152,35 @@ out_free_path:
         return r;
 }
 
+/*
+ * The section's text (its name, keys and values) is copied into the section's own allocation:
+ * ca_section_parse() hands the plugin pointers into it, which the plugin may keep for as long
+ * as its instance lives. A reload that keeps the instance frees the configuration the section
+ * was made from; the copy lives on, unchanged, until section_free().
+ */
 struct ca_section *section_new(const struct ca_conf_cache *cc)
 {
-        struct section *s = calloc(1, sizeof(*s) + cc->n_keys * sizeof(s->keys[0]));
+        size_t text = strlen(cc->name) + 1, keys = cc->n_keys * sizeof(struct ca_section_key);
+        struct section *s;
+        char *p;
 
+        for (size_t i = 0; i < cc->n_keys; i++)
+                text += strlen(cc->keys[i].key) + 1 + strlen(cc->keys[i].value) + 1;
+        s = calloc(1, sizeof(*s) + keys + text);
         if (!s)
                 return NULL;
+        p = (char *)s->keys + keys;
+        s->conf = cc;
+        s->pub.name = p;
+        p = stpcpy(p, cc->name) + 1;
+        for (size_t i = 0; i < cc->n_keys; i++) {
+                s->keys[i].key = p;
+                p = stpcpy(p, cc->keys[i].key) + 1;
+                s->keys[i].value = p;
+                p = stpcpy(p, cc->keys[i].value) + 1;
+        }
         s->pub.keys = s->keys;
         s->pub.n_keys = cc->n_keys;
-        section_rebind(&s->pub, cc);
         return &s->pub;
 }
 
@@ -179,10 +199,6 @@ void section_rebind(struct ca_section *pub, const struct ca_conf_cache *cc)
 {
         struct section *s = container_of(pub, struct section, pub);
 
-        assert(cc->n_keys == pub->n_keys);
+        assert(cc->n_keys == pub->n_keys && strcmp(cc->name, pub->name) == 0);
         s->conf = cc;
-        pub->name = cc->name;
-        for (size_t i = 0; i < cc->n_keys; i++)
-                s->keys[i] = (struct ca_section_key){ .key = cc->keys[i].key,
-                                                      .value = cc->keys[i].value };
 }

@@ -16,24 +16,28 @@
 
 /*
  * The daemon's side of a [cache NAME] section handed to a plugin: the public struct
- * ca_section (name and adapter keys) and the parsed section it was made from, which says
- * where each key was written.
+ * ca_section (name and adapter keys, pointing into the text copied after keys[]) and the
+ * parsed section of the configuration in force, which says where each key was written.
  */
 struct section {
         struct ca_section pub;
-        const struct ca_conf_cache *conf;
-        struct ca_section_key keys[];
+        const struct ca_conf_cache *conf; /* rebound at each reload that keeps the instance */
+        struct ca_section_key keys[];     /* then the name, keys and values, NUL-terminated */
 };
 
-/* section_new() - the plugin's view of @cc; NULL when out of memory. */
+/*
+ * section_new() - the plugin's view of @cc, with a copy of its text that lives until
+ * section_free() (plugin.h: the text lives as long as the instance); NULL when out of memory.
+ */
 struct ca_section *section_new(const struct ca_conf_cache *cc);
 struct ca_section *section_free(struct ca_section *s);
 /* section_conf() - the parsed section behind @s. */
 const struct ca_conf_cache *section_conf(const struct ca_section *s);
 /*
- * section_rebind() - point @s at @cc, a section of a newer configuration with the same name
- * and the same adapter keys and values (which is what keeps an instance across a reload).
- * Allocates nothing, so it cannot fail halfway through applying a configuration.
+ * section_rebind() - let @s say where its keys are written in @cc, a section of a newer
+ * configuration with the same name and the same adapter keys and values (which is what keeps
+ * an instance across a reload). The text the plugin sees is @s's own copy and does not
+ * change. Allocates nothing, so it cannot fail halfway through applying a configuration.
  */
 void section_rebind(struct ca_section *s, const struct ca_conf_cache *cc);
 

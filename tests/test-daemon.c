@@ -403,22 +403,6 @@ Test(daemon, plugin_wrong_abi)
                            (const char *[]){ path, "cacheaged.conf:3", NULL });
 }
 
-static void copy_file(const char *from, const char *to, mode_t mode)
-{
-        char buf[65536];
-        int in = open(from, O_RDONLY | O_CLOEXEC), out;
-        ssize_t n;
-
-        cr_assert(in >= 0, "%s: %s", from, strerror(errno));
-        out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-        cr_assert(out >= 0, "%s: %s", to, strerror(errno));
-        while ((n = read(in, buf, sizeof(buf))) > 0)
-                cr_assert(write(out, buf, (size_t)n) == n);
-        close(in);
-        close(out);
-        cr_assert(chmod(to, mode) == 0);
-}
-
 /*
  * The daemon runs as root and runs what it loads: a plugin that someone else may write, or
  * in a directory someone else may write, is refused, also through a symlink.
@@ -435,7 +419,7 @@ Test(daemon, plugin_writable_by_others)
         static const char conf[] = "[daemon]\nplugin_dir = %s\n[cache t]\nadapter = testcache\n";
 
         /* A good copy loads (the check refuses nothing it should not). */
-        copy_file(src, so, 0755);
+        test_copy_file(src, so, 0755);
         {
                 const char *args[] = { "--config", NULL, "--check-config", NULL };
                 struct test_daemon d;
@@ -483,7 +467,7 @@ Test(daemon, plugin_path_untrusted_or_not_a_file)
         cr_assert(mkdir(good, 0755) == 0 && mkdir(fifo_dir, 0755) == 0);
         snprintf(src, sizeof(src), "%s/testcache.so", test_env("CA_TEST_PLUGIN_DIR"));
         snprintf(so, sizeof(so), "%s/testcache.so", good);
-        copy_file(src, so, 0755);
+        test_copy_file(src, so, 0755);
         snprintf(link, sizeof(link), "%s/plugins", evil);
         cr_assert(symlink(good, link) == 0 && lchown(link, 65534, 65534) == 0);
         snprintf(fifo, sizeof(fifo), "%s/testcache.so", fifo_dir);

@@ -222,6 +222,22 @@ void test_expect_no_sanitizer_report(const char *path)
         free(log);
 }
 
+void test_copy_file(const char *from, const char *to, mode_t mode)
+{
+        char buf[65536];
+        int in = open(from, O_RDONLY | O_CLOEXEC), out;
+        ssize_t n;
+
+        cr_assert(in >= 0, "%s: %s", from, strerror(errno));
+        out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+        cr_assert(out >= 0, "%s: %s", to, strerror(errno));
+        while ((n = read(in, buf, sizeof(buf))) > 0)
+                cr_assert(write(out, buf, (size_t)n) == n);
+        close(in);
+        close(out);
+        cr_assert(chmod(to, mode) == 0);
+}
+
 /* --- waiting ------------------------------------------------------------------------------- */
 
 bool test_wait_until(bool (*cond)(void *userdata), void *userdata, uint64_t timeout_usec)

@@ -43,6 +43,9 @@ char *test_read_file(const char *path);
 /* test_path_join() - "@dir/@name", malloc()ed. */
 char *test_path_join(const char *dir, const char *name);
 
+/* test_copy_file() - @from copied to @to (created or truncated), then chmod()ed to @mode. */
+void test_copy_file(const char *from, const char *to, mode_t mode);
+
 /*
  * test_mkdtemp() - a new directory /tmp/@prefix-XXXXXX, mode 0755 so that an unprivileged
  * peer may reach what the test puts there; malloc()ed. Always under /tmp: a socket path must

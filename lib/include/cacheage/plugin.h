@@ -58,8 +58,12 @@ struct ca_section_key {
 
 /*
  * A [cache NAME] section, as the host hands it to a plugin: the cache's name and the
- * adapter's own keys (the aging keys are the host's). Owned by the host; valid until the
- * instance is destroyed. Use the accessors below rather than the fields.
+ * adapter's own keys (the aging keys are the host's). Owned by the host. The section and
+ * every string it holds stay valid, and unchanged, until the plugin's destroy() has returned,
+ * across every reload that keeps the instance (the host keeps its own copy of the text, not
+ * the configuration's). A plugin may keep pointers into it for its instance's whole life,
+ * from any thread of its own that destroy() stops. Use the accessors below rather than the
+ * fields.
  */
 struct ca_section {
         const char *name;
