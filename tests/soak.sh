@@ -71,6 +71,7 @@ cleanup() {
         [ -n "$daemon_pid" ] && kill -KILL "$daemon_pid" 2>/dev/null
         [ -n "$dbus_pid" ] && kill "$dbus_pid" 2>/dev/null
         wait 2>/dev/null
+        [ -n "${memcg:-}" ] && rmdir "$memcg$group" 2>/dev/null
         [ -n "$keep" ] && echo "soak: kept $dir" || rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -110,9 +111,32 @@ write_conf "$dir/good-a.conf" ""
 write_conf "$dir/good-b.conf" "log_level = info"
 cp "$dir/good-a.conf" "$dir/bad.conf"
 printf '[cache broken]\nadapter = soak\nobjects = lots\n' >> "$dir/bad.conf"
-# One plugin_dir for both adapters: copies in the soak's directory (root's, like /tmp).
+# One plugin_dir for every adapter: copies in the soak's directory (root's, like /tmp).
 mkdir -m 755 "$dir/plugins"
-cp "$build/tests/soak.so" "$build/lib/adapters/dcache.so" "$dir/plugins/"
+cp "$build/tests/soak.so" "$build/lib/adapters/dcache.so" "$build/lib/adapters/files.so" \
+        "$build/lib/adapters/kernel.so" "$dir/plugins/"
+# The adapters that keep text of their section for good (a files cache's path, a kernel
+# cache's group) go through every reload too (issue 21: a reload once freed that text under
+# them, and a files cache then deleted the files of a dry-run directory). Two files caches
+# with paths of the same length, one of them dry_run, and a kernel cache on a child memory
+# cgroup of the soak's own (report mode: it reads the group's files every rotation).
+mkdir -m 755 "$dir/files-w" "$dir/files-d"
+for i in $(seq 20); do echo "entry $i" > "$dir/files-d/f$i"; done
+memcg=
+# mountinfo: the mount point is the 5th field; the type and the options follow " - ".
+while read -r mnt fstype opts; do
+        case $fstype in
+        cgroup) case ",$opts," in *,memory,*) memcg=$mnt ;; esac ;;
+        cgroup2) [ -z "$memcg" ] && grep -qw memory "$mnt/cgroup.controllers" 2>/dev/null && memcg=$mnt ;;
+        esac
+done < <(awk '{ for (i = 7; $i != "-"; i++); print $5, $(i + 1), $(i + 3) }' /proc/self/mountinfo)
+group=/cacheage-soak-$$
+if [ -n "$memcg" ] && mkdir "$memcg$group" 2>/dev/null; then
+        echo "soak: kernel cache on $memcg$group"
+else
+        echo "soak: no memory cgroup can be made here: the kernel cache reports the host"
+        memcg= group=
+fi
 for f in good-a good-b bad; do
         # Its ages are what the client sets (MaxAge 8): a write that changes nothing, so that its
         # population settles (with the default ages between a Set and the next reload it swung
@@ -123,6 +147,14 @@ for f in good-a good-b bad; do
         # reload, and reloads ten times a second kept it from rotating (its population, and RSS,
         # then grew all run long).
         printf 'interval = 1s\n' >> "$dir/$f.conf"
+        printf '[cache kernel]\nadapter = kernel\ninterval = 500ms\n%s\n' \
+                "${group:+cgroup = $group}" >> "$dir/$f.conf"
+        for kind in w d; do
+                printf '[cache files%s]\nadapter = files\npath = %s\nwatch = inotify\n' \
+                        "$kind" "$dir/files-$kind" >> "$dir/$f.conf"
+                printf 'interval = 500ms\nsingle_use_age = 2\nmax_age = 4\n' >> "$dir/$f.conf"
+                [ "$kind" = d ] && printf 'dry_run = yes\n' >> "$dir/$f.conf"
+        done
 done
 cp "$dir/good-a.conf" "$dir/cacheaged.conf"
 
@@ -231,11 +263,24 @@ bus_faults() {
         done
 }
 
+# New files in the files cache's directory all along, some read again: the adapter deletes the
+# others while the reloads come.
+files_writer() {
+        local n=0
+        while [ -e "$dir/running" ]; do
+                n=$((n + 1))
+                for i in $(seq 20); do echo "$n" > "$dir/files-w/n$n-$i"; done
+                [ $n -gt 1 ] && cat "$dir/files-w/n$((n - 1))-1" >/dev/null 2>&1
+                sleep 0.5
+        done
+}
+
 warmup=$((seconds / 6))
 [ "$warmup" -lt 5 ] && warmup=5
 client & actors+=($!)
 hup_storms & actors+=($!)
 bus_faults & actors+=($!)
+files_writer & actors+=($!)
 t0=$(date +%s.%N)
 end=$(( $(date +%s) + seconds ))
 sleep "$warmup"
@@ -349,6 +394,23 @@ figure reloads_done "$(grep -c 'Configuration reloaded' "$dir/cacheaged.log")"
 [ "$longest" -le $((slice_limit_ms * 1000)) ] || [ -z "$timing" ] ||
         fail "longest slice ${longest} us > ${slice_limit_ms} ms"
 [ "$(grep -c '^rotate ok' "$dir/calls")" -gt 0 ] || fail "no Rotate call got through"
+# The caches that keep their section's text went through every reload doing their work.
+adapter_stat() { # cache, statistic
+        busctl --address="$addr" --timeout=30 --json=short get-property org.cacheage.CacheAge1 \
+                "/org/cacheage/CacheAge1/cache/$1" org.cacheage.CacheAge1.Cache AdapterStats 2>/dev/null |
+                python3 -c 'import json, sys; print(json.load(sys.stdin)["data"].get(sys.argv[1], -1))' "$2"
+}
+dry_left=$(find "$dir/files-d" -type f | wc -l)
+figure files_dry_run_left "$dry_left"
+[ "$dry_left" = 20 ] || fail "the dry-run directory lost $((20 - dry_left)) of its 20 files"
+deleted=$(adapter_stat filesw deleted)
+figure files_deleted "$deleted"
+[ "${deleted:--1}" -gt 0 ] || fail "the files cache deleted nothing through the reloads"
+kernel_rot=$(rotations_of kernel)
+figure kernel_rotations "$kernel_rot"
+[ "${kernel_rot:-0}" -gt 0 ] || fail "the kernel cache did not rotate"
+grep -q -e 'another directory now' -e 'is not an absolute path' "$dir/cacheaged.log" &&
+        fail "a cache's section text changed under it: $(grep -m1 -e 'another directory now' -e 'is not an absolute path' "$dir/cacheaged.log")"
 [ "$(grep -c '^reload-bad ok' "$dir/calls")" -gt 0 ] || fail "no bad Reload was refused over the bus"
 if [ -n "$rss_check" ] && [ -z "$steady" ]; then
         fail "no steady state to measure RSS growth from: a cache had not rotated $((2 * max_age + refault_window)) times by $warm_at s"
