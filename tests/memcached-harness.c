@@ -6,14 +6,17 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -81,6 +84,22 @@ static int mcd_try_connect(const struct mcd *m)
         return fd;
 }
 
+/*
+ * In the child, as root: become nobody before exec, then ask again for the parent-death signal,
+ * which a change of credentials clears. memcached's own "-u nobody" changed them after the
+ * exec, so a memcached of a test that failed outlived it.
+ */
+static void mcd_drop_to_nobody(void *userdata)
+{
+        const struct passwd *pw = getpwnam("nobody");
+        pid_t parent = *(const pid_t *)userdata;
+
+        if (!pw || setgroups(0, NULL) < 0 || setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) < 0 ||
+            setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) < 0 ||
+            prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+                _exit(127);
+}
+
 /* Start it and wait until it accepts: true, or false when it exited (a port taken meanwhile). */
 static bool mcd_spawn(struct mcd *m)
 {
@@ -91,10 +110,6 @@ static bool mcd_spawn(struct mcd *m)
         int fd;
 
         argv[n++] = "memcached";
-        if (geteuid() == 0) {
-                argv[n++] = "-u";
-                argv[n++] = "nobody";
-        }
         snprintf(conns, sizeof(conns), "%d", 64);
         argv[n++] = "-c";
         argv[n++] = conns;
@@ -115,7 +130,18 @@ static bool mcd_spawn(struct mcd *m)
         for (size_t i = 0; m->opts[i]; i++)
                 argv[n++] = m->opts[i];
         argv[n] = NULL;
-        m->pid = test_spawn(argv, m->log, m->log, NULL, NULL);
+        if (geteuid() == 0) {
+                pid_t parent = getpid();
+                int log_fd = open(m->log, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+
+                /* nobody appends its log to the file root made */
+                cr_assert(log_fd >= 0 && fchmod(log_fd, 0666) == 0, "%s: %s", m->log,
+                          strerror(errno));
+                close(log_fd);
+                m->pid = test_spawn(argv, m->log, m->log, mcd_drop_to_nobody, &parent);
+        } else {
+                m->pid = test_spawn(argv, m->log, m->log, NULL, NULL);
+        }
 
         until = test_now_usec() + START_TIMEOUT_USEC;
         while (test_now_usec() < until) {

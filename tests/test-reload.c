@@ -118,13 +118,35 @@ static size_t count_in(const char *log, const char *needle)
         return n;
 }
 
-Test(reload, every_adapter_keeps_its_text_through_100_reloads, .timeout = 600)
+static struct lab l = { .mcd = { .pid = -1 } };
+static int mc_fd = -1;
+
+/* Criterion runs it after the test, also after a failed assertion. */
+static void lab_cleanup(void)
+{
+        if (mc_fd >= 0)
+                close(mc_fd);
+        if (l.d.dir)
+                test_daemon_cleanup(&l.d);
+        if (l.mcd.dir)
+                mcd_cleanup(&l.mcd);
+        if (l.kernel.root)
+                kernel_fake_free(&l.kernel);
+        unsetenv("CACHEAGED_KERNEL_ROOT");
+        if (l.root)
+                test_rm_rf(l.root);
+        free(l.wet);
+        free(l.dry);
+        free(l.plugins);
+        free(l.root);
+}
+
+Test(reload, every_adapter_keeps_its_text_through_100_reloads, .fini = lab_cleanup,
+     .timeout = 600)
 {
         static const char *const kept[] = { "model", "kernel", "wet", "dry", "mc", "example" };
-        struct lab l = { 0 };
         const char *log;
         char needle[64];
-        int fd;
 
         l.root = test_mkdtemp("cacheage-reload");
         l.plugins = test_path_join(l.root, "plugins");
@@ -144,8 +166,8 @@ Test(reload, every_adapter_keeps_its_text_through_100_reloads, .timeout = 600)
         setenv("CACHEAGED_KERNEL_ROOT", l.kernel.root, 1);
 
         mcd_start(&l.mcd, false, NULL);
-        fd = mcc_connect(&l.mcd);
-        mcc_set(fd, "never-read", "x");
+        mc_fd = mcc_connect(&l.mcd);
+        mcc_set(mc_fd, "never-read", "x");
 
         test_daemon_setup(&l.d);
         write_conf(&l, 0);
@@ -179,16 +201,5 @@ Test(reload, every_adapter_keeps_its_text_through_100_reloads, .timeout = 600)
         /* The dry run deleted nothing; the other files cache did delete its idle files. */
         cr_expect_eq(count_files(l.dry), DRY_FILES, "the dry-run directory lost files");
         cr_expect_eq(count_files(l.wet), 0, "the files cache stopped deleting after reloads");
-        cr_expect(!mcc_exists(fd, "never-read"), "the memcached cache stopped aging");
-
-        close(fd);
-        mcd_cleanup(&l.mcd);
-        test_daemon_cleanup(&l.d);
-        kernel_fake_free(&l.kernel);
-        unsetenv("CACHEAGED_KERNEL_ROOT");
-        test_rm_rf(l.root);
-        free(l.wet);
-        free(l.dry);
-        free(l.plugins);
-        free(l.root);
+        cr_expect(!mcc_exists(mc_fd, "never-read"), "the memcached cache stopped aging");
 }
