@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cacheagectl show: every property of a cache, or those -p names; the JSON of a cache. */
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <systemd/sd-bus.h>
+
+#include "cacheage/value.h"
+#include "cacheagectl.h"
+
+/*
+ * Whether show prints the property @camel (or @snake, a statistic's own name), with -p; an
+ * adapter statistic is "AdapterStats.KEY" (@adapter_key set).
+ */
+bool property_wanted(const char *camel, const char *snake, const char *adapter_key)
+{
+        char buf[SNAKE_MAX];
+        bool wanted = n_arg_properties == 0;
+
+        if (!snake)
+                snake = snake_case(camel, buf);
+        for (size_t i = 0; i < n_arg_properties; i++) {
+                const char *want = arg_properties[i];
+                size_t stem = strcspn(want, ".");
+
+                if (adapter_key) {
+                        /* "AdapterStats" or "adapter_stats", alone or with ".KEY" */
+                        if ((strncmp(want, camel, stem) != 0 || strlen(camel) != stem) &&
+                            (strncmp(want, snake, stem) != 0 || strlen(snake) != stem))
+                                continue;
+                        if (want[stem] && strcmp(want + stem + 1, adapter_key) != 0)
+                                continue;
+                } else if (strcmp(want, camel) != 0 && strcmp(want, snake) != 0) {
+                        continue;
+                }
+                arg_properties_matched[i] = true;
+                wanted = true;
+        }
+        return wanted;
+}
+
+/* -p names, checked before anything is asked: a typo is an error, not an empty answer. */
+int check_properties(void)
+{
+        char buf[SNAKE_MAX];
+
+        for (size_t i = 0; i < n_arg_properties; i++) {
+                const char *p = arg_properties[i];
+                size_t stem = strcspn(p, ".");
+                bool known = ca_stat_desc_find(p) != NULL ||
+                             strcmp(p, "RefaultHistogram") == 0 ||
+                             strcmp(p, "refault_histogram") == 0;
+
+                for (size_t j = 0; j < n_cache_props && !known; j++)
+                        known = strcmp(p, cache_props[j].name) == 0 ||
+                                strcmp(p, snake_case(cache_props[j].name, buf)) == 0;
+                if (!known && (strncmp(p, "AdapterStats", stem) == 0 ||
+                               strncmp(p, "adapter_stats", stem) == 0) &&
+                    (stem == strlen("AdapterStats") || stem == strlen("adapter_stats")))
+                        known = p[stem] == '\0' || p[stem + 1] != '\0';
+                if (!known)
+                        return fail(EXIT_USAGE, "Unknown property '%s' (every one: cacheagectl "
+                                    "show NAME; an adapter's statistic: AdapterStats.KEY)", p);
+        }
+        return 0;
+}
+
+void print_cache_json(FILE *f, const struct cache_info *c)
+{
+        const struct ca_stat_desc *d;
+        size_t n_stats;
+        bool first = true;
+
+        fputc('{', f);
+        for (size_t i = 0; i < n_cache_props; i++) {
+                const struct cache_prop *p = &cache_props[i];
+
+                if (!(c->have_props & (1u << i)) || !property_wanted(p->name, NULL, NULL))
+                        continue;
+                if (!first)
+                        fputc(',', f);
+                first = false;
+                json_key(f, p->name);
+                fputc(':', f);
+                if (p->type == 's')
+                        json_string(f, *(char **)prop_field(c, p));
+                else if (p->type == 'b')
+                        fputs(prop_number(c, p) ? "true" : "false", f);
+                else
+                        fprintf(f, "%" PRIu64, prop_number(c, p));
+        }
+        d = ca_stat_descs(&n_stats);
+        for (size_t i = 0; i < n_stats; i++) {
+                if (!have_stat(c, &d[i]) || !property_wanted(d[i].property, d[i].name, NULL))
+                        continue;
+                if (!first)
+                        fputc(',', f);
+                first = false;
+                json_string(f, d[i].name);
+                fprintf(f, ":%" PRIu64, ca_stat_value(&c->stats, &d[i]));
+        }
+        if (c->have_refault_histogram &&
+            property_wanted("RefaultHistogram", "refault_histogram", NULL)) {
+                if (!first)
+                        fputc(',', f);
+                first = false;
+                json_key(f, "RefaultHistogram");
+                fputs(":[", f);
+                for (size_t j = 0; j < c->n_refault_buckets; j++)
+                        fprintf(f, "%s{\"from_rotations\":%" PRIu32 ",\"refaults\":%" PRIu64 "}",
+                                j ? "," : "", c->refault_floor[j], c->refault_histogram[j]);
+                fputc(']', f);
+        }
+        if (c->have_adapter_stats) {
+                bool first_stat = true;
+
+                for (size_t j = 0; j < c->n_adapter_stats; j++) {
+                        if (!property_wanted("AdapterStats", "adapter_stats",
+                                             c->adapter_stats[j].key))
+                                continue;
+                        if (first_stat) {
+                                if (!first)
+                                        fputc(',', f);
+                                json_key(f, "AdapterStats");
+                                fputs(":{", f);
+                        } else {
+                                fputc(',', f);
+                        }
+                        first_stat = false;
+                        json_string(f, c->adapter_stats[j].key);
+                        fprintf(f, ":%" PRIu64, c->adapter_stats[j].value);
+                }
+                if (!first_stat)
+                        fputc('}', f);
+                else if (n_arg_properties == 0)
+                        fprintf(f, "%s\"adapter_stats\":{}", first ? "" : ",");
+        }
+        fputc('}', f);
+}
+
+
+/* ---- show ---- */
+
+/* One "Name=value" line of show, or the value alone with --value. */
+static void show_line(const char *name, const char *value)
+{
+        if (arg_value)
+                printf("%s\n", value);
+        else
+                printf("%s=%s\n", name, value);
+}
+
+static void show_value(const char *name, enum fmt fmt, uint64_t v, uint64_t now)
+{
+        char buf[256], rel[64], line[384];
+
+        switch (fmt) {
+        case FMT_BOOL:
+                show_line(name, v ? "yes" : "no");
+                break;
+        case FMT_DURATION:
+                show_line(name, ca_format_duration(v, buf, sizeof(buf)));
+                break;
+        case FMT_TIMESTAMP:
+                if (v == 0) {
+                        show_line(name, "never");
+                        break;
+                }
+                snprintf(line, sizeof(line), "%s (%s)", format_timestamp(v, buf, sizeof(buf)),
+                         format_relative(v, now, rel, sizeof(rel)));
+                show_line(name, line);
+                break;
+        default:
+                snprintf(buf, sizeof(buf), "%" PRIu64, v);
+                show_line(name, buf);
+        }
+}
+
+/* A -p name that matched nothing in this cache (an adapter statistic it lacks): exit 1. */
+static int check_properties_matched(const char *cache)
+{
+        for (size_t i = 0; i < n_arg_properties; i++)
+                if (!arg_properties_matched[i])
+                        return fail(EXIT_FAILED, "Cache %s has no property %s", cache,
+                                    arg_properties[i]);
+        return 0;
+}
+
+int cmd_show(sd_bus *bus, int argc, char **argv)
+{
+        const struct ca_stat_desc *d;
+        uint64_t now = now_realtime_usec();
+        struct cache_info c;
+        size_t n_stats;
+        char key[256];
+        int r;
+
+        if (argc != 1)
+                return fail(EXIT_USAGE, "'show' takes one cache name (see 'cacheagectl status')");
+        r = get_cache(bus, argv[0], &c);
+        if (r != 0)
+                return r;
+        if (arg_json) {
+                struct json_doc j;
+
+                print_cache_json(json_begin(&j), &c);
+                json_end(&j);
+                cache_info_clear(&c);
+                return check_properties_matched(argv[0]);
+        }
+        maybe_page();
+        for (size_t i = 0; i < n_cache_props; i++) {
+                const struct cache_prop *p = &cache_props[i];
+                const char *str;
+
+                if (!(c.have_props & (1u << i)) || !property_wanted(p->name, NULL, NULL))
+                        continue;
+                if (p->type == 's') {
+                        str = *(char **)prop_field(&c, p);
+                        show_line(p->name, str ? str : "");
+                } else {
+                        show_value(p->name, p->fmt, prop_number(&c, p), now);
+                }
+        }
+        d = ca_stat_descs(&n_stats);
+        for (size_t i = 0; i < n_stats; i++)
+                if (have_stat(&c, &d[i]) && property_wanted(d[i].property, d[i].name, NULL))
+                        show_value(d[i].property, stat_fmt(&d[i]),
+                                   ca_stat_value(&c.stats, &d[i]), now);
+        if (c.have_refault_histogram &&
+            property_wanted("RefaultHistogram", "refault_histogram", NULL)) {
+                char hist[CA_REFAULT_BUCKETS * 32] = "";
+                size_t len = 0;
+
+                for (size_t j = 0; j < c.n_refault_buckets && len < sizeof(hist); j++)
+                        len += (size_t)snprintf(hist + len, sizeof(hist) - len,
+                                                "%s%" PRIu32 "%s:%" PRIu64, j ? " " : "",
+                                                c.refault_floor[j],
+                                                j + 1 == c.n_refault_buckets ? "+" : "",
+                                                c.refault_histogram[j]);
+                show_line("RefaultHistogram", hist);
+        }
+        for (size_t j = 0; j < c.n_adapter_stats; j++) {
+                if (!property_wanted("AdapterStats", "adapter_stats", c.adapter_stats[j].key))
+                        continue;
+                snprintf(key, sizeof(key), "AdapterStats.%s", c.adapter_stats[j].key);
+                show_value(key, FMT_PLAIN, c.adapter_stats[j].value, now);
+        }
+        cache_info_clear(&c);
+        return check_properties_matched(argv[0]);
+}
