@@ -35,28 +35,20 @@
  * PATH (Debian: memcached).
  */
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "memcached-run.h"
 
 #define VALUE_BYTES 32
 #define FETCHED_EVERY 10           /* one item in ten is fetched */
@@ -64,198 +56,7 @@
 #define WATCHDOG_USEC 20000        /* the daemon pings every 10 ms */
 #define SLICE_USEC 2000            /* the daemon's slice_time (its default) */
 #define MAX_SAMPLES (64u << 20)    /* client latencies kept */
-#define MAX_EVENTS 256
 #define MAX_CYCLES 10          /* of loading, a dump, then a dump and deletes */
-
-static const char *prog = "bench-memcached";
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void die(const char *fmt, ...)
-{
-        va_list ap;
-
-        fprintf(stderr, "%s: ", prog);
-        va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
-        va_end(ap);
-        fputc('\n', stderr);
-        exit(1);
-}
-
-static uint64_t now_usec(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
-static const char *env(const char *name)
-{
-        const char *v = getenv(name);
-
-        if (!v || !*v)
-                die("%s is not set (run through meson: meson test -C BUILD --benchmark memcached)",
-                    name);
-        return v;
-}
-
-/* ---- processes ---- */
-
-struct child {
-        pid_t pid;
-        char log[256];
-};
-
-/*
- * The children still running, stopped at exit too, and the run's directory removed: die()
- * leaves no memcached, daemon or temp tree behind.
- */
-static pid_t running[4];
-static char run_dir[] = "/tmp/cacheage-bench-mc-XXXXXX";
-
-static void running_set(pid_t old, pid_t pid)
-{
-        for (size_t i = 0; i < sizeof(running) / sizeof(running[0]); i++)
-                if (running[i] == old) {
-                        running[i] = pid;
-                        return;
-                }
-}
-
-static void running_stop(void)
-{
-        /* The directory first: a thread of ours may exit too once memcached is gone. */
-        if (run_dir[strlen(run_dir) - 1] != 'X' && !getenv("CA_BENCH_KEEP")) {
-                char cmd[sizeof(run_dir) + 16];
-
-                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", run_dir);
-                if (system(cmd) != 0)
-                        fprintf(stderr, "%s: could not remove %s\n", prog, run_dir);
-        }
-        for (size_t i = 0; i < sizeof(running) / sizeof(running[0]); i++)
-                if (running[i] > 0) {
-                        kill(running[i], SIGKILL);
-                        waitpid(running[i], NULL, 0);
-                }
-}
-
-static void child_start(struct child *c, const char *const argv[], const char *log,
-                        const char *const envp_extra[], bool sched_idle)
-{
-        int fd;
-
-        snprintf(c->log, sizeof(c->log), "%s", log);
-        c->pid = fork();
-        if (c->pid < 0)
-                die("fork: %s", strerror(errno));
-        if (c->pid > 0) {
-                running_set(0, c->pid);
-                return;
-        }
-        fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd >= 0) {
-                dup2(fd, STDOUT_FILENO);
-                dup2(fd, STDERR_FILENO);
-        }
-        for (size_t i = 0; envp_extra && envp_extra[i]; i++)
-                putenv((char *)envp_extra[i]);
-        if (sched_idle) {
-                struct sched_param sp = { 0 };
-
-                sched_setscheduler(0, SCHED_IDLE, &sp);
-        }
-        execvp(argv[0], (char *const *)argv);
-        _exit(127);
-}
-
-static void child_stop(struct child *c)
-{
-        if (c->pid <= 0)
-                return;
-        running_set(c->pid, 0);
-        kill(c->pid, SIGTERM);
-        for (int i = 0; i < 500; i++) {
-                if (waitpid(c->pid, NULL, WNOHANG) == c->pid) {
-                        c->pid = -1;
-                        return;
-                }
-                usleep(10000);
-        }
-        kill(c->pid, SIGKILL);
-        waitpid(c->pid, NULL, 0);
-        c->pid = -1;
-}
-
-static uint64_t rss_kib(pid_t pid)
-{
-        char path[64], line[256];
-        uint64_t kib = 0;
-        FILE *f;
-
-        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-        f = fopen(path, "re");
-        if (!f)
-                return 0;
-        while (fgets(line, sizeof(line), f))
-                if (sscanf(line, "VmRSS: %" SCNu64, &kib) == 1)
-                        break;
-        fclose(f);
-        return kib;
-}
-
-/* ---- a memcached client ---- */
-
-static uint16_t port;
-
-static int mc_connect(void)
-{
-        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-                                 .sin_port = htons(port) };
-        int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-        if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-                if (fd >= 0)
-                        close(fd);
-                return -1;
-        }
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        return fd;
-}
-
-static void write_all(int fd, const char *s, size_t n)
-{
-        while (n > 0) {
-                ssize_t r = write(fd, s, n);
-
-                if (r <= 0)
-                        die("write to memcached: %s", strerror(errno));
-                s += r;
-                n -= (size_t)r;
-        }
-}
-
-/* Read until the stream has shown @count times @end. */
-static void read_until(int fd, const char *end, size_t count)
-{
-        char buf[1 << 14]; /* the client thread reads at the same time: not static */
-        size_t n = strlen(end), seen = 0, match = 0;
-
-        while (seen < count) {
-                ssize_t r = read(fd, buf, sizeof(buf));
-
-                if (r <= 0)
-                        die("read from memcached: %s", r == 0 ? "closed" : strerror(errno));
-                for (ssize_t i = 0; i < r; i++) {
-                        match = buf[i] == end[match] ? match + 1 : (buf[i] == end[0] ? 1 : 0);
-                        if (match == n) {
-                                seen++;
-                                match = 0;
-                        }
-                }
-        }
-}
 
 static int key(char *buf, size_t len, uint64_t i)
 {
@@ -271,10 +72,10 @@ static void load(uint64_t items, bool unfetched_only)
 {
         char *batch = malloc(LOAD_BATCH * 128);
         char value[VALUE_BYTES + 1];
-        int fd = mc_connect();
+        int fd = mcb_connect();
 
         if (!batch || fd < 0)
-                die("cannot connect to memcached to load it");
+                mcb_die("cannot connect to memcached to load it");
         memset(value, 'v', VALUE_BYTES);
         value[VALUE_BYTES] = '\0';
         for (uint64_t i = 0; i < items; i += LOAD_BATCH) {
@@ -288,10 +89,10 @@ static void load(uint64_t items, bool unfetched_only)
                         len += (size_t)sprintf(batch + len, " 0 0 %d noreply\r\n%s\r\n",
                                                VALUE_BYTES, value);
                 }
-                write_all(fd, batch, len);
+                mcb_write_all(fd, batch, len);
         }
-        write_all(fd, "mn\r\n", 4);
-        read_until(fd, "MN\r\n", 1);
+        mcb_write_all(fd, "mn\r\n", 4);
+        mcb_read_until(fd, "MN\r\n", 1);
         for (uint64_t i = 0; !unfetched_only && i < items; i += LOAD_BATCH * FETCHED_EVERY) {
                 size_t len = (size_t)sprintf(batch, "get");
 
@@ -301,8 +102,8 @@ static void load(uint64_t items, bool unfetched_only)
                         len += (size_t)key(batch + len, 64, j);
                 }
                 len += (size_t)sprintf(batch + len, "\r\n");
-                write_all(fd, batch, len);
-                read_until(fd, "END\r\n", 1);
+                mcb_write_all(fd, batch, len);
+                mcb_read_until(fd, "END\r\n", 1);
         }
         close(fd);
         free(batch);
@@ -312,46 +113,25 @@ static void load(uint64_t items, bool unfetched_only)
 static void count_present(uint64_t items, uint64_t *ret_fetched, uint64_t *ret_other)
 {
         char cmd[128], buf[256];
-        int fd = mc_connect();
+        int fd = mcb_connect();
         FILE *f;
 
         *ret_fetched = *ret_other = 0;
         if (fd < 0)
-                die("cannot connect to memcached to count");
+                mcb_die("cannot connect to memcached to count");
         f = fdopen(fd, "r");
         for (uint64_t i = 0; i < items; i++) {
                 size_t len = (size_t)sprintf(cmd, "me ");
 
                 len += (size_t)key(cmd + len, 64, i);
                 len += (size_t)sprintf(cmd + len, "\r\n");
-                write_all(fd, cmd, len);
+                mcb_write_all(fd, cmd, len);
                 if (!fgets(buf, sizeof(buf), f))
-                        die("no reply to me");
+                        mcb_die("no reply to me");
                 if (strncmp(buf, "ME ", 3) == 0)
                         *(i % FETCHED_EVERY == 0 ? ret_fetched : ret_other) += 1;
         }
         fclose(f);
-}
-
-/* One figure of memcached's "stats" (0 when it has none). */
-static uint64_t server_stat(const char *name)
-{
-        char buf[256];
-        size_t n = strlen(name);
-        uint64_t v = 0;
-        int fd = mc_connect();
-        FILE *f;
-
-        if (fd < 0)
-                die("cannot connect to memcached for its stats");
-        f = fdopen(fd, "r");
-        write_all(fd, "stats\r\n", 7);
-        while (fgets(buf, sizeof(buf), f) && strncmp(buf, "END", 3) != 0)
-                if (strncmp(buf, "STAT ", 5) == 0 && strncmp(buf + 5, name, n) == 0 &&
-                    buf[5 + n] == ' ')
-                        v = strtoull(buf + 6 + n, NULL, 10);
-        fclose(f);
-        return v;
 }
 
 /* ---- the client: gets of fetched items, one at a time ---- */
@@ -375,10 +155,10 @@ static void *client_thread(void *userdata)
         struct client *c = userdata;
         uint64_t rng = 0x9e3779b97f4a7c15ULL, fetched = (c->items + FETCHED_EVERY - 1) / FETCHED_EVERY;
         char cmd[64];
-        int fd = mc_connect();
+        int fd = mcb_connect();
 
         if (fd < 0)
-                die("the client cannot connect");
+                mcb_die("the client cannot connect");
         while (!c->stop && c->n < MAX_SAMPLES) {
                 uint64_t t0, i;
                 size_t len;
@@ -390,10 +170,10 @@ static void *client_thread(void *userdata)
                 len = (size_t)sprintf(cmd, "get ");
                 len += (size_t)key(cmd + len, 32, i);
                 len += (size_t)sprintf(cmd + len, "\r\n");
-                t0 = now_usec();
-                write_all(fd, cmd, len);
-                read_until(fd, "END\r\n", 1);
-                c->samples[c->n++] = (struct sample){ t0, (uint32_t)(now_usec() - t0) };
+                t0 = mcb_now_usec();
+                mcb_write_all(fd, cmd, len);
+                mcb_read_until(fd, "END\r\n", 1);
+                c->samples[c->n++] = (struct sample){ t0, (uint32_t)(mcb_now_usec() - t0) };
                 /*
                  * About 10,000 gets a second: a steady client, not a load generator. It sleeps
                  * between them, as a client on another host costs this one no CPU meanwhile;
@@ -401,10 +181,10 @@ static void *client_thread(void *userdata)
                  * leaves memcached and the daemon one core to share).
                  */
                 if (c->spin) {
-                        while (now_usec() < t0 + 100)
+                        while (mcb_now_usec() < t0 + 100)
                                 ;
-                } else if (now_usec() < t0 + 100) {
-                        struct timespec ts = { 0, (long)(t0 + 100 - now_usec()) * 1000 };
+                } else if (mcb_now_usec() < t0 + 100) {
+                        struct timespec ts = { 0, (long)(t0 + 100 - mcb_now_usec()) * 1000 };
 
                         nanosleep(&ts, NULL);
                 }
@@ -432,7 +212,7 @@ static struct pct percentiles(const struct client *c, uint64_t from, uint64_t to
         uint32_t *v = malloc(c->n * sizeof(*v) + 1);
 
         if (!v)
-                die("out of memory");
+                mcb_die("out of memory");
         for (size_t i = 0; i < c->n; i++)
                 if (c->samples[i].t_usec >= from && c->samples[i].t_usec < to)
                         v[p.n++] = c->samples[i].latency_usec;
@@ -444,136 +224,6 @@ static struct pct percentiles(const struct client *c, uint64_t from, uint64_t to
         }
         free(v);
         return p;
-}
-
-/* ---- the daemon: its log, line by line as it comes, and its watchdog pings ---- */
-
-struct event {
-        uint64_t t_usec;
-        char line[512];
-};
-
-struct watch {
-        const char *log_path;
-        int notify_fd;
-        volatile bool stop;
-        pthread_t thread;
-        pthread_mutex_t lock;
-        struct event events[MAX_EVENTS];
-        size_t n_events;
-        uint64_t *pings;       /* times of WATCHDOG=1 */
-        size_t n_pings, cap_pings;
-        bool ready;
-};
-
-static const char *const watched[] = {
-        "mc: refresh: ", "mc: dump: ", "mc: aged: ", "mc: rotation ", "Failed", "memcached at",
-};
-
-static void watch_line(struct watch *w, const char *line, uint64_t t)
-{
-        for (size_t i = 0; i < sizeof(watched) / sizeof(watched[0]); i++)
-                if (strstr(line, watched[i]) && !strstr(line, "objects due") &&
-                    w->n_events < MAX_EVENTS) {
-                        pthread_mutex_lock(&w->lock);
-                        w->events[w->n_events].t_usec = t;
-                        snprintf(w->events[w->n_events].line, sizeof(w->events[0].line), "%.500s",
-                                 line);
-                        w->n_events++;
-                        pthread_mutex_unlock(&w->lock);
-                        return;
-                }
-}
-
-static void *watch_thread(void *userdata)
-{
-        struct watch *w = userdata;
-        char buf[8192], line[1024];
-        size_t ll = 0;
-        int fd = -1;
-
-        while (!w->stop) {
-                struct pollfd p = { .fd = w->notify_fd, .events = POLLIN };
-                uint64_t t;
-                ssize_t r;
-
-                if (poll(&p, 1, 1) > 0) {
-                        r = recv(w->notify_fd, buf, sizeof(buf) - 1, 0);
-                        t = now_usec();
-                        if (r > 0) {
-                                buf[r] = '\0';
-                                if (strstr(buf, "WATCHDOG=1")) {
-                                        if (w->n_pings == w->cap_pings) {
-                                                w->cap_pings = w->cap_pings ? w->cap_pings * 2 : 4096;
-                                                w->pings = realloc(w->pings, w->cap_pings * sizeof(*w->pings));
-                                                if (!w->pings)
-                                                        die("out of memory");
-                                        }
-                                        w->pings[w->n_pings++] = t;
-                                }
-                                if (strstr(buf, "READY=1"))
-                                        w->ready = true;
-                        }
-                }
-                if (fd < 0)
-                        fd = open(w->log_path, O_RDONLY | O_CLOEXEC);
-                if (fd < 0)
-                        continue;
-                t = now_usec();
-                while ((r = read(fd, buf, sizeof(buf))) > 0)
-                        for (ssize_t i = 0; i < r; i++) {
-                                if (buf[i] != '\n') {
-                                        if (ll < sizeof(line) - 1)
-                                                line[ll++] = buf[i];
-                                        continue;
-                                }
-                                line[ll] = '\0';
-                                watch_line(w, line, t);
-                                ll = 0;
-                        }
-        }
-        if (fd >= 0)
-                close(fd);
-        return NULL;
-}
-
-/* Wait up to @timeout_usec for the @nth event (from 1) holding @needle: its index, or -1. */
-static ssize_t wait_event(struct watch *w, const char *needle, size_t nth, uint64_t timeout_usec)
-{
-        uint64_t until = now_usec() + timeout_usec;
-
-        for (;;) {
-                size_t seen = 0;
-
-                pthread_mutex_lock(&w->lock);
-                for (size_t i = 0; i < w->n_events; i++)
-                        if (strstr(w->events[i].line, needle) && ++seen == nth) {
-                                pthread_mutex_unlock(&w->lock);
-                                return (ssize_t)i;
-                        }
-                pthread_mutex_unlock(&w->lock);
-                if (now_usec() >= until)
-                        return -1;
-                usleep(2000);
-        }
-}
-
-/* The longest gap between two watchdog pings within [from, to), in microseconds. */
-static uint64_t longest_gap(const struct watch *w, uint64_t from, uint64_t to)
-{
-        uint64_t gap = 0;
-
-        for (size_t i = 1; i < w->n_pings; i++)
-                if (w->pings[i] >= from && w->pings[i - 1] < to && w->pings[i] - w->pings[i - 1] > gap)
-                        gap = w->pings[i] - w->pings[i - 1];
-        return gap;
-}
-
-static uint64_t field_after(const char *line, const char *word)
-{
-        const char *p = strstr(line, word);
-
-        return p ? strtoull(p + strlen(word), NULL, 10) : 0;
 }
 
 /*
@@ -609,12 +259,12 @@ static void control_units(uint64_t *n, uint64_t *over, uint64_t *longest)
         uint64_t iterations = 1 << 16, t0, end;
 
         if (sched_setscheduler(0, SCHED_IDLE, &sp) < 0)
-                die("SCHED_IDLE: %s", strerror(errno));
+                mcb_die("SCHED_IDLE: %s", strerror(errno));
         t0 = cpu_usec();
         unit_work(iterations);
         iterations = iterations * UNIT_USEC / (cpu_usec() - t0 + 1);
         *n = *over = *longest = 0;
-        for (end = now_usec() + CONTROL_UNITS_SEC * 1000000; now_usec() < end;) {
+        for (end = mcb_now_usec() + CONTROL_UNITS_SEC * 1000000; mcb_now_usec() < end;) {
                 uint64_t d;
 
                 t0 = cpu_usec();
@@ -644,12 +294,12 @@ static void control_dump(void)
         char line[1024];
 
         for (int tries = 0; tries < 600; tries++) {
-                int fd = mc_connect();
+                int fd = mcb_connect();
                 FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 
                 if (!f)
-                        die("the control cannot connect");
-                write_all(fd, "lru_crawler metadump hash\r\n", 27);
+                        mcb_die("the control cannot connect");
+                mcb_write_all(fd, "lru_crawler metadump hash\r\n", 27);
                 /* The crawler still busy with the last dump says BUSY: ask again. */
                 if (fgets(line, sizeof(line), f) && strncmp(line, "BUSY", 4) == 0) {
                         fclose(f);
@@ -658,21 +308,21 @@ static void control_dump(void)
                 }
                 while (strcmp(line, "END\r\n") != 0)
                         if (!fgets(line, sizeof(line), f))
-                                die("the control's dump ended without END");
+                                mcb_die("the control's dump ended without END");
                 fclose(f);
                 return;
         }
-        die("memcached's crawler stayed busy for a minute");
+        mcb_die("memcached's crawler stayed busy for a minute");
 }
 
 static void control_delete(uint64_t items)
 {
         char *batch = malloc(MD_BATCH * 64);
         size_t len = 0, n = 0;
-        int fd = mc_connect();
+        int fd = mcb_connect();
 
         if (!batch || fd < 0)
-                die("the control cannot connect");
+                mcb_die("the control cannot connect");
         for (uint64_t i = 0; i < items; i++) {
                 if (i % FETCHED_EVERY == 0)
                         continue;
@@ -681,15 +331,15 @@ static void control_delete(uint64_t items)
                 len += (size_t)sprintf(batch + len, " q\r\n");
                 if (++n % MD_BATCH == 0 || i + 1 == items) {
                         len += (size_t)sprintf(batch + len, "mn\r\n");
-                        write_all(fd, batch, len);
-                        read_until(fd, "MN\r\n", 1);
+                        mcb_write_all(fd, batch, len);
+                        mcb_read_until(fd, "MN\r\n", 1);
                         len = 0;
                 }
         }
         if (len) {
-                write_all(fd, batch, len);
-                write_all(fd, "mn\r\n", 4);
-                read_until(fd, "MN\r\n", 1);
+                mcb_write_all(fd, batch, len);
+                mcb_write_all(fd, "mn\r\n", 4);
+                mcb_read_until(fd, "MN\r\n", 1);
         }
         close(fd);
         free(batch);
@@ -724,7 +374,7 @@ static struct pct percentiles_where(const struct client *c, const struct span *i
 
         sub.samples = malloc(c->n * sizeof(*sub.samples) + 1);
         if (!sub.samples)
-                die("out of memory");
+                mcb_die("out of memory");
         sub.n = 0;
         for (size_t i = 0; i < c->n; i++)
                 if ((!in || in_spans(in, n_in, c->samples[i].t_usec)) &&
@@ -758,7 +408,7 @@ static void usage(void)
                "  --memcached-option OPT\n"
                "                      start memcached with -o OPT (for example\n"
                "                      slab_automove=0)\n",
-               prog, MAX_CYCLES);
+               mcb_prog, MAX_CYCLES);
 }
 
 int main(int argc, char **argv)
@@ -779,12 +429,10 @@ int main(int argc, char **argv)
         uint64_t fetched, other, slabs_moved, rescues, n_fetched;
         uint64_t units = 0, units_over = 0, unit_longest = 0;
         const char *rate = NULL, *mc_option = NULL;
-        char *dir = run_dir, conf[512], log[512], mclog[512];
-        char port_s[16], mem_s[24], notify_env[600], wd_env[64], rate_line[64] = "";
-        struct sockaddr_un addr = { .sun_family = AF_UNIX };
-        struct child mcd = { .pid = -1 }, daemon = { .pid = -1 };
+        char mem_s[24], cache_lines[256], rate_line[64] = "";
+        struct mcb_child mcd = { .pid = -1 }, daemon = { .pid = -1 };
         struct client client = { 0 };
-        struct watch w = { 0 };
+        struct mcb_watch w = { 0 };
         struct rotation rot[2 * MAX_CYCLES] = { { 0 } };
         struct span busy[3 * MAX_CYCLES + CONTROL_DUMPS + 2], kind[2][MAX_CYCLES];
         struct span control[2][CONTROL_DUMPS], deletes[MAX_CYCLES];
@@ -793,6 +441,7 @@ int main(int argc, char **argv)
         uint64_t t_start;
         int c;
 
+        mcb_prog = "bench-memcached";
         while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0)
                 switch (c) {
                 case 'n':
@@ -827,7 +476,7 @@ int main(int argc, char **argv)
                         return 2;
                 }
         if (items < FETCHED_EVERY || interval_s < 1 || cycles < 1 || cycles > MAX_CYCLES)
-                die("--items at least %d, --interval at least 1, --cycles 1 to %d", FETCHED_EVERY,
+                mcb_die("--items at least %d, --interval at least 1, --cycles 1 to %d", FETCHED_EVERY,
                     MAX_CYCLES);
         if (check)
                 cycles = 1;
@@ -836,158 +485,92 @@ int main(int argc, char **argv)
         if (rate)
                 snprintf(rate_line, sizeof(rate_line), "rate = %s\n", rate);
         signal(SIGPIPE, SIG_IGN);
-        if (!mkdtemp(dir))
-                die("mkdtemp: %s", strerror(errno));
-        atexit(running_stop);
-        chmod(dir, 0755);
-
-        /* memcached, on a port the kernel picks free for us first. */
-        {
-                struct sockaddr_in a = { .sin_family = AF_INET,
-                                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-                socklen_t len = sizeof(a);
-                int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-                if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-                    getsockname(fd, (struct sockaddr *)&a, &len) < 0)
-                        die("no free port: %s", strerror(errno));
-                port = ntohs(a.sin_port);
-                close(fd);
-        }
-        snprintf(port_s, sizeof(port_s), "%u", port);
         snprintf(mem_s, sizeof(mem_s), "%" PRIu64, items / 4000 + 64); /* MiB, ample */
-        snprintf(mclog, sizeof(mclog), "%s/memcached.log", dir);
         {
-                const char *argv_root[] = { "memcached", "-u", "nobody", "-l", "127.0.0.1", "-p",
-                                            port_s, "-U", "0", "-m", mem_s,
-                                            mc_option ? "-o" : NULL, mc_option, NULL };
+                const char *args[] = { "-m", mem_s, mc_option ? "-o" : NULL, mc_option, NULL };
 
-                child_start(&mcd, geteuid() == 0 ? argv_root : argv_root + 2, mclog, NULL, false);
+                mcb_memcached_start(&mcd, args);
         }
-        for (int i = 0;; i++) {
-                int fd = mc_connect();
-
-                if (fd >= 0) {
-                        close(fd);
-                        break;
-                }
-                if (i > 1000)
-                        die("memcached did not start (see %s)", mclog);
-                usleep(10000);
-        }
-        t_start = now_usec();
+        t_start = mcb_now_usec();
         load(items, false);
         printf("memcached: %" PRIu64 " items loaded (%" PRIu64 " fetched) in %.1f s\n", items,
-               n_fetched, (double)(now_usec() - t_start) / 1e6);
+               n_fetched, (double)(mcb_now_usec() - t_start) / 1e6);
 
         client.items = items;
         client.samples = malloc(MAX_SAMPLES * sizeof(*client.samples));
         if (!client.samples)
-                die("out of memory");
+                mcb_die("out of memory");
         if (!check) {
                 if (pthread_create(&client.thread, NULL, client_thread, &client) != 0)
-                        die("thread");
+                        mcb_die("thread");
                 usleep(2000000); /* an idle stretch first */
                 for (size_t d = 0; d < CONTROL_DUMPS; d++) {
-                        control[0][d].from = now_usec();
+                        control[0][d].from = mcb_now_usec();
                         control_dump();
-                        control[0][d].to = now_usec();
+                        control[0][d].to = mcb_now_usec();
                         busy[n_busy++] = (struct span){ control[0][d].from,
                                                         control[0][d].to + 500000 };
                         usleep(1000000);
                 }
-                control[1][0].from = now_usec();
+                control[1][0].from = mcb_now_usec();
                 control_delete(items);
-                control[1][0].to = now_usec();
+                control[1][0].to = mcb_now_usec();
                 busy[n_busy++] = (struct span){ control[1][0].from, control[1][0].to + 500000 };
-                t_start = now_usec();
+                t_start = mcb_now_usec();
                 load(items, true);
-                busy[n_busy++] = (struct span){ t_start, now_usec() + 500000 };
+                busy[n_busy++] = (struct span){ t_start, mcb_now_usec() + 500000 };
                 usleep(1000000);
         }
 
-        /* The daemon: a notify socket of ours for READY=1 and its watchdog pings. */
-        snprintf(addr.sun_path, sizeof(addr.sun_path), "%.80s/notify", dir);
-        w.notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        if (w.notify_fd < 0 || bind(w.notify_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
-                die("notify socket: %s", strerror(errno));
-        snprintf(conf, sizeof(conf), "%s/cacheaged.conf", dir);
-        snprintf(log, sizeof(log), "%s/cacheaged.log", dir);
-        {
-                FILE *f = fopen(conf, "we");
-
-                if (!f)
-                        die("%s: %s", conf, strerror(errno));
-                /* Rotations on the clock, not deferred by the load this very run puts on. */
-                fprintf(f, "[daemon]\nplugin_dir = %s\nidle_cpu_pressure = 0\n"
-                        "idle_memory_pressure = 0\n[cache mc]\nadapter = memcached\n"
-                        "server = 127.0.0.1:%u\ninterval = %" PRIu64 "s\nmax_items = %" PRIu64
-                        "\n%s", env("CA_ADAPTER_DIR"), port, interval_s, items, rate_line);
-                fclose(f);
-        }
-        snprintf(notify_env, sizeof(notify_env), "NOTIFY_SOCKET=%s", addr.sun_path);
-        snprintf(wd_env, sizeof(wd_env), "WATCHDOG_USEC=%d", WATCHDOG_USEC);
-        w.log_path = log;
-        pthread_mutex_init(&w.lock, NULL);
-        {
-                const char *argv_d[] = { env("CACHEAGED"), "--config", conf, "--bus", "none",
-                                         "--log-level", "debug", NULL };
-                const char *envp[] = { notify_env, wd_env, NULL };
-
-                child_start(&daemon, argv_d, log, envp, sched_idle);
-        }
-        if (pthread_create(&w.thread, NULL, watch_thread, &w) != 0)
-                die("thread");
-        for (int i = 0; !w.ready; i++) {
-                if (i > 1000)
-                        die("the daemon is not ready (see %s)", log);
-                usleep(10000);
-        }
-        rss_before = rss_kib(daemon.pid);
+        /* The daemon, with a notify socket of ours for READY=1 and its watchdog pings. */
+        snprintf(cache_lines, sizeof(cache_lines), "interval = %" PRIu64 "s\nmax_items = %" PRIu64
+                 "\n%s", interval_s, items, rate_line);
+        mcb_daemon_start(&daemon, &w, "cacheaged", cache_lines, WATCHDOG_USEC, sched_idle);
+        rss_before = mcb_rss_kib(daemon.pid);
 
         for (size_t r = 0; r < n_rot; r++) {
                 uint64_t timeout = (interval_s + 600) * 1000000;
                 ssize_t i, j, k;
                 char nth[32];
 
-                i = wait_event(&w, "mc: refresh: ", r + 1, timeout);
-                j = wait_event(&w, "mc: dump: ", r + 1, timeout);
+                i = mcb_wait_event(&w, "mc: refresh: ", r + 1, timeout);
+                j = mcb_wait_event(&w, "mc: dump: ", r + 1, timeout);
                 snprintf(nth, sizeof(nth), "mc: rotation %zu done", r + 1);
-                k = wait_event(&w, nth, 1, timeout);
+                k = mcb_wait_event(&w, nth, 1, timeout);
                 if (i < 0 || j < 0 || k < 0)
-                        die("rotation %zu did not happen (see %s)", r + 1, log);
+                        mcb_die("rotation %zu did not happen (see %s)", r + 1, w.log_path);
                 rot[r].start = w.events[i].t_usec;
                 rot[r].refreshed = w.events[j].t_usec;
-                rot[r].dump_items = field_after(w.events[j].line, "dump: ");
-                rot[r].dump_ms = field_after(w.events[j].line, " items in ");
-                rot[r].slice_us = field_after(w.events[k].line, "longest slice ");
+                rot[r].dump_items = mcb_field_after(w.events[j].line, "dump: ");
+                rot[r].dump_ms = mcb_field_after(w.events[j].line, " items in ");
+                rot[r].slice_us = mcb_field_after(w.events[k].line, "longest slice ");
                 /* Aged: the host's slices done and the last delete settled. */
-                k = wait_event(&w, "mc: aged: ", r + 1, timeout);
+                k = mcb_wait_event(&w, "mc: aged: ", r + 1, timeout);
                 if (k < 0)
-                        die("rotation %zu was not aged (see %s)", r + 1, log);
+                        mcb_die("rotation %zu was not aged (see %s)", r + 1, w.log_path);
                 rot[r].end = w.events[k].t_usec;
-                rot[r].victims = field_after(w.events[k].line, "mc: aged: ");
-                rot[r].round_ms = field_after(w.events[k].line, " victims checked and settled in ");
-                rot[r].step_us = field_after(w.events[k].line, "longest step ");
-                rot[r].step_cpu_us = field_after(w.events[k].line, " us (");
-                rot[r].steps_over = field_after(w.events[k].line, "on the CPU), ");
-                rot[r].steps = field_after(w.events[k].line, " of ");
-                rot[r].changed = field_after(w.events[k].line, " cas conflicts, ");
+                rot[r].victims = mcb_field_after(w.events[k].line, "mc: aged: ");
+                rot[r].round_ms = mcb_field_after(w.events[k].line, " victims checked and settled in ");
+                rot[r].step_us = mcb_field_after(w.events[k].line, "longest step ");
+                rot[r].step_cpu_us = mcb_field_after(w.events[k].line, " us (");
+                rot[r].steps_over = mcb_field_after(w.events[k].line, "on the CPU), ");
+                rot[r].steps = mcb_field_after(w.events[k].line, " of ");
+                rot[r].changed = mcb_field_after(w.events[k].line, " cas conflicts, ");
                 busy[n_busy++] = (struct span){ rot[r].start, rot[r].end + 500000 };
                 kind[r % 2][r / 2] = busy[n_busy - 1];
                 if (r % 2 == 1)
                         deletes[r / 2] = (struct span){ rot[r].refreshed, rot[r].end + 500000 };
                 if (r == 0)
-                        rss_after = rss_kib(daemon.pid);
+                        rss_after = mcb_rss_kib(daemon.pid);
                 if (r % 2 == 1 && r + 1 < n_rot) {
                         /* The deleted items again, before the next rotation: a new cycle. */
-                        uint64_t t0 = now_usec();
+                        uint64_t t0 = mcb_now_usec();
 
                         load(items, true);
-                        busy[n_busy++] = (struct span){ t0, now_usec() + 500000 };
-                        if (now_usec() >= rot[r].start + interval_s * 1000000)
+                        busy[n_busy++] = (struct span){ t0, mcb_now_usec() + 500000 };
+                        if (mcb_now_usec() >= rot[r].start + interval_s * 1000000)
                                 fprintf(stderr, "%s: reloading ran into rotation %zu: use a "
-                                        "longer --interval\n", prog, r + 2);
+                                        "longer --interval\n", mcb_prog, r + 2);
                 }
         }
         /* A baseline after the rotations too: from the end of the last, for a while. */
@@ -999,15 +582,13 @@ int main(int argc, char **argv)
         client.stop = true;
         if (!check)
                 pthread_join(client.thread, NULL);
-        w.stop = true;
-        pthread_join(w.thread, NULL);
-        child_stop(&daemon);
+        mcb_daemon_stop(&daemon, &w);
         if (!check)
                 control_units(&units, &units_over, &unit_longest);
         count_present(items, &fetched, &other);
-        slabs_moved = server_stat("slabs_moved");
-        rescues = server_stat("slab_reassign_rescues");
-        child_stop(&mcd);
+        slabs_moved = mcb_server_stat("slabs_moved");
+        rescues = mcb_server_stat("slab_reassign_rescues");
+        mcb_child_stop(&mcd);
 
         printf("cacheaged: slice_time 2ms (default), %s, rate %s; the client %s between gets\n",
                sched_idle ? "run at SCHED_IDLE as its unit runs it" : "at normal priority",
@@ -1098,7 +679,7 @@ int main(int argc, char **argv)
                                "between watchdog pings %.1f ms (sent every %d ms)\n", r + 1,
                                rot[r].step_us, rot[r].step_cpu_us, rot[r].steps_over, rot[r].steps,
                                rot[r].slice_us,
-                               (double)longest_gap(&w, rot[r].start, rot[r].end) / 1000,
+                               (double)mcb_longest_gap(&w, rot[r].start, rot[r].end) / 1000,
                                WATCHDOG_USEC / 2000);
                         steps += rot[r].steps;
                         over += rot[r].steps_over;
@@ -1109,7 +690,7 @@ int main(int argc, char **argv)
                        "slice_time on the CPU (%.3f%%), longest %" PRIu64 " us\n", over, steps,
                        steps ? 100.0 * (double)over / (double)steps : 0.0, cpu_max);
                 printf("loop, adapter idle: longest gap between watchdog pings %.1f ms\n",
-                       (double)longest_gap(&w, 0, rot[0].start) / 1000);
+                       (double)mcb_longest_gap(&w, 0, rot[0].start) / 1000);
                 printf("loop, control (no daemon: a thread at SCHED_IDLE doing %d us units of "
                        "arithmetic for %d s): %" PRIu64 " of %" PRIu64 " units over slice_time on "
                        "its CPU clock (%.3f%%), longest %" PRIu64 " us\n", UNIT_USEC,
@@ -1117,10 +698,10 @@ int main(int argc, char **argv)
                        units ? 100.0 * (double)units_over / (double)units : 0.0, unit_longest);
         }
         free(client.samples);
-        free(w.pings);
+        mcb_watch_free(&w);
         if (check && (other != 0 || fetched != n_fetched)) {
                 fprintf(stderr, "%s: expected every never-fetched item gone and every fetched one "
-                        "left\n", prog);
+                        "left\n", mcb_prog);
                 return 1;
         }
         return 0;
