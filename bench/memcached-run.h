@@ -2,11 +2,10 @@
 #pragma once
 
 /*
- * What the memcached benchmarks (bench-memcached, bench-memcached-value) share: a run directory
- * and the children of the run (a real memcached, the real cacheaged), both gone at exit whatever
- * ends the run; a blocking client of the memcached; the daemon's log and its notify socket read
- * as they come, line by line, with the time each arrived. Everything that cannot be done dies
- * with a message naming it (mcb_die()), as benchmarks report and do not recover.
+ * What the memcached benchmarks (bench-memcached, bench-memcached-value) share: a real memcached
+ * on a free port and a blocking client of it; the real cacheaged with a memcached cache on it,
+ * its log and its notify socket read as they come, line by line, with the time each arrived.
+ * The processes are the run's children (bench-run.h).
  */
 
 #include <pthread.h>
@@ -15,40 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* The program's name, for messages; set it first thing in main(). */
-extern const char *mcb_prog;
-
-void mcb_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-uint64_t mcb_now_usec(void);     /* CLOCK_MONOTONIC */
-uint64_t mcb_wall_usec(void);    /* CLOCK_REALTIME: memcached's log lines' ts= */
-/* mcb_env() - an environment variable meson sets (CACHEAGED, CA_ADAPTER_DIR), or die. */
-const char *mcb_env(const char *name);
-/* mcb_loadavg() - the 1-minute load average, -1 when unknown. */
-double mcb_loadavg(void);
-
-/*
- * mcb_run_dir() - the run's directory (made at the first call, mode 0755), removed at exit,
- * after every child still running is killed; CA_BENCH_KEEP=1 keeps it (the logs).
- */
-const char *mcb_run_dir(void);
-
-struct mcb_child {
-        pid_t pid;
-        char log[256];
-};
-
-/*
- * mcb_child_start() - run @argv with stdout and stderr to @log, @envp_extra ("NAME=value",
- * NULL-ended, may be NULL) added, at SCHED_IDLE when @sched_idle, as nobody when @as_nobody and
- * this runs as root; it gets SIGKILL if this process dies.
- */
-void mcb_child_start(struct mcb_child *c, const char *const argv[], const char *log,
-                     const char *const envp_extra[], bool sched_idle, bool as_nobody);
-/* mcb_child_stop() - SIGTERM, then SIGKILL after 5 s; reaped. */
-void mcb_child_stop(struct mcb_child *c);
-uint64_t mcb_rss_kib(pid_t pid);   /* VmRSS */
-uint64_t mcb_hwm_kib(pid_t pid);   /* VmHWM: the highest VmRSS so far */
-uint64_t mcb_cpu_usec(pid_t pid);  /* user + system time */
+#include "bench-run.h"
 
 /* --- memcached ----------------------------------------------------------------------------- */
 
@@ -60,7 +26,7 @@ extern uint16_t mcb_port;
  * may be NULL) added, as nobody when run as root, its log in the run directory; returns once it
  * accepts connections.
  */
-void mcb_memcached_start(struct mcb_child *c, const char *const *args);
+void mcb_memcached_start(struct bench_child *c, const char *const *args);
 /* mcb_connect() - a blocking TCP_NODELAY connection to it, or -1. */
 int mcb_connect(void);
 void mcb_write_all(int fd, const char *s, size_t n);
@@ -70,6 +36,8 @@ void mcb_read_until(int fd, const char *end, size_t count);
 uint64_t mcb_server_stat(const char *name);
 /* mcb_server_stat_double() - the same, for figures with a fraction (rusage_user). */
 double mcb_server_stat_double(const char *name);
+/* mcb_server_stat_items() - a figure of "stats items", summed over the slab classes. */
+uint64_t mcb_server_stat_items(const char *name);
 
 /* --- cacheaged ----------------------------------------------------------------------------- */
 
@@ -101,10 +69,10 @@ struct mcb_watch {
  * never deferred for pressure; WATCHDOG_USEC=@watchdog_usec (0: none). Named @name in the run
  * directory (its .conf and .log). Returns once it said READY=1, @w reading its log.
  */
-void mcb_daemon_start(struct mcb_child *d, struct mcb_watch *w, const char *name,
+void mcb_daemon_start(struct bench_child *d, struct mcb_watch *w, const char *name,
                       const char *cache_lines, uint64_t watchdog_usec, bool sched_idle);
 /* mcb_daemon_stop() - stop reading its log, then stop it. */
-void mcb_daemon_stop(struct mcb_child *d, struct mcb_watch *w);
+void mcb_daemon_stop(struct bench_child *d, struct mcb_watch *w);
 /* mcb_watch_free() - what the watch holds (after mcb_daemon_stop()). */
 void mcb_watch_free(struct mcb_watch *w);
 

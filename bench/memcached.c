@@ -75,7 +75,7 @@ static void load(uint64_t items, bool unfetched_only)
         int fd = mcb_connect();
 
         if (!batch || fd < 0)
-                mcb_die("cannot connect to memcached to load it");
+                bench_die("cannot connect to memcached to load it");
         memset(value, 'v', VALUE_BYTES);
         value[VALUE_BYTES] = '\0';
         for (uint64_t i = 0; i < items; i += LOAD_BATCH) {
@@ -118,7 +118,7 @@ static void count_present(uint64_t items, uint64_t *ret_fetched, uint64_t *ret_o
 
         *ret_fetched = *ret_other = 0;
         if (fd < 0)
-                mcb_die("cannot connect to memcached to count");
+                bench_die("cannot connect to memcached to count");
         f = fdopen(fd, "r");
         for (uint64_t i = 0; i < items; i++) {
                 size_t len = (size_t)sprintf(cmd, "me ");
@@ -127,7 +127,7 @@ static void count_present(uint64_t items, uint64_t *ret_fetched, uint64_t *ret_o
                 len += (size_t)sprintf(cmd + len, "\r\n");
                 mcb_write_all(fd, cmd, len);
                 if (!fgets(buf, sizeof(buf), f))
-                        mcb_die("no reply to me");
+                        bench_die("no reply to me");
                 if (strncmp(buf, "ME ", 3) == 0)
                         *(i % FETCHED_EVERY == 0 ? ret_fetched : ret_other) += 1;
         }
@@ -158,7 +158,7 @@ static void *client_thread(void *userdata)
         int fd = mcb_connect();
 
         if (fd < 0)
-                mcb_die("the client cannot connect");
+                bench_die("the client cannot connect");
         while (!c->stop && c->n < MAX_SAMPLES) {
                 uint64_t t0, i;
                 size_t len;
@@ -170,10 +170,10 @@ static void *client_thread(void *userdata)
                 len = (size_t)sprintf(cmd, "get ");
                 len += (size_t)key(cmd + len, 32, i);
                 len += (size_t)sprintf(cmd + len, "\r\n");
-                t0 = mcb_now_usec();
+                t0 = bench_now_usec();
                 mcb_write_all(fd, cmd, len);
                 mcb_read_until(fd, "END\r\n", 1);
-                c->samples[c->n++] = (struct sample){ t0, (uint32_t)(mcb_now_usec() - t0) };
+                c->samples[c->n++] = (struct sample){ t0, (uint32_t)(bench_now_usec() - t0) };
                 /*
                  * About 10,000 gets a second: a steady client, not a load generator. It sleeps
                  * between them, as a client on another host costs this one no CPU meanwhile;
@@ -181,10 +181,10 @@ static void *client_thread(void *userdata)
                  * leaves memcached and the daemon one core to share).
                  */
                 if (c->spin) {
-                        while (mcb_now_usec() < t0 + 100)
+                        while (bench_now_usec() < t0 + 100)
                                 ;
-                } else if (mcb_now_usec() < t0 + 100) {
-                        struct timespec ts = { 0, (long)(t0 + 100 - mcb_now_usec()) * 1000 };
+                } else if (bench_now_usec() < t0 + 100) {
+                        struct timespec ts = { 0, (long)(t0 + 100 - bench_now_usec()) * 1000 };
 
                         nanosleep(&ts, NULL);
                 }
@@ -212,7 +212,7 @@ static struct pct percentiles(const struct client *c, uint64_t from, uint64_t to
         uint32_t *v = malloc(c->n * sizeof(*v) + 1);
 
         if (!v)
-                mcb_die("out of memory");
+                bench_die("out of memory");
         for (size_t i = 0; i < c->n; i++)
                 if (c->samples[i].t_usec >= from && c->samples[i].t_usec < to)
                         v[p.n++] = c->samples[i].latency_usec;
@@ -259,12 +259,12 @@ static void control_units(uint64_t *n, uint64_t *over, uint64_t *longest)
         uint64_t iterations = 1 << 16, t0, end;
 
         if (sched_setscheduler(0, SCHED_IDLE, &sp) < 0)
-                mcb_die("SCHED_IDLE: %s", strerror(errno));
+                bench_die("SCHED_IDLE: %s", strerror(errno));
         t0 = cpu_usec();
         unit_work(iterations);
         iterations = iterations * UNIT_USEC / (cpu_usec() - t0 + 1);
         *n = *over = *longest = 0;
-        for (end = mcb_now_usec() + CONTROL_UNITS_SEC * 1000000; mcb_now_usec() < end;) {
+        for (end = bench_now_usec() + CONTROL_UNITS_SEC * 1000000; bench_now_usec() < end;) {
                 uint64_t d;
 
                 t0 = cpu_usec();
@@ -298,7 +298,7 @@ static void control_dump(void)
                 FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 
                 if (!f)
-                        mcb_die("the control cannot connect");
+                        bench_die("the control cannot connect");
                 mcb_write_all(fd, "lru_crawler metadump hash\r\n", 27);
                 /* The crawler still busy with the last dump says BUSY: ask again. */
                 if (fgets(line, sizeof(line), f) && strncmp(line, "BUSY", 4) == 0) {
@@ -308,11 +308,11 @@ static void control_dump(void)
                 }
                 while (strcmp(line, "END\r\n") != 0)
                         if (!fgets(line, sizeof(line), f))
-                                mcb_die("the control's dump ended without END");
+                                bench_die("the control's dump ended without END");
                 fclose(f);
                 return;
         }
-        mcb_die("memcached's crawler stayed busy for a minute");
+        bench_die("memcached's crawler stayed busy for a minute");
 }
 
 static void control_delete(uint64_t items)
@@ -322,7 +322,7 @@ static void control_delete(uint64_t items)
         int fd = mcb_connect();
 
         if (!batch || fd < 0)
-                mcb_die("the control cannot connect");
+                bench_die("the control cannot connect");
         for (uint64_t i = 0; i < items; i++) {
                 if (i % FETCHED_EVERY == 0)
                         continue;
@@ -374,7 +374,7 @@ static struct pct percentiles_where(const struct client *c, const struct span *i
 
         sub.samples = malloc(c->n * sizeof(*sub.samples) + 1);
         if (!sub.samples)
-                mcb_die("out of memory");
+                bench_die("out of memory");
         sub.n = 0;
         for (size_t i = 0; i < c->n; i++)
                 if ((!in || in_spans(in, n_in, c->samples[i].t_usec)) &&
@@ -408,7 +408,7 @@ static void usage(void)
                "  --memcached-option OPT\n"
                "                      start memcached with -o OPT (for example\n"
                "                      slab_automove=0)\n",
-               mcb_prog, MAX_CYCLES);
+               bench_prog, MAX_CYCLES);
 }
 
 int main(int argc, char **argv)
@@ -430,7 +430,7 @@ int main(int argc, char **argv)
         uint64_t units = 0, units_over = 0, unit_longest = 0;
         const char *rate = NULL, *mc_option = NULL;
         char mem_s[24], cache_lines[256], rate_line[64] = "";
-        struct mcb_child mcd = { .pid = -1 }, daemon = { .pid = -1 };
+        struct bench_child mcd = { .pid = -1 }, daemon = { .pid = -1 };
         struct client client = { 0 };
         struct mcb_watch w = { 0 };
         struct rotation rot[2 * MAX_CYCLES] = { { 0 } };
@@ -441,7 +441,7 @@ int main(int argc, char **argv)
         uint64_t t_start;
         int c;
 
-        mcb_prog = "bench-memcached";
+        bench_prog = "bench-memcached";
         while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0)
                 switch (c) {
                 case 'n':
@@ -476,7 +476,7 @@ int main(int argc, char **argv)
                         return 2;
                 }
         if (items < FETCHED_EVERY || interval_s < 1 || cycles < 1 || cycles > MAX_CYCLES)
-                mcb_die("--items at least %d, --interval at least 1, --cycles 1 to %d", FETCHED_EVERY,
+                bench_die("--items at least %d, --interval at least 1, --cycles 1 to %d", FETCHED_EVERY,
                     MAX_CYCLES);
         if (check)
                 cycles = 1;
@@ -491,34 +491,34 @@ int main(int argc, char **argv)
 
                 mcb_memcached_start(&mcd, args);
         }
-        t_start = mcb_now_usec();
+        t_start = bench_now_usec();
         load(items, false);
         printf("memcached: %" PRIu64 " items loaded (%" PRIu64 " fetched) in %.1f s\n", items,
-               n_fetched, (double)(mcb_now_usec() - t_start) / 1e6);
+               n_fetched, (double)(bench_now_usec() - t_start) / 1e6);
 
         client.items = items;
         client.samples = malloc(MAX_SAMPLES * sizeof(*client.samples));
         if (!client.samples)
-                mcb_die("out of memory");
+                bench_die("out of memory");
         if (!check) {
                 if (pthread_create(&client.thread, NULL, client_thread, &client) != 0)
-                        mcb_die("thread");
+                        bench_die("thread");
                 usleep(2000000); /* an idle stretch first */
                 for (size_t d = 0; d < CONTROL_DUMPS; d++) {
-                        control[0][d].from = mcb_now_usec();
+                        control[0][d].from = bench_now_usec();
                         control_dump();
-                        control[0][d].to = mcb_now_usec();
+                        control[0][d].to = bench_now_usec();
                         busy[n_busy++] = (struct span){ control[0][d].from,
                                                         control[0][d].to + 500000 };
                         usleep(1000000);
                 }
-                control[1][0].from = mcb_now_usec();
+                control[1][0].from = bench_now_usec();
                 control_delete(items);
-                control[1][0].to = mcb_now_usec();
+                control[1][0].to = bench_now_usec();
                 busy[n_busy++] = (struct span){ control[1][0].from, control[1][0].to + 500000 };
-                t_start = mcb_now_usec();
+                t_start = bench_now_usec();
                 load(items, true);
-                busy[n_busy++] = (struct span){ t_start, mcb_now_usec() + 500000 };
+                busy[n_busy++] = (struct span){ t_start, bench_now_usec() + 500000 };
                 usleep(1000000);
         }
 
@@ -526,7 +526,7 @@ int main(int argc, char **argv)
         snprintf(cache_lines, sizeof(cache_lines), "interval = %" PRIu64 "s\nmax_items = %" PRIu64
                  "\n%s", interval_s, items, rate_line);
         mcb_daemon_start(&daemon, &w, "cacheaged", cache_lines, WATCHDOG_USEC, sched_idle);
-        rss_before = mcb_rss_kib(daemon.pid);
+        rss_before = bench_rss_kib(daemon.pid);
 
         for (size_t r = 0; r < n_rot; r++) {
                 uint64_t timeout = (interval_s + 600) * 1000000;
@@ -538,7 +538,7 @@ int main(int argc, char **argv)
                 snprintf(nth, sizeof(nth), "mc: rotation %zu done", r + 1);
                 k = mcb_wait_event(&w, nth, 1, timeout);
                 if (i < 0 || j < 0 || k < 0)
-                        mcb_die("rotation %zu did not happen (see %s)", r + 1, w.log_path);
+                        bench_die("rotation %zu did not happen (see %s)", r + 1, w.log_path);
                 rot[r].start = w.events[i].t_usec;
                 rot[r].refreshed = w.events[j].t_usec;
                 rot[r].dump_items = mcb_field_after(w.events[j].line, "dump: ");
@@ -547,7 +547,7 @@ int main(int argc, char **argv)
                 /* Aged: the host's slices done and the last delete settled. */
                 k = mcb_wait_event(&w, "mc: aged: ", r + 1, timeout);
                 if (k < 0)
-                        mcb_die("rotation %zu was not aged (see %s)", r + 1, w.log_path);
+                        bench_die("rotation %zu was not aged (see %s)", r + 1, w.log_path);
                 rot[r].end = w.events[k].t_usec;
                 rot[r].victims = mcb_field_after(w.events[k].line, "mc: aged: ");
                 rot[r].round_ms = mcb_field_after(w.events[k].line, " victims checked and settled in ");
@@ -561,16 +561,16 @@ int main(int argc, char **argv)
                 if (r % 2 == 1)
                         deletes[r / 2] = (struct span){ rot[r].refreshed, rot[r].end + 500000 };
                 if (r == 0)
-                        rss_after = mcb_rss_kib(daemon.pid);
+                        rss_after = bench_rss_kib(daemon.pid);
                 if (r % 2 == 1 && r + 1 < n_rot) {
                         /* The deleted items again, before the next rotation: a new cycle. */
-                        uint64_t t0 = mcb_now_usec();
+                        uint64_t t0 = bench_now_usec();
 
                         load(items, true);
-                        busy[n_busy++] = (struct span){ t0, mcb_now_usec() + 500000 };
-                        if (mcb_now_usec() >= rot[r].start + interval_s * 1000000)
+                        busy[n_busy++] = (struct span){ t0, bench_now_usec() + 500000 };
+                        if (bench_now_usec() >= rot[r].start + interval_s * 1000000)
                                 fprintf(stderr, "%s: reloading ran into rotation %zu: use a "
-                                        "longer --interval\n", mcb_prog, r + 2);
+                                        "longer --interval\n", bench_prog, r + 2);
                 }
         }
         /* A baseline after the rotations too: from the end of the last, for a while. */
@@ -588,7 +588,7 @@ int main(int argc, char **argv)
         count_present(items, &fetched, &other);
         slabs_moved = mcb_server_stat("slabs_moved");
         rescues = mcb_server_stat("slab_reassign_rescues");
-        mcb_child_stop(&mcd);
+        bench_child_stop(&mcd);
 
         printf("cacheaged: slice_time 2ms (default), %s, rate %s; the client %s between gets\n",
                sched_idle ? "run at SCHED_IDLE as its unit runs it" : "at normal priority",
@@ -701,7 +701,7 @@ int main(int argc, char **argv)
         mcb_watch_free(&w);
         if (check && (other != 0 || fetched != n_fetched)) {
                 fprintf(stderr, "%s: expected every never-fetched item gone and every fetched one "
-                        "left\n", mcb_prog);
+                        "left\n", bench_prog);
                 return 1;
         }
         return 0;
