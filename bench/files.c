@@ -41,6 +41,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-run.h"
+
 #define FILES_DEFAULT 100000u
 #define FILES_PER_DIR 1000u
 #define FILE_BYTES 64
@@ -69,28 +71,6 @@ struct results {
         uint64_t longest_delete_us; /* one file's check and unlink, on the worker */
         double loadavg; /* 1-minute load average at the start: how shared the machine was */
 };
-
-static uint64_t now_usec(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
-/* The 1-minute load average, -1 when unknown. */
-static double loadavg_1min(void)
-{
-        FILE *f = fopen("/proc/loadavg", "re");
-        double v = -1;
-
-        if (f) {
-                if (fscanf(f, "%lf", &v) != 1)
-                        v = -1;
-                fclose(f);
-        }
-        return v;
-}
 
 static void die(const char *what)
 {
@@ -272,7 +252,7 @@ static char *read_all(const char *path)
 static const char *daemon_wait(struct daemon *d, const char *needle)
 {
         static char line[1024];
-        uint64_t until = now_usec() + (uint64_t)WAIT_SEC * 1000000;
+        uint64_t until = bench_now_usec() + (uint64_t)WAIT_SEC * 1000000;
 
         for (;;) {
                 char *log = read_all(d->log), *p = strstr(log, needle);
@@ -290,7 +270,7 @@ static const char *daemon_wait(struct daemon *d, const char *needle)
                         fprintf(stderr, "bench-files: cacheaged exited; its log: %s\n", d->log);
                         exit(1);
                 }
-                if (now_usec() > until) {
+                if (bench_now_usec() > until) {
                         fprintf(stderr, "bench-files: no '%s' in %s\n", needle, d->log);
                         exit(1);
                 }
@@ -355,18 +335,18 @@ static void run(const struct config *cfg, struct results *res)
         if (mkdir(empty, 0755) < 0)
                 die(empty);
 
-        res->loadavg = loadavg_1min();
+        res->loadavg = bench_loadavg();
         res->files = cfg->files;
         res->dirs = (cfg->files + FILES_PER_DIR - 1) / FILES_PER_DIR;
-        t0 = now_usec();
+        t0 = bench_now_usec();
         make_tree(tree, cfg->files);
-        res->make_s = (double)(now_usec() - t0) / 1e6;
+        res->make_s = (double)(bench_now_usec() - t0) / 1e6;
 
         for (unsigned i = 0; i < cfg->runs; i++) {
-                t0 = now_usec();
+                t0 = bench_now_usec();
                 if (walk(open_dir(tree), false) != cfg->files)
                         die("walk: wrong count");
-                walks[i] = (double)(now_usec() - t0) / 1000;
+                walks[i] = (double)(bench_now_usec() - t0) / 1000;
         }
         qsort(walks, cfg->runs, sizeof(double), cmp_double);
         res->walk_ms = walks[cfg->runs / 2];
@@ -411,10 +391,10 @@ static void run(const struct config *cfg, struct results *res)
 
         /* The baseline deletion: a plain loop over an identical tree. */
         make_tree(copy, cfg->files);
-        t0 = now_usec();
+        t0 = bench_now_usec();
         if (walk(open_dir(copy), true) != cfg->files)
                 die("delete: wrong count");
-        res->plain_delete_ms = (double)(now_usec() - t0) / 1000;
+        res->plain_delete_ms = (double)(bench_now_usec() - t0) / 1000;
         rmdir(copy);
         res->delete_vs_plain = res->delete_ms / res->plain_delete_ms;
         res->deletes_per_s = res->delete_ms > 0 ? (double)res->deleted / res->delete_ms * 1000 : 0;
