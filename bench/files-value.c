@@ -521,6 +521,7 @@ int main(int argc, char **argv)
                             .hot_period_s = 3, .dead_per_s = 20, .late_per_s = 5,
                             .late_after_s = 8 };
         struct tree trees[N_MOUNTS * N_CLEANERS];
+        char *cacheaged, *plugin_dir;
         size_t n = 0;
         bool failed = false;
         double load_start;
@@ -595,10 +596,12 @@ int main(int argc, char **argv)
                 return 77;
         }
         /* Absolute paths, for the configuration files. */
-        p.cacheaged = realpath(p.cacheaged, NULL);
-        p.plugin_dir = realpath(p.plugin_dir, NULL);
-        if (!p.cacheaged || !p.plugin_dir)
+        cacheaged = realpath(p.cacheaged, NULL);
+        plugin_dir = realpath(p.plugin_dir, NULL);
+        if (!cacheaged || !plugin_dir)
                 bench_die("--cacheaged or --plugin-dir: %s", strerror(errno));
+        p.cacheaged = cacheaged;
+        p.plugin_dir = plugin_dir;
         signal(SIGPIPE, SIG_IGN);
         /* The mounts live in a mount namespace of this process: they go when it goes. */
         if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -641,5 +644,7 @@ int main(int argc, char **argv)
         }
         for (size_t i = 0; i < n; i++)
                 tree_cleanup(&trees[i]);
+        free(cacheaged);
+        free(plugin_dir);
         return failed && p.check ? 1 : 0;
 }
