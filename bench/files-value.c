@@ -50,6 +50,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench-run.h"
@@ -234,6 +235,14 @@ static void cleaner_start(struct tree *t, const struct params *p)
         snprintf(t->how, sizeof(t->how), "refused");
 }
 
+/* A run of tmpfiles that ended: its CPU, and whether it failed. */
+static void tmpfiles_reaped(struct tree *t, int status, const struct rusage *ru)
+{
+        t->cpu_s += (double)ru->ru_utime.tv_sec + (double)ru->ru_utime.tv_usec / 1e6 +
+                    (double)ru->ru_stime.tv_sec + (double)ru->ru_stime.tv_usec / 1e6;
+        t->tmpfiles_failed += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+}
+
 /* tmpfiles' run, every interval; one still running is let be (counted). */
 static void tmpfiles_tick(struct tree *t)
 {
@@ -246,9 +255,7 @@ static void tmpfiles_tick(struct tree *t)
                         t->tmpfiles_skipped++;
                         return;
                 }
-                t->cpu_s += (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-                            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-                t->tmpfiles_failed += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+                tmpfiles_reaped(t, status, &ru);
         }
         snprintf(log, sizeof(log), "%s.tmpfiles.log", t->mnt);
         {
@@ -269,11 +276,7 @@ static void cleaner_stop(struct tree *t)
                         return;
                 while (!bench_child_exited(&t->proc, &status, &ru))
                         usleep(10000);
-                {
-                        t->cpu_s += (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-                                    (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-                        t->tmpfiles_failed += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-                }
+                tmpfiles_reaped(t, status, &ru);
                 return;
         }
         if (t->proc.pid > 0) {
