@@ -48,6 +48,7 @@
 #include "cacheage-build.h" /* CA_PLUGIN_DIR, CA_CONFIG_FILE */
 #include "cacheage/plugin.h" /* the key tables */
 #include "config.h"
+#include "trust.h"
 
 #ifndef CA_PLUGIN_DIR
 #error "CA_PLUGIN_DIR missing: the build's generated cacheage-build.h was not found"
@@ -797,40 +798,30 @@ static void ini_settings_swap(struct ini_settings *s)
 }
 
 /*
- * Open a file of the configuration: a regular file, or /dev/null (a drop-in symlinked to
- * /dev/null masks the one of that name elsewhere, as with systemd). O_NONBLOCK so that a
- * FIFO cannot hang the daemon. Returns the FILE, or NULL with errno set (-ENODEV: not a
- * regular file).
+ * Open a file of the configuration along a trusted path (trust_open_full()): the file says
+ * what the daemon, root, loads and deletes, so a file that someone else owns or may write, or
+ * below a directory someone else may write, is refused, not read. A regular file, or
+ * /dev/null (a drop-in symlinked to /dev/null masks the one of that name elsewhere, as with
+ * systemd); O_NONBLOCK, so that a FIFO cannot hang the daemon. Returns the FILE, or NULL with
+ * errno set (-ENODEV: not a regular file; -EPERM: refused, with the reason in @reason).
  */
-static FILE *open_config_file(const char *path)
+static FILE *open_config_file(const char *path, char *reason, size_t reason_len)
 {
-        struct stat st;
         FILE *f;
-        int fd;
+        int fd, r;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
+        r = trust_open_full(path, TRUST_DEV_NULL, &fd, reason, reason_len);
+        if (r < 0) {
+                errno = -r;
                 return NULL;
-        if (fstat(fd, &st) < 0)
-                goto out_close_fd;
-        if (!S_ISREG(st.st_mode) &&
-            !(S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3)) {
-                errno = ENODEV;
-                goto out_close_fd;
         }
         f = fdopen(fd, "r");
-        if (!f)
-                goto out_close_fd;
-        return f;
-
-out_close_fd:
-        {
-                int e = errno;
-
+        if (!f) {
+                r = errno;
                 close(fd);
-                errno = e;
+                errno = r;
         }
-        return NULL;
+        return f;
 }
 
 /* Add @path to conf->files; its index in *ret. */
@@ -873,15 +864,20 @@ static int load_file(struct loader *l, const char *path, bool missing_ok)
                 .inline_comment_prefixes = (char[]){ ";" },
         };
         size_t errors_before = l->n_errors;
+        char reason[512];
         int e, r;
 
-        l->f = open_config_file(path);
+        l->f = open_config_file(path, reason, sizeof(reason));
         if (!l->f) {
                 e = errno;
                 if (e == ENOENT && missing_ok)
                         return 0;
                 if (e == ENODEV)
                         file_error(l, path, "not a regular file");
+                else if (e == EPERM)
+                        file_error(l, path, "refused: %s (only %s may write a configuration "
+                                   "file or a directory above it)", reason,
+                                   geteuid() == 0 ? "root" : "root and the daemon's user");
                 else
                         file_error(l, path, "cannot open: %s", strerror(e));
                 return l->oom ? -ENOMEM : -e;

@@ -110,7 +110,12 @@ struct ca_conf {
  * On success returns 0 and stores the configuration in *ret. Otherwise returns -EINVAL
  * (errors in the files, each added to @errors), -ENOMEM, or another negative errno when the
  * main file itself cannot be opened (-ENOENT when neither @path nor @path.d exist, -EACCES,
- * -ENODEV when it is not a regular file; also added to @errors, "PATH: cannot open: REASON").
+ * -ENODEV when it is not a regular file, -EPERM when it is refused; also added to @errors,
+ * "PATH: cannot open: REASON").
+ * Every file is opened along a trusted path (trust.h): one that a user other than root and the
+ * daemon's own may write (its mode or ACL), own, or replace (a directory above it that such a
+ * user may write, sticky directories excepted for root's files) is refused, an error naming
+ * the file and why ("PATH: refused: REASON ...").
  * A missing drop-in directory is fine; more than CA_CONF_FILES_MAX drop-ins in all is an error
  * and none of them is read.
  * Messages are appended to @errors (which may be NULL); *ret is untouched on failure.

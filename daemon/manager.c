@@ -46,7 +46,6 @@
 #include "notify.h"
 #include "plugins.h"
 #include "psi.h"
-#include "trust.h"
 
 #define CA_AGING_GUARD_SLICES 3 /* slice times a starved cache waits for a slice, at most */
 
@@ -102,22 +101,6 @@ static void log_errors(const struct ca_errors *errors, size_t from)
 {
         for (size_t i = from; i < errors->n; i++)
                 log_error("%s", errors->v[i]);
-}
-
-/*
- * The configuration says what root loads, reads and reclaims: a file of it that another user
- * may write is said, as systemd says of a world-writable unit file, and used all the same
- * (refusing would turn a chmod slip into an outage; the plugins are checked themselves).
- */
-static void conf_warn_unsafe_files(const struct ca_conf *conf)
-{
-        char reason[512];
-        struct stat st;
-
-        for (size_t i = 0; i < conf->n_files; i++)
-                if (stat(conf->files[i], &st) == 0 && S_ISREG(st.st_mode) &&
-                    stat_untrusted(&st, conf->files[i], reason, sizeof(reason)) < 0)
-                        log_warning("%s; using it anyway", reason);
 }
 
 /* ---- the host side of the plugin API: one struct ca_host per instance ---- */
@@ -918,7 +901,6 @@ int manager_start(struct manager *m)
                 return r;
         }
         manager_apply_log_level(m);
-        conf_warn_unsafe_files(m->conf);
 
         m->caches = calloc(m->conf->n_caches ? m->conf->n_caches : 1, sizeof(*m->caches));
         if (!m->caches)
@@ -1327,7 +1309,6 @@ int manager_reload(struct manager *m, struct ca_errors *errors)
                 conf = ca_conf_free(conf);
         }
         if (r >= 0) {
-                conf_warn_unsafe_files(conf);
                 r = manager_reload_apply(m, conf, errors);
                 if (r < 0)
                         ca_conf_free(conf);

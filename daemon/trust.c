@@ -4,9 +4,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "trust.h"
@@ -16,23 +19,134 @@ static bool uid_trusted(uid_t uid)
         return uid == 0 || uid == geteuid();
 }
 
-/* Whether someone other than root or the daemon's user may create or rename entries in @st. */
-static bool writable_by_others(const struct stat *st)
+static bool gid_trusted(gid_t gid)
 {
-        return (st->st_mode & S_IWOTH) ||
-               ((st->st_mode & S_IWGRP) && st->st_gid != 0 && st->st_gid != getegid());
+        return gid == 0 || gid == getegid();
 }
 
-int stat_untrusted(const struct stat *st, const char *path, char *reason, size_t reason_len)
+/*
+ * A POSIX access ACL, as the kernel hands it out in the system.posix_acl_access attribute
+ * (include/uapi/linux/posix_acl_xattr.h): a little-endian header of version 2, then entries
+ * of tag, permissions and id. Read here rather than through libacl: only named users and
+ * groups matter, and their write bit counts only as far as the mask lets it.
+ */
+#define ACL_XATTR "system.posix_acl_access"
+#define ACL_XATTR_VERSION 0x0002
+#define ACL_XATTR_BYTES_MAX (4 + 8 * 4096) /* 4096 entries, far over any file system's limit */
+enum {
+        ACL_TAG_USER = 0x02,
+        ACL_TAG_GROUP = 0x08,
+        ACL_TAG_MASK = 0x10,
+};
+#define ACL_PERM_WRITE 0x02
+
+static uint32_t le_get(const uint8_t *p, size_t bytes)
 {
+        uint32_t v = 0;
+
+        for (size_t i = bytes; i > 0; i--)
+                v = v << 8 | p[i - 1];
+        return v;
+}
+
+/*
+ * Whether the access ACL of @fd (any descriptor, O_PATH too) gives write permission to a
+ * user or group other than root's and the daemon's. Returns 0 (none, or no ACL), 1 with
+ * whom in @who, or a negative errno (the ACL cannot be read, or makes no sense).
+ */
+static int acl_writable_by_others(int fd, char *who, size_t who_len)
+{
+        char proc[64];
+        uint8_t *buf;
+        bool mask_write = true;
+        ssize_t n;
+        int r = 0;
+
+        /* getxattr() follows the magic link: fgetxattr() refuses an O_PATH descriptor. */
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        n = getxattr(proc, ACL_XATTR, NULL, 0);
+        if (n < 0)
+                return errno == ENODATA || errno == EOPNOTSUPP ? 0 : -errno;
+        if (n < 4 || n > ACL_XATTR_BYTES_MAX || (n - 4) % 8 != 0)
+                return -EBADMSG;
+        buf = malloc((size_t)n);
+        if (!buf)
+                return -ENOMEM;
+        n = getxattr(proc, ACL_XATTR, buf, (size_t)n);
+        if (n < 0) {
+                /* Changed since: whatever it is now, it cannot be vouched for. */
+                r = errno == ENODATA ? 0 : errno == ERANGE ? -EAGAIN : -errno;
+                goto out_free;
+        }
+        if (n < 4 || (n - 4) % 8 != 0 || le_get(buf, 4) != ACL_XATTR_VERSION) {
+                r = -EBADMSG;
+                goto out_free;
+        }
+        for (ssize_t i = 4; i < n; i += 8)
+                if (le_get(buf + i, 2) == ACL_TAG_MASK)
+                        mask_write = le_get(buf + i + 2, 2) & ACL_PERM_WRITE;
+        for (ssize_t i = 4; mask_write && i < n && r == 0; i += 8) {
+                uint32_t tag = le_get(buf + i, 2), perm = le_get(buf + i + 2, 2);
+                uint32_t id = le_get(buf + i + 4, 4);
+
+                if (!(perm & ACL_PERM_WRITE))
+                        continue;
+                if (tag == ACL_TAG_USER && !uid_trusted((uid_t)id)) {
+                        snprintf(who, who_len, "uid %u (its ACL)", (unsigned)id);
+                        r = 1;
+                } else if (tag == ACL_TAG_GROUP && !gid_trusted((gid_t)id)) {
+                        snprintf(who, who_len, "gid %u (its ACL)", (unsigned)id);
+                        r = 1;
+                }
+        }
+out_free:
+        free(buf);
+        return r;
+}
+
+/*
+ * Whether someone other than root or the daemon's user may create or rename entries in @st
+ * (of @fd), or write it: by its mode, or by a named user or group of its ACL. Returns 0, 1
+ * with whom in @who, or a negative errno when the ACL cannot be read.
+ */
+static int writable_by_others(int fd, const struct stat *st, char *who, size_t who_len)
+{
+        if (st->st_mode & S_IWOTH) {
+                snprintf(who, who_len, "everyone");
+                return 1;
+        }
+        /* With an ACL these bits are its mask: conservative, never too lenient. */
+        if ((st->st_mode & S_IWGRP) && !gid_trusted(st->st_gid)) {
+                snprintf(who, who_len, "its group");
+                return 1;
+        }
+        if (S_ISLNK(st->st_mode))
+                return 0;
+        return acl_writable_by_others(fd, who, who_len);
+}
+
+int fd_untrusted(int fd, const struct stat *st, const char *path, char *reason,
+                 size_t reason_len)
+{
+        char who[64];
+        int r;
+
         if (!uid_trusted(st->st_uid)) {
-                snprintf(reason, reason_len, "%s is owned by uid %u, not by root", path,
-                         (unsigned)st->st_uid);
+                if (geteuid() == 0)
+                        snprintf(reason, reason_len, "%s is owned by uid %u, not by root", path,
+                                 (unsigned)st->st_uid);
+                else
+                        snprintf(reason, reason_len, "%s is owned by uid %u, not by root or "
+                                 "uid %u", path, (unsigned)st->st_uid, (unsigned)geteuid());
                 return -EPERM;
         }
-        if (writable_by_others(st)) {
-                snprintf(reason, reason_len, "%s is writable by %s", path,
-                         st->st_mode & S_IWOTH ? "everyone" : "its group");
+        r = writable_by_others(fd, st, who, sizeof(who));
+        if (r > 0) {
+                snprintf(reason, reason_len, "%s is writable by %s", path, who);
+                return -EPERM;
+        }
+        if (r < 0) {
+                snprintf(reason, reason_len, "%s: cannot read its ACL: %s", path, strerror(-r));
                 return -EPERM;
         }
         return 0;
@@ -105,9 +219,38 @@ static void walk_real_child(const struct walk *w, const char *name, char *buf, s
         snprintf(buf, len, "%s%s%s", w->real, strcmp(w->real, "/") == 0 ? "" : "/", name);
 }
 
-int trust_open(const char *path, int *ret_fd, char *reason, size_t reason_len)
+/* /dev/null: what a masked drop-in links to. */
+static bool is_dev_null(const struct stat *st)
+{
+        return S_ISCHR(st->st_mode) && major(st->st_rdev) == 1 && minor(st->st_rdev) == 3;
+}
+
+/* Open @name in @dir_fd with @flags and make sure it is still the entry @st that was checked. */
+static int reopen_checked(int dir_fd, const char *name, int flags, const struct stat *st,
+                          const char *path, char *reason, size_t reason_len)
+{
+        struct stat opened;
+        int fd;
+
+        fd = openat(dir_fd, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
+                snprintf(reason, reason_len, "%s: %s", path, strerror(errno));
+                return -errno;
+        }
+        if (fstat(fd, &opened) < 0 || opened.st_dev != st->st_dev ||
+            opened.st_ino != st->st_ino || (opened.st_mode & S_IFMT) != (st->st_mode & S_IFMT)) {
+                close(fd);
+                snprintf(reason, reason_len, "%s changed while it was checked", path);
+                return -EAGAIN;
+        }
+        return fd;
+}
+
+int trust_open_full(const char *path, unsigned flags, int *ret_fd, char *reason,
+                    size_t reason_len)
 {
         struct walk w = { .depth = 0, .real = "/", .reason = reason, .reason_len = reason_len };
+        bool want_dir = flags & TRUST_DIRECTORY;
         unsigned symlinks = 0;
         struct stat st;
         int fd, r;
@@ -136,14 +279,33 @@ int trust_open(const char *path, int *ret_fd, char *reason, size_t reason_len)
 
         for (;;) {
                 const struct stat *dir_st = &w.st[w.depth - 1];
-                char name[NAME_MAX + 1], child_path[PATH_MAX];
+                char name[NAME_MAX + 1], child_path[PATH_MAX], who[64];
                 size_t start = strspn(w.todo, "/"), n = strcspn(w.todo + start, "/");
-                bool last = w.todo[start + n + strspn(w.todo + start + n, "/")] == '\0';
+                /* A directory is walked to its end: every component is one to go through. */
+                bool last = !want_dir &&
+                            w.todo[start + n + strspn(w.todo + start + n, "/")] == '\0';
 
                 if (n == 0) {
-                        /* The path ended on a directory. */
-                        r = walk_fail(&w, -EISDIR, w.real);
-                        goto out_close;
+                        if (!want_dir) {
+                                /* The path ended on a directory. */
+                                r = walk_fail(&w, -EISDIR, w.real);
+                                goto out_close;
+                        }
+                        /*
+                         * The directory itself: entries will be made in it, so nobody else
+                         * may write it, sticky or not.
+                         */
+                        r = fd_untrusted(w.fd[w.depth - 1], dir_st, w.real, reason,
+                                         reason_len);
+                        if (r < 0)
+                                goto out_close;
+                        r = reopen_checked(w.fd[w.depth - 1], ".", O_RDONLY | O_DIRECTORY,
+                                           dir_st, w.real, reason, reason_len);
+                        if (r < 0)
+                                goto out_close;
+                        walk_pop_to(&w, 0);
+                        *ret_fd = r;
+                        return 0;
                 }
                 if (n > NAME_MAX) {
                         r = walk_fail(&w, -ENAMETOOLONG, w.real);
@@ -173,10 +335,23 @@ int trust_open(const char *path, int *ret_fd, char *reason, size_t reason_len)
                  * Whoever may write the directory may replace the entry after any check: only
                  * a sticky directory keeps others from replacing an entry they do not own.
                  */
-                if (writable_by_others(dir_st) &&
-                    !((dir_st->st_mode & S_ISVTX) && uid_trusted(st.st_uid))) {
+                r = writable_by_others(w.fd[w.depth - 1], dir_st, who, sizeof(who));
+                if (r < 0) {
                         close(fd);
-                        r = stat_untrusted(dir_st, w.real, reason, reason_len);
+                        snprintf(reason, reason_len, "%s: cannot read its ACL: %s", w.real,
+                                 strerror(-r));
+                        r = -EPERM;
+                        goto out_close;
+                }
+                if (r > 0 && !((dir_st->st_mode & S_ISVTX) && uid_trusted(st.st_uid))) {
+                        close(fd);
+                        if (dir_st->st_mode & S_ISVTX)
+                                snprintf(reason, reason_len, "%s is owned by uid %u in %s, which "
+                                         "%s may write", child_path, (unsigned)st.st_uid,
+                                         w.real, who);
+                        else
+                                snprintf(reason, reason_len, "%s is writable by %s", w.real, who);
+                        r = -EPERM;
                         goto out_close;
                 }
                 if (S_ISLNK(st.st_mode)) {
@@ -198,9 +373,20 @@ int trust_open(const char *path, int *ret_fd, char *reason, size_t reason_len)
                                 walk_pop_to(&w, 1);
                         continue;
                 }
-                if (!uid_trusted(st.st_uid)) {
+                if (last && (flags & TRUST_DEV_NULL) && is_dev_null(&st)) {
+                        /* Read as empty: nothing in it to trust, whoever may write it. */
                         close(fd);
-                        r = stat_untrusted(&st, child_path, reason, reason_len);
+                        r = reopen_checked(w.fd[w.depth - 1], name, O_RDONLY, &st, child_path,
+                                           reason, reason_len);
+                        if (r < 0)
+                                goto out_close;
+                        walk_pop_to(&w, 0);
+                        *ret_fd = r;
+                        return 0;
+                }
+                if (!uid_trusted(st.st_uid)) {
+                        r = fd_untrusted(fd, &st, child_path, reason, reason_len);
+                        close(fd);
                         goto out_close;
                 }
                 if (!last) {
@@ -215,42 +401,33 @@ int trust_open(const char *path, int *ret_fd, char *reason, size_t reason_len)
                                 goto out_close;
                         continue;
                 }
-                close(fd);
 
                 /* The file itself: only a regular file, and the very one that was checked. */
                 if (!S_ISREG(st.st_mode)) {
+                        close(fd);
                         snprintf(reason, reason_len, "%s is not a regular file", child_path);
-                        r = -EPERM;
+                        r = -ENODEV;
                         goto out_close;
                 }
-                r = stat_untrusted(&st, child_path, reason, reason_len);
+                r = fd_untrusted(fd, &st, child_path, reason, reason_len);
+                close(fd);
                 if (r < 0)
                         goto out_close;
-                fd = openat(w.fd[w.depth - 1], name,
-                            O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-                if (fd < 0) {
-                        r = -errno;
-                        walk_fail(&w, r, child_path);
+                r = reopen_checked(w.fd[w.depth - 1], name, O_RDONLY | O_NONBLOCK, &st,
+                                   child_path, reason, reason_len);
+                if (r < 0)
                         goto out_close;
-                }
-                {
-                        struct stat opened;
-
-                        if (fstat(fd, &opened) < 0 || opened.st_dev != st.st_dev ||
-                            opened.st_ino != st.st_ino || !S_ISREG(opened.st_mode)) {
-                                close(fd);
-                                snprintf(reason, reason_len, "%s changed while it was checked",
-                                         child_path);
-                                r = -EAGAIN;
-                                goto out_close;
-                        }
-                }
                 walk_pop_to(&w, 0);
-                *ret_fd = fd;
+                *ret_fd = r;
                 return 0;
         }
 
 out_close:
         walk_pop_to(&w, 0);
         return r;
+}
+
+int trust_open(const char *path, int *ret_fd, char *reason, size_t reason_len)
+{
+        return trust_open_full(path, 0, ret_fd, reason, reason_len);
 }

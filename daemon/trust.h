@@ -3,8 +3,9 @@
 
 /*
  * What root may trust: a file or directory that belongs to root or to the daemon's own user,
- * and that nobody else may write (a group that is root's or the daemon's own counts as
- * theirs). The rule sudo applies to its plugins.
+ * and that nobody else may write, by its mode or by its POSIX ACL (a group that is root's or
+ * the daemon's own counts as theirs). The rule sudo applies to its plugins. The system
+ * instance runs as root and trusts root alone; a user's instance trusts root and that user.
  */
 
 #include <stddef.h>
@@ -14,23 +15,39 @@
 #define TRUST_DEPTH_MAX 64    /* directories deep */
 
 /*
- * stat_untrusted() - whether @st (of @path) fails the rule. Returns 0 when it is trusted,
- * else -EPERM with the reason in @reason ("PATH is writable by everyone").
+ * fd_untrusted() - whether @st (of @fd, any descriptor of it, O_PATH too; of @path) fails the
+ * rule: its owner, its mode, and the named users and groups of its POSIX access ACL whose
+ * write the mask lets through. Returns 0 when it is trusted, else -EPERM with the reason in
+ * @reason ("PATH is writable by everyone", "PATH is writable by uid 1000 (its ACL)").
  */
-int stat_untrusted(const struct stat *st, const char *path, char *reason, size_t reason_len);
+int fd_untrusted(int fd, const struct stat *st, const char *path, char *reason,
+                 size_t reason_len);
+
+#define TRUST_DEV_NULL (1u << 0)  /* the file may be /dev/null (a masked drop-in): read as empty */
+#define TRUST_DIRECTORY (1u << 1) /* @path is a directory, to make entries in */
 
 /*
- * trust_open() - open the regular file @path for reading, safely, the way systemd's chase()
- * with CHASE_SAFE walks a path: component by component from "/" (a relative @path from the
- * working directory's absolute name), each looked up with O_NOFOLLOW under the directory
+ * trust_open_full() - open the regular file @path for reading, safely, the way systemd's
+ * chase() with CHASE_SAFE walks a path: component by component from "/" (a relative @path from
+ * the working directory's absolute name), each looked up with O_NOFOLLOW under the directory
  * already opened, so nothing can be swapped between a check and the use. Symlinks are
  * followed by hand (at most TRUST_SYMLINKS_MAX). Every directory passed through must belong
  * to root or the daemon's user; an entry may only be looked up in a directory that nobody
- * else may write, unless that directory is sticky (as /tmp) and the entry belongs to root or
- * the daemon's user, so that nobody else can replace it. The file itself must pass
- * stat_untrusted() and be a regular file (a FIFO would block whoever opens it).
- * Returns 0 and an O_RDONLY|O_CLOEXEC descriptor of the very file checked in *ret_fd (load
- * it through /proc/self/fd/N), or a negative errno with the reason in @reason, naming the
- * real path of what was refused.
+ * else may write (fd_untrusted(): its mode and its ACL), unless that directory is sticky (as
+ * /tmp) and the entry belongs to root or the daemon's user, so that nobody else can replace
+ * it. The file itself must pass fd_untrusted() and be a regular file (a FIFO would block
+ * whoever opens it).
+ * @flags: TRUST_DEV_NULL also takes the character device /dev/null as the file (its own mode
+ * does not matter: it reads as empty); TRUST_DIRECTORY wants @path to be a directory, which
+ * must pass fd_untrusted() itself, sticky or not, and opens it O_RDONLY|O_DIRECTORY for
+ * openat() and renameat() below it.
+ * Returns 0 and an O_CLOEXEC descriptor of the very file or directory checked in *ret_fd
+ * (load a module through /proc/self/fd/N), or a negative errno with the reason in @reason,
+ * naming the real path of what was refused: -EPERM (refused by the rule), -ENODEV (not a
+ * regular file), -ENOENT, -ENOTDIR, -ELOOP, ...
  */
+int trust_open_full(const char *path, unsigned flags, int *ret_fd, char *reason,
+                    size_t reason_len);
+
+/* trust_open() - trust_open_full() without flags: a regular file. */
 int trust_open(const char *path, int *ret_fd, char *reason, size_t reason_len);

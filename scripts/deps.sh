@@ -11,6 +11,8 @@ packages=(
     liblzma-dev xz-utils
     # tests
     libcriterion-dev dbus dbus-daemon dbus-bin systemd strace memcached util-linux man-db
+    # setfacl: write ACLs that the trust checks must see (tests/test-trust.c, test-daemon.c)
+    acl
     # ss shows a message queued on the daemon's bus socket (tests/test-bus-signals.sh)
     iproute2
     # promtool checks the metrics (tests/test-metrics.sh)

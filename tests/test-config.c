@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -1267,5 +1268,80 @@ Test(config, explicit_file_reads_only_its_own_dropins)
         free(dropins);
         free(path);
         free(root);
+        free(dir);
+}
+
+/*
+ * In a process of uid @uid (a user's instance: the daemon runs as that user), load @path: the
+ * errno, and the first message in @msg. Forked, so that the test keeps its root.
+ */
+static int load_as(uid_t uid, const char *path, char *msg, size_t len)
+{
+        int pipefd[2], status;
+        ssize_t n;
+        pid_t pid;
+
+        cr_assert(pipe(pipefd) == 0);
+        pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+                struct ca_errors errors = { 0 };
+                struct ca_conf *conf = NULL;
+                int r;
+
+                close(pipefd[0]);
+                if (setresgid(65534, 65534, 65534) < 0 || setresuid(uid, uid, uid) < 0)
+                        _exit(100);
+                r = ca_conf_load(path, &conf, &errors);
+                if (errors.n > 0 && write(pipefd[1], errors.v[0], strlen(errors.v[0])) < 0)
+                        _exit(101);
+                ca_conf_free(conf);
+                ca_errors_clear(&errors);
+                _exit(-r);
+        }
+        close(pipefd[1]);
+        n = read(pipefd[0], msg, len - 1);
+        msg[n > 0 ? n : 0] = '\0';
+        close(pipefd[0]);
+        cr_assert(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+        cr_assert(WEXITSTATUS(status) < 100, "the child could not become uid %u", (unsigned)uid);
+        return -WEXITSTATUS(status);
+}
+
+/*
+ * A user's instance trusts its own user's files and root's, and nobody else's: a drop-in of
+ * another user is refused there as it is in the system instance (which trusts root alone).
+ */
+Test(config, user_instance_trusts_its_user)
+{
+        char *dir = test_mkdtemp("test-config"), *path = test_path_join(dir, "c.conf"), *d;
+        char *theirs, msg[1024], want[1024];
+
+        test_write_file(path, "%s", "[daemon]\nmax_defer = 1\n");
+        cr_assert(asprintf(&d, "%s.d", path) > 0);
+        cr_assert_eq(mkdir(d, 0755), 0);
+        theirs = test_path_join(d, "10-theirs.conf");
+        test_write_file(theirs, "%s", "[daemon]\nmax_defer = 2\n");
+        cr_assert(chown(dir, 65534, 65534) == 0 && chown(path, 65534, 65534) == 0 &&
+                  chown(d, 65534, 65534) == 0);
+
+        /* Root's drop-in in the user's tree: the user's instance reads it. */
+        cr_assert_eq(load_as(65534, path, msg, sizeof(msg)), 0, "%s", msg);
+        /* Another user's (uid 1, daemon): refused, named with the rule. */
+        cr_assert(chown(theirs, 1, 1) == 0);
+        cr_assert_eq(load_as(65534, path, msg, sizeof(msg)), -EINVAL);
+        snprintf(want, sizeof(want), "%s: refused: %s is owned by uid 1, not by root or uid "
+                 "65534 (only root and the daemon's user may write", theirs, theirs);
+        cr_assert(strncmp(msg, want, strlen(want)) == 0, "%s", msg);
+        /* The system instance trusts neither: the user's main file is refused too. */
+        cr_assert_eq(load_as(0, path, msg, sizeof(msg)), -EPERM);
+        snprintf(want, sizeof(want), "%s: refused: %s is owned by uid 65534 in /tmp, which "
+                 "everyone may write (", path, dir);
+        cr_assert(strncmp(msg, want, strlen(want)) == 0, "%s", msg);
+
+        test_rm_rf(dir);
+        free(theirs);
+        free(d);
+        free(path);
         free(dir);
 }

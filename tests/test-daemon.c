@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -346,13 +347,51 @@ Test(daemon, reloads_changing_the_interval_keep_rotating)
         assert_rotating_through_reloads((const char *const[]){ "400ms", "450ms" });
 }
 
-/* A configuration file that another user may write is said (and used: a warning, not an outage). */
-Test(daemon, config_writable_by_others_warned)
+/* The run's stderr holds @needle (printf format), asserted with the log. */
+static void assert_log_has(struct test_daemon *d, size_t from, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static void assert_log_has(struct test_daemon *d, size_t from, const char *fmt, ...)
 {
-        char dropins[160], dropin[192], want[256];
+        char want[1024];
+        const char *log;
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(want, sizeof(want), fmt, ap);
+        va_end(ap);
+        log = test_daemon_log(d);
+        cr_assert(strlen(log) >= from && strstr(log + from, want), "'%s' not in:\n%s", want,
+                  log + (strlen(log) >= from ? from : 0));
+}
+
+/* SIGHUP: the reload fails (the caches stay as they are) or succeeds, as @ok says. */
+static void reload_expect(struct test_daemon *d, bool ok)
+{
+        size_t from = strlen(test_daemon_log(d));
+
+        cr_assert(kill(d->pid, SIGHUP) == 0);
+        cr_assert(test_daemon_wait_log(d, from, ok ? "Configuration reloaded" : "Reload failed",
+                                       10000),
+                  "the reload did not %s:\n%s", ok ? "succeed" : "fail",
+                  test_daemon_log(d) + from);
+}
+
+/*
+ * The configuration says what root deletes: a file of it that another user owns or may write
+ * (by its mode or its ACL), or below a directory another user may write, is refused with the
+ * file and the reason, by --check-config, at start and at reload (it used to be loaded, with a
+ * warning). A sticky directory's root-owned drop-in is fine, as /tmp's files are.
+ */
+Test(daemon, config_writable_by_others_refused)
+{
+        const char *check[] = { "--config", NULL, "--check-config", NULL };
+        const char *start[] = { "--config", NULL, "--bus", "none", NULL };
+        char dropins[160], dropin[192];
         struct test_daemon d;
+        size_t from;
 
         test_daemon_setup(&d);
+        check[1] = start[1] = d.conf;
         test_write_file(d.conf, "[daemon]\nplugin_dir = %s\n[cache t]\nadapter = testcache\n",
                         test_env("CA_TEST_PLUGIN_DIR"));
         snprintf(dropins, sizeof(dropins), "%s.d", d.conf);
@@ -360,12 +399,59 @@ Test(daemon, config_writable_by_others_warned)
         cr_assert(mkdir(dropins, 0755) == 0);
         test_write_file(dropin, "[cache t]\nadd = 5\n");
         cr_assert(chmod(d.conf, 0644) == 0 && chmod(dropin, 0646) == 0);
-        test_daemon_start_ready(&d, 0, NULL);
-        test_daemon_stop(&d);
-        snprintf(want, sizeof(want), "%s is writable by everyone; using it anyway", dropin);
-        cr_assert(strstr(test_daemon_log(&d), want), "%s", test_daemon_log(&d));
-        cr_assert(!strstr(test_daemon_log(&d), "cacheaged.conf is writable"), "%s",
+
+        cr_assert_eq(test_daemon_run_to_exit(&d, check), 1);
+        assert_log_has(&d, 0, "%s: refused: %s is writable by everyone (only root may write",
+                       dropin, dropin);
+        cr_assert(!strstr(test_daemon_log(&d), "cacheaged.conf: refused"), "%s",
                   test_daemon_log(&d));
+        cr_assert_eq(test_daemon_run_to_exit(&d, start), 1, "started on a drop-in anyone may "
+                     "write");
+        assert_log_has(&d, 0, "%s: refused: %s is writable by everyone", dropin, dropin);
+
+        /* Nobody else may write it: it is read. */
+        cr_assert(chmod(dropin, 0644) == 0);
+        test_daemon_start_ready(&d, 0, NULL);
+
+        /* Another user's file. */
+        cr_assert(chown(dropin, 65534, 0) == 0);
+        from = strlen(test_daemon_log(&d));
+        reload_expect(&d, false);
+        assert_log_has(&d, from, "%s: refused: %s is owned by uid 65534, not by root", dropin,
+                       dropin);
+        cr_assert(chown(dropin, 0, 0) == 0);
+        reload_expect(&d, true);
+
+        /* Root's file, with a write ACL for another user. */
+        {
+                char cmd[512];
+
+                snprintf(cmd, sizeof(cmd), "setfacl -m u:65534:rw '%s'", dropin);
+                cr_assert(system(cmd) == 0, "%s", cmd);
+                from = strlen(test_daemon_log(&d));
+                reload_expect(&d, false);
+                assert_log_has(&d, from, "%s is writable by uid 65534 (its ACL)", dropin);
+                snprintf(cmd, sizeof(cmd), "setfacl -b '%s'", dropin);
+                cr_assert(system(cmd) == 0, "%s", cmd);
+        }
+
+        /* A drop-in directory that anyone may write: whoever may replace the file. */
+        cr_assert(chmod(dropins, 0777) == 0);
+        from = strlen(test_daemon_log(&d));
+        reload_expect(&d, false);
+        assert_log_has(&d, from, "%s: refused: %s is writable by everyone", dropin, dropins);
+        /* Sticky: only root may replace root's file there. */
+        cr_assert(chmod(dropins, 01777) == 0);
+        reload_expect(&d, true);
+        cr_assert(chmod(dropins, 0755) == 0);
+
+        /* The main file, writable by a group that is not root's. */
+        cr_assert(chown(d.conf, 0, 65534) == 0 && chmod(d.conf, 0664) == 0);
+        from = strlen(test_daemon_log(&d));
+        reload_expect(&d, false);
+        assert_log_has(&d, from, "%s: refused: %s is writable by its group", d.conf, d.conf);
+        cr_assert(waitpid(d.pid, &d.status, WNOHANG) == 0, "the daemon died on a bad reload");
+        test_daemon_stop(&d);
         unlink(dropin);
         rmdir(dropins);
         test_daemon_cleanup(&d);
