@@ -485,14 +485,15 @@ static void cache_record_history(struct manager_cache *c, const struct ca_stats 
  */
 static void manager_write_metrics(struct manager *m)
 {
+        char reason[512];
         int r;
 
         if (!m->conf->metrics_file)
                 return;
-        r = metrics_write_file(m, m->conf->metrics_file);
+        r = metrics_write_file(m, m->conf->metrics_file, reason, sizeof(reason));
         if (r < 0 && !m->metrics_failed)
-                log_warning_errno(r, "Failed to write metrics to %s: %m, ignoring",
-                                  m->conf->metrics_file);
+                log_warning("Failed to write metrics to %s: %s, ignoring",
+                            m->conf->metrics_file, reason);
         else if (r >= 0 && m->metrics_failed)
                 log_info("Metrics written to %s again", m->conf->metrics_file);
         m->metrics_failed = r < 0;

@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,6 +19,7 @@
 
 #include "manager.h"
 #include "metrics.h"
+#include "trust.h"
 
 /* How a unit of the statistics' descriptions becomes a Prometheus base unit. */
 static const struct {
@@ -272,22 +275,49 @@ out_free:
         return r;
 }
 
-int metrics_write_file(struct manager *m, const char *path)
+int metrics_write_file(struct manager *m, const char *path, char *reason, size_t reason_len)
 {
-        const char *slash = strrchr(path, '/');
-        char *tmp = NULL;
+        const char *slash = strrchr(path, '/'), *name;
+        char dir[PATH_MAX], tmp[NAME_MAX + 1];
         FILE *f = NULL;
-        int fd, r;
+        int dir_fd, fd = -1, r;
 
-        if (!slash || !slash[1])
+        if (!slash || !slash[1]) {
+                snprintf(reason, reason_len, "%s: not a file name", path);
                 return -EISDIR;
+        }
+        name = slash + 1;
+        if (snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path) >=
+                    (int)sizeof(dir) ||
+            strlen(name) + sizeof(".") + sizeof(".XXXXXX") > sizeof(tmp)) {
+                snprintf(reason, reason_len, "%s: %s", path, strerror(ENAMETOOLONG));
+                return -ENAMETOOLONG;
+        }
+        /*
+         * Root writes there: the directory is reached along a trusted path and must be
+         * writable by nobody else (trust.h), or a user's symlink or rename could send the file
+         * anywhere. Everything below is relative to the very directory checked.
+         */
+        r = trust_open_full(dir, TRUST_DIRECTORY, &dir_fd, reason, reason_len);
+        if (r < 0)
+                return r;
         /* ".NAME.XXXXXX" beside it: the same file system, and no "*.prom" the collector reads. */
-        if (asprintf(&tmp, "%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1) < 0)
-                return -ENOMEM;
-        fd = mkostemp(tmp, O_CLOEXEC);
+        for (unsigned tries = 0; fd < 0 && tries < 100; tries++) {
+                static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+                uint64_t x = ca_now_usec() * 6364136223846793005ULL + (uint64_t)getpid() + tries;
+
+                snprintf(tmp, sizeof(tmp), ".%s.XXXXXX", name);
+                for (char *p = tmp + strlen(tmp) - 6; *p; p++, x /= sizeof(chars) - 1)
+                        *p = chars[x % (sizeof(chars) - 1)];
+                fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                            0600);
+                if (fd < 0 && errno != EEXIST)
+                        break;
+        }
         if (fd < 0) {
                 r = -errno;
-                goto out_free;
+                snprintf(reason, reason_len, "%s/%s: %s", dir, tmp, strerror(errno));
+                goto out_close_dir;
         }
         /* The unit's UMask=0077 would leave it unreadable to the collector's user. */
         if (fchmod(fd, 0644) < 0) {
@@ -308,16 +338,17 @@ int metrics_write_file(struct manager *m, const char *path)
                 r = -errno;
         if (r < 0)
                 goto out_unlink;
-        if (rename(tmp, path) < 0) {
+        if (renameat(dir_fd, tmp, dir_fd, name) < 0) {
                 r = -errno;
                 goto out_unlink;
         }
-        free(tmp);
+        close(dir_fd);
         return 0;
 
 out_unlink:
-        unlink(tmp);
-out_free:
-        free(tmp);
+        snprintf(reason, reason_len, "%s: %s", path, strerror(-r));
+        unlinkat(dir_fd, tmp, 0);
+out_close_dir:
+        close(dir_fd);
         return r;
 }

@@ -10,6 +10,7 @@
  * refaults by distance (ca_cache_refault_histogram()), one counter per bucket.
  */
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -35,6 +36,8 @@ int metrics_write(struct manager *m, FILE *f);
 /*
  * metrics_write_file() - the text into @path, atomically: a temporary file beside it (a
  * hidden name, which the textfile collector skips), mode 0644 whatever the umask, renamed over
- * @path. Returns 0 or a negative errno (the temporary file is gone then).
+ * @path. The directory is opened along a trusted path (trust_open_full(), TRUST_DIRECTORY:
+ * root's or the daemon's user's, writable by nobody else) and everything is made relative to
+ * it. Returns 0, or a negative errno with the reason in @reason (the temporary file is gone).
  */
-int metrics_write_file(struct manager *m, const char *path);
+int metrics_write_file(struct manager *m, const char *path, char *reason, size_t reason_len);

@@ -5,7 +5,7 @@
 # `cacheagectl metrics` and [daemon] metrics_file checked by `promtool check metrics` and by
 # tests/metrics-format.py (the text format's rules, and values against `cacheagectl show`);
 # the file written atomically (mode 0644, no temporary file left); a failing metrics_file
-# logged once; GetHistory through `cacheagectl history`: the length bound, counters per
+# logged once; one below another user's directory refused; GetHistory through `cacheagectl history`: the length bound, counters per
 # rotation, --since, the table, --json, the chart on a terminal, --svg; the history kept over
 # a reload, shortened by one, and started afresh for a recreated cache; nobody may read both.
 #
@@ -207,6 +207,23 @@ rotate_alpha 1
 check "metrics_file that cannot be written: logged once, the daemon goes on" sh -c "
         [ \$(grep -c 'Failed to write metrics to $dir/nowhere/cacheage.prom' '$dir/cacheaged.log') = 1 ] &&
         '$CACHEAGECTL' --address='$addr' metrics | grep -q '^cacheage_objects{cache=\"alpha\",adapter=\"fixed\"} 999\$'"
+
+# metrics_file below a directory another user owns: that user's symlink would send root's
+# file anywhere (here into root's $dir/victim); it is refused, and said, and nothing is
+# written. A write that works comes first, so that the refusal is logged (once per failure).
+mkdir "$dir/victim" "$dir/theirs"
+ln -s "$dir/victim" "$dir/theirs/prom"
+chown -h nobody "$dir/theirs" "$dir/theirs/prom"
+write_conf "metrics_file = $dir/prom/cacheage.prom" "objects = 999"
+sed -i '/^objects = 1000$/d' "$dir/cacheaged.conf"
+ctl reload
+write_conf "metrics_file = $dir/theirs/prom/cacheage.prom" "objects = 999"
+sed -i '/^objects = 1000$/d' "$dir/cacheaged.conf"
+ctl reload
+rotate_alpha 1
+check "metrics_file below another user's directory: refused with the reason, nothing written" sh -c "
+        grep -q 'Failed to write metrics to $dir/theirs/prom/cacheage.prom: $dir/theirs is owned by uid 65534, not by root' '$dir/cacheaged.log' &&
+        [ -z \"\$(ls -A '$dir/victim')\" ]"
 
 kill "$daemon_pid"
 wait "$daemon_pid"
