@@ -1111,6 +1111,16 @@ static struct ca_conf *conf_new(void)
         return conf;
 }
 
+int ca_conf_new(struct ca_conf **ret)
+{
+        struct ca_conf *conf = conf_new();
+
+        if (!conf)
+                return -ENOMEM;
+        *ret = conf;
+        return 0;
+}
+
 /* With @partial, hand out what could be read even when there were errors (not on -ENOMEM). */
 static int conf_load(const char *path, struct ca_conf **ret, struct ca_errors *errors,
                      bool partial)

@@ -131,6 +131,9 @@ int ca_conf_load(const char *path, struct ca_conf **ret, struct ca_errors *error
  */
 int ca_conf_load_partial(const char *path, struct ca_conf **ret, struct ca_errors *errors);
 
+/* ca_conf_new() - the built-in defaults, no file read, no cache. Returns 0 or -ENOMEM. */
+int ca_conf_new(struct ca_conf **ret);
+
 /* ca_conf_free() - accepts NULL; returns NULL. */
 struct ca_conf *ca_conf_free(struct ca_conf *conf);
 

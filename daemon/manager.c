@@ -891,6 +891,19 @@ int manager_start(struct manager *m)
         int r;
 
         r = ca_conf_load_partial(m->config_path, &m->conf, &errors);
+        if (r == -ENOENT && m->config_path && strcmp(m->bus_name, "user") == 0) {
+                /*
+                 * A user's instance whose user has written no configuration yet: its unit
+                 * names the file, and a start that failed on it would be restarted every few
+                 * seconds for as long as the session lasts. It runs with no cache instead, as
+                 * the system instance does without its main file, until a reload finds one.
+                 */
+                ca_errors_clear(&errors);
+                log_notice("%s does not exist (nor %s.d/): no cache to age; write it, then "
+                           "reload (systemctl --user reload cacheaged)", m->config_path,
+                           m->config_path);
+                r = ca_conf_new(&m->conf);
+        }
         if (r == -EINVAL && m->conf) {
                 /* Every error in one run: the plugins check what the parser could read. */
                 check_partial_conf(m, m->conf, &errors);

@@ -43,7 +43,7 @@ check() { # what, then a command: one TAP line
     fi
 }
 
-echo "1..6"
+echo "1..7"
 check "dpkg-buildpackage -us -uc -b" sh -c "cd '$src' && dpkg-buildpackage -us -uc -b"
 rm -f "$out"/*.deb "$out"/*.changes "$out"/*.buildinfo
 cp "$tmp"/*.deb "$tmp"/*.changes "$tmp"/*.buildinfo "$out"/ 2>/dev/null
@@ -63,6 +63,15 @@ check "the packages hold the daemon, the unit, the D-Bus files, the man pages, t
             grep -q \" \$f\\\$\" '$tmp/contents' || grep -q \" \$f -> \" '$tmp/contents' || { echo \"missing: \$f\"; exit 1; }
         done"
 
+# The user unit is each user's to enable (the README: users opt in): dh_installsystemduser
+# --no-enable, whose postinst enables it only for a user who had enabled it before (the
+# "debian-installed" guard); the default one enables it for every user at the first install.
+check "the user unit is not enabled for every user: no unconditional enable in the postinst" \
+    sh -c "dpkg-deb -e '$out'/cacheage_*.deb '$tmp/control' &&
+        sed -n '/by dh_installsystemduser/,/End automatically added/p' '$tmp/control/postinst' >'$tmp/user-postinst' &&
+        grep -q 'deb-systemd-helper --user debian-installed' '$tmp/user-postinst' &&
+        ! grep -q 'Enables the unit on first installation' '$tmp/user-postinst'"
+
 if [ "$(id -u)" != 0 ] || dpkg-query -W -f='${Status}' cacheage 2>/dev/null | grep -q installed; then
     for what in "install" "the installed daemon checks its configuration" "purge"; do
         n=$((n + 1))
@@ -73,8 +82,9 @@ else
     check "the three packages install (apt-get install ./*.deb: dpkg, and their dependencies)" \
         apt_get install --no-install-recommends "$out"/cacheage_*.deb "$out"/libcacheage0_*.deb \
         "$out"/libcacheage-dev_*.deb
-    check "the installed daemon checks its configuration, its unit verifies, its pages are found" \
-        sh -c "/usr/sbin/cacheaged --check-config && cacheagectl --version &&
+    check "the installed daemon checks its configuration, its unit verifies, its pages are found; no user has the user unit enabled" \
+        sh -c "[ ! -e /etc/systemd/user/default.target.wants/cacheaged.service ] &&
+               /usr/sbin/cacheaged --check-config && cacheagectl --version &&
                systemd-analyze verify /lib/systemd/system/cacheaged.service &&
                man -w cacheaged.conf.5 && pkg-config --libs libcacheage"
     check "purging removes them, configuration included" \

@@ -1386,3 +1386,103 @@ Test(files, user_instance)
         free(cmd);
         test_rm_rf(dir);
 }
+
+struct ctl_ok {
+        const char *dir;
+        struct user_env *e;
+        pid_t daemon;
+};
+
+/* cacheagectl --user list answers, or the daemon is gone (then true too: nothing to wait for). */
+static bool listed_or_exited(void *userdata)
+{
+        struct ctl_ok *w = userdata;
+
+        return waitpid(w->daemon, NULL, WNOHANG) != 0 || ctl(w->dir, w->e, "list", NULL, NULL,
+                                                            NULL) == 0;
+}
+
+/*
+ * The user unit is the user's to enable, and before the user writes a configuration its
+ * ExecStart= (--config $XDG_CONFIG_HOME/cacheage/cacheaged.conf) has none to read: the daemon
+ * used to exit 1, which Restart=on-failure turned into a start every 5 s for the whole session.
+ * It runs with no cache instead, and says where the file goes; a reload once the file is
+ * written puts its caches in force.
+ */
+Test(files, user_instance_without_config)
+{
+        char *dir = test_mkdtemp("files-user"), *home, *config, *cache, *confdir, *conf, *bus_path;
+        char *bus, *psi, *dbus_log, *daemon_log, *out = NULL, **cmd, *log;
+        struct passwd *pw = getpwnam("nobody");
+        struct group *gr = getgrnam("nogroup");
+        struct user_env e = { 0 };
+        pid_t dbus, daemon;
+        int status;
+
+        cr_assert(pw && gr, "no user nobody or group nogroup");
+        home = path2(dir, "home");
+        config = path2(home, ".config");
+        confdir = path2(config, "cacheage");
+        conf = path2(confdir, "cacheaged.conf");
+        cache = path2(home, ".cache");
+        cr_assert(mkdir(home, 0700) == 0 && mkdir(config, 0700) == 0 && mkdir(cache, 0700) == 0);
+        free(mksub(cache, "thumbs"));
+        psi = path2(dir, "psi");
+        cr_assert(mkdir(psi, 0755) == 0);
+        test_write_psi(psi, 0, 0);
+        if (is_root())
+                chown_tree(dir, pw->pw_uid, gr->gr_gid);
+
+        bus_path = path2(dir, "bus");
+        cr_assert(asprintf(&bus, "unix:path=%s", bus_path) > 0);
+        dbus_log = path2(dir, "dbus.log");
+        dbus = spawn_as_user((const char *const[]){ "dbus-daemon", "--session", "--nofork",
+                                                    "--nopidfile", "--address", bus, NULL },
+                             dbus_log, dbus_log, &e);
+        remember(dbus);
+        cr_assert(test_wait_until(socket_exists, bus_path, 10000000), "no session bus:\n%s",
+                  test_read_file(dbus_log));
+
+        e = (struct user_env){ .bus = bus, .config = config, .psi = psi };
+        cmd = unit_command(config);
+        daemon_log = path2(dir, "cacheaged.log");
+        daemon = spawn_as_user((const char *const *)cmd, daemon_log, daemon_log, &e);
+        remember(daemon);
+        struct ctl_ok w = { dir, &e, daemon };
+        cr_assert(test_wait_until(listed_or_exited, &w, 20000000), "no answer:\n%s",
+                  test_read_file(daemon_log));
+        cr_assert(waitpid(daemon, &status, WNOHANG) == 0, "the user instance without a "
+                  "configuration exited (status %d), to be restarted every 5 s:\n%s", status,
+                  test_read_file(daemon_log));
+        log = test_read_file(daemon_log);
+        cr_assert(strstr(log, conf) && strstr(log, "does not exist") &&
+                  strstr(log, "no cache to age; write it, then reload"), "%s", log);
+        free(log);
+        cr_assert_eq(ctl(dir, &e, "list", NULL, NULL, &out), 0);
+        cr_assert(!strstr(out, "thumbs"), "%s", out);
+        free(out);
+
+        /* The user writes one and reloads: it is in force. */
+        cr_assert(mkdir(confdir, 0700) == 0);
+        test_write_file(conf, "[daemon]\nplugin_dir = %s\ninterval = 1h\n"
+                              "[cache thumbs]\nadapter = files\npath = %s/thumbs\n",
+                        test_env("CA_ADAPTER_DIR"), cache);
+        if (is_root())
+                chown_tree(confdir, pw->pw_uid, gr->gr_gid);
+        cr_assert_eq(ctl(dir, &e, "reload", NULL, NULL, &out), 0, "%s\n%s", out,
+                     test_read_file(daemon_log));
+        free(out);
+        cr_assert_eq(ctl(dir, &e, "list", NULL, NULL, &out), 0);
+        cr_assert(strstr(out, "thumbs"), "%s", out);
+        free(out);
+
+        status = test_stop(daemon, 10000000);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d:\n%s", status,
+                  test_read_file(daemon_log));
+        test_expect_no_sanitizer_report(daemon_log);
+        test_stop(dbus, 10000000);
+        for (char **a = cmd; *a; a++)
+                free(*a);
+        free(cmd);
+        test_rm_rf(dir);
+}
