@@ -366,7 +366,10 @@ static void daemon_key(struct loader *l, const char *key, const char *value)
         const struct ca_key_spec *k = ca_key_find(daemon_keys, key);
 
         if (!k) {
-                conf_error(l, NULL, "unknown key \"%s\" in [daemon]", key);
+                const char *typo = ca_key_closest(daemon_keys, key, NULL);
+
+                conf_error(l, NULL, "unknown key \"%s\" in [daemon]%s%s%s", key,
+                           typo ? ", did you mean \"" : "", typo ? typo : "", typo ? "\"?" : "");
                 return;
         }
         if (check_duplicate(l, &l->daemon_set[k - daemon_keys], key))
@@ -1159,6 +1162,25 @@ static int conf_load(const char *path, struct ca_conf **ret, struct ca_errors *e
                 l.n_errors++;
                 ca_errors_add(errors, "%s:%u: [cache %s] has no adapter (expected e.g. "
                               "\"adapter = dcache\")", c->file, c->line, c->name);
+        }
+        /*
+         * What goes wrong with a section's plugin is blamed on the file that set its adapter:
+         * --check-config named the main file's [cache NAME] header for an adapter a drop-in
+         * set. (Within one file the header stays, a line above.)
+         */
+        for (size_t i = 0; i < l.conf->n_caches; i++) {
+                struct ca_conf_cache *c = &l.conf->caches[i];
+                const struct origin *o = &l.states[i].set[CACHE_ADAPTER];
+                char *f;
+
+                if (!c->adapter || o->line == 0 || strcmp(l.conf->files[o->file], c->file) == 0)
+                        continue;
+                f = xstrdup(&l, l.conf->files[o->file]);
+                if (!f)
+                        break;
+                free(c->file);
+                c->file = f;
+                c->line = o->line;
         }
         for (size_t i = 0; i < l.conf->n_caches; i++)
                 check_ages(&l, i);

@@ -62,7 +62,8 @@ struct ca_conf_key {
 struct ca_conf_cache {
         char *name;            /* from [cache NAME]: [A-Za-z0-9_.-], 1..CA_CONF_NAME_MAX */
         char *adapter;         /* required: [a-z0-9_-], 1..CA_CONF_NAME_MAX */
-        char *file;            /* where the section was first opened */
+        char *file;            /* where the section was first opened, or where its adapter is
+                                  set when a later file (a drop-in) set it */
         unsigned line;
         uint64_t interval_usec; /* 0 = the daemon's default; else CA_INTERVAL_MIN..MAX_USEC */
         struct ca_params params; /* single_use_age, max_age: 1..CA_AGE_MAX, age.h defaults;

@@ -166,7 +166,14 @@ static int run(int argc, char *argv[])
         }
         r = manager_start(m);
         if (r < 0) {
-                if (opts.check_only)
+                size_t n_errors;
+                const char *files = manager_failed_files(m, &n_errors);
+
+                /* The files at fault, which need not be the main one. */
+                if (opts.check_only && files)
+                        fprintf(stderr, "configuration is invalid: %zu error%s in %s\n", n_errors,
+                                n_errors == 1 ? "" : "s", files);
+                else if (opts.check_only)
                         fprintf(stderr, "%s: configuration is invalid\n",
                                 opts.config_path ? opts.config_path : CA_CONFIG_FILE);
                 manager_free(m);

@@ -77,6 +77,8 @@ struct manager {
         uint64_t last_slice_usec;  /* CLOCK_MONOTONIC, the last aging slice of any cache */
 
         bool metrics_failed;       /* the last write of metrics_file failed (logged once) */
+        char *failed_files;        /* a start that failed: the files its errors name */
+        size_t n_failed_errors;
         char *psi_dir;             /* $CACHEAGED_PSI_DIR (tests) or /proc/pressure */
         bool psi_missing_logged;
         uint64_t start_realtime_usec;
@@ -103,6 +105,42 @@ static void log_errors(const struct ca_errors *errors, size_t from)
                 log_error("%s", errors->v[i]);
 }
 
+/*
+ * A start that failed: the errors, logged, and the files they name ("FILE:LINE: ..." or
+ * "FILE: ..." of a file that exists), each once, in the order of the errors, for the last line
+ * of --check-config, which named the main file even when a drop-in was at fault.
+ */
+static void manager_start_failed(struct manager *m, struct ca_errors *errors)
+{
+        char *files = NULL;
+        size_t len = 0;
+        FILE *f;
+
+        log_errors(errors, 0);
+        m->n_failed_errors = errors->n;
+        f = open_memstream(&files, &len);
+        for (size_t i = 0; f && i < errors->n; i++) {
+                const char *msg = errors->v[i];
+                size_t n = strcspn(msg, ":");
+                char *path = strndup(msg, n);
+                struct stat st;
+                bool seen = false;
+
+                if (!path)
+                        break;
+                for (size_t j = 0; j < i && !seen; j++)
+                        seen = strncmp(errors->v[j], path, n) == 0 && errors->v[j][n] == ':';
+                if (msg[n] == ':' && !seen && lstat(path, &st) == 0 && !S_ISDIR(st.st_mode))
+                        fprintf(f, "%s%s", ftell(f) > 0 ? ", " : "", path);
+                free(path);
+        }
+        if (f && fclose(f) == 0 && files && files[0])
+                m->failed_files = files;
+        else
+                free(files);
+        ca_errors_clear(errors);
+}
+
 /* ---- the host side of the plugin API: one struct ca_host per instance ---- */
 
 static void host_log(void *userdata, int level, const char *msg)
@@ -112,9 +150,50 @@ static void host_log(void *userdata, int level, const char *msg)
         log_full(level, "%s: %s", c->name, msg);
 }
 
+/*
+ * An adapter knows only its own keys: its "unknown key (expected ...)" left out the daemon's
+ * keys of a cache section (interval, max_age...), which are as good there, and a typo of one
+ * of them ("intervall") reached the adapter as a key of its own. The hint is made again from
+ * both: the likelier typo of the two lists, the daemon's keys after the adapter's. A message of
+ * another form (ca_section_parse()'s are documented in plugin.h) is left as it is.
+ */
+static const char *unknown_key_hint(const char *key, const char *msg, char *buf, size_t len)
+{
+        static const char prefix[] = "unknown key", mean[] = ", did you mean \"";
+        const struct ca_key_spec *daemon_keys = ca_conf_key_table(true);
+        char names[CA_KEY_MSG_MAX], theirs[CA_CONF_NAME_MAX + 1] = "";
+        const char *list, *best, *ours;
+        unsigned d_ours = 0, d_theirs = 0;
+        size_t n;
+
+        if (!key || strncmp(msg, prefix, strlen(prefix)) != 0 ||
+            !(list = strstr(msg, " (expected ")) || msg[strlen(msg) - 1] != ')')
+                return msg;
+        if (strncmp(msg + strlen(prefix), mean, strlen(mean)) == 0) {
+                const char *x = msg + strlen(prefix) + strlen(mean);
+
+                n = strcspn(x, "\"");
+                if (n < sizeof(theirs))
+                        snprintf(theirs, sizeof(theirs), "%.*s", (int)n, x);
+        }
+        list += strlen(" (expected ");
+        ours = ca_key_closest(daemon_keys, key, &d_ours);
+        if (theirs[0])
+                (void)ca_key_closest((const struct ca_key_spec[]){ { .name = theirs },
+                                                                   CA_KEY_END },
+                                     key, &d_theirs);
+        best = ours && (!theirs[0] || d_ours < d_theirs) ? ours : theirs[0] ? theirs : NULL;
+        snprintf(buf, len, "%s%s%s%s (expected %.*s; or a key of every cache: %s)", prefix,
+                 best ? mean : "", best ? best : "", best ? "\"?" : "",
+                 (int)(strlen(list) - 1), list, ca_key_names(daemon_keys, names, sizeof(names)));
+        return buf;
+}
+
 static void host_key_error(void *userdata, const struct ca_section *s, const char *key,
                            const char *msg)
 {
+        char hint[2 * CA_KEY_MSG_MAX];
+
         struct manager_cache *c = userdata;
         const struct ca_conf_cache *cc = section_conf(s);
         const char *file = cc->file;
@@ -126,6 +205,7 @@ static void host_key_error(void *userdata, const struct ca_section *s, const cha
                         file = cc->keys[i].file;
                         line = cc->keys[i].line;
                 }
+        msg = unknown_key_hint(key, msg, hint, sizeof(hint));
         if (c->errors)
                 ca_errors_add(c->errors, "%s:%u: %s: %s", file, line, key ? key : cc->name, msg);
         else
@@ -842,6 +922,7 @@ struct manager *manager_free(struct manager *m)
         ca_conf_free(m->conf);
         free(m->psi_dir);
         free(m->bus_name);
+        free(m->failed_files);
         free(m->dropin_dir);
         free(m->config_path);
         free(m);
@@ -910,8 +991,7 @@ int manager_start(struct manager *m)
                 m->conf = ca_conf_free(m->conf);
         }
         if (r < 0) {
-                log_errors(&errors, 0);
-                ca_errors_clear(&errors);
+                manager_start_failed(m, &errors);
                 return r;
         }
         manager_apply_log_level(m);
@@ -930,8 +1010,7 @@ int manager_start(struct manager *m)
                         m->caches[m->n_caches++] = c;
         }
         if (failed || errors.n > 0) {
-                log_errors(&errors, 0);
-                ca_errors_clear(&errors);
+                manager_start_failed(m, &errors);
                 return -EINVAL;
         }
         if (m->check_only)
@@ -989,6 +1068,12 @@ int manager_run(struct manager *m)
 struct event_base *manager_event_base(struct manager *m)
 {
         return m->base;
+}
+
+const char *manager_failed_files(const struct manager *m, size_t *ret_n_errors)
+{
+        *ret_n_errors = m->n_failed_errors;
+        return m->failed_files;
 }
 
 const struct ca_conf *manager_conf(const struct manager *m)

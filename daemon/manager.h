@@ -86,6 +86,11 @@ int manager_run(struct manager *m);
 
 struct event_base *manager_event_base(struct manager *m);
 const struct ca_conf *manager_conf(const struct manager *m);
+/*
+ * manager_failed_files() - after a manager_start() that failed: the files its errors name,
+ * "A, B" (NULL when none does), and how many errors there were.
+ */
+const char *manager_failed_files(const struct manager *m, size_t *ret_n_errors);
 uint64_t manager_start_realtime_usec(const struct manager *m);
 /* manager_dropin_dir() - where "cacheagectl set --persistent" writes (ca_conf_dropin_dir()). */
 const char *manager_dropin_dir(const struct manager *m);

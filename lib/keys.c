@@ -72,6 +72,66 @@ const struct ca_key_spec *ca_key_find(const struct ca_key_spec *specs, const cha
         return NULL;
 }
 
+/*
+ * Optimal string alignment distance (Damerau-Levenshtein without moves across edits): one
+ * character inserted, dropped, changed, or two neighbours swapped, each costs 1. Names are
+ * CA_CONF_NAME_MAX-short; longer ones are not typos of a key.
+ */
+#define TYPO_NAME_MAX 64
+
+static unsigned typo_distance(const char *a, const char *b)
+{
+        unsigned d[TYPO_NAME_MAX + 1][TYPO_NAME_MAX + 1];
+        size_t n = strlen(a), m = strlen(b);
+
+        if (n > TYPO_NAME_MAX || m > TYPO_NAME_MAX)
+                return UINT_MAX;
+        for (size_t i = 0; i <= n; i++)
+                d[i][0] = (unsigned)i;
+        for (size_t j = 0; j <= m; j++)
+                d[0][j] = (unsigned)j;
+        for (size_t i = 1; i <= n; i++)
+                for (size_t j = 1; j <= m; j++) {
+                        unsigned cost = a[i - 1] != b[j - 1], v = d[i - 1][j - 1] + cost;
+
+                        if (d[i - 1][j] + 1 < v)
+                                v = d[i - 1][j] + 1;
+                        if (d[i][j - 1] + 1 < v)
+                                v = d[i][j - 1] + 1;
+                        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                            d[i - 2][j - 2] + 1 < v)
+                                v = d[i - 2][j - 2] + 1;
+                        d[i][j] = v;
+                }
+        return d[n][m];
+}
+
+const char *ca_key_closest(const struct ca_key_spec *specs, const char *name,
+                           unsigned *ret_distance)
+{
+        const char *best = NULL;
+        unsigned best_d = UINT_MAX;
+        size_t len;
+
+        if (!specs || !name)
+                return NULL;
+        len = strlen(name);
+        for (; specs->name; specs++) {
+                unsigned d = typo_distance(name, specs->name);
+
+                if (d < best_d) {
+                        best = specs->name;
+                        best_d = d;
+                }
+        }
+        /* A likely typo: at most 2 edits, 1 for names under 4 bytes, and never all of it. */
+        if (!best || best_d == 0 || best_d > (len < 4 ? 1u : 2u) || best_d >= len)
+                return NULL;
+        if (ret_distance)
+                *ret_distance = best_d;
+        return best;
+}
+
 char *ca_key_names(const struct ca_key_spec *specs, char *buf, size_t len)
 {
         size_t off = 0;

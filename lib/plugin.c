@@ -135,7 +135,11 @@ int ca_section_parse(struct ca_host *host, const struct ca_section *s,
                 const struct ca_key_spec *k = ca_key_find(specs, key);
 
                 if (!k) {
-                        ca_host_key_error(host, s, key, "unknown key (expected %s)",
+                        const char *typo = ca_key_closest(specs, key, NULL);
+
+                        ca_host_key_error(host, s, key, "unknown key%s%s%s (expected %s)",
+                                          typo ? ", did you mean \"" : "", typo ? typo : "",
+                                          typo ? "\"?" : "",
                                           ca_key_names(specs, msg, sizeof(msg)));
                         r = -EINVAL;
                 } else if (ca_key_parse(k, s->keys[i].value, target, msg, sizeof(msg)) < 0) {

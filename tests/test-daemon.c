@@ -457,6 +457,52 @@ Test(daemon, config_writable_by_others_refused)
         test_daemon_cleanup(&d);
 }
 
+/*
+ * What a new administrator meets: a mistyped key of the daemon's in a cache section
+ * ("intervall") was answered with the adapter's keys alone, and --check-config's last line
+ * named the main file when the errors were a drop-in's. The hint now weighs the daemon's
+ * cache keys and the adapter's and lists both; an adapter a drop-in set is blamed there; the
+ * last line names the files at fault.
+ */
+Test(daemon, check_config_names_the_dropin_and_the_key)
+{
+        const char *check[] = { "--config", NULL, "--check-config", NULL };
+        char dropins[160], dropin[192];
+        struct test_daemon d;
+        const char *log;
+
+        test_daemon_setup(&d);
+        check[1] = d.conf;
+        test_write_file(d.conf, "[daemon]\nplugin_dir = %s\n[cache t]\nadapter = testcache\n"
+                                "[cache u]\nadd = 5\n", test_env("CA_TEST_PLUGIN_DIR"));
+        snprintf(dropins, sizeof(dropins), "%s.d", d.conf);
+        snprintf(dropin, sizeof(dropin), "%s/10-more.conf", dropins);
+        cr_assert(mkdir(dropins, 0755) == 0);
+        test_write_file(dropin, "[cache t]\nintervall = 5s\nreus = 3\n");
+
+        cr_assert_eq(test_daemon_run_to_exit(&d, check), 1);
+        assert_log_has(&d, 0, "%s:2: intervall: unknown key, did you mean \"interval\"? "
+                       "(expected add, reuse, ", dropin);
+        assert_log_has(&d, 0, "; or a key of every cache: adapter, interval, single_use_age, "
+                       "max_age, refault_window, ages, target_refault or enabled)");
+        /* A typo of the adapter's own key: the adapter's key, with both lists. */
+        assert_log_has(&d, 0, "%s:3: reus: unknown key, did you mean \"reuse\"? (expected add, ",
+                       dropin);
+        log = test_daemon_log(&d);
+        cr_assert(strstr(log, "[cache u] has no adapter"), "%s", log);
+        assert_log_has(&d, 0, "configuration is invalid: 3 errors in %s, %s\n", d.conf, dropin);
+        cr_assert(!strstr(log, "cacheaged.conf: configuration is invalid"), "%s", log);
+
+        /* The adapter set by the drop-in, to one there is no plugin for: blamed there. */
+        test_write_file(dropin, "[cache t]\ninterval = 5s\n\n[cache u]\nadapter = nosuch\n");
+        cr_assert_eq(test_daemon_run_to_exit(&d, check), 1);
+        assert_log_has(&d, 0, "%s:5: [cache u]: no plugin for adapter 'nosuch'", dropin);
+        assert_log_has(&d, 0, "configuration is invalid: 1 error in %s\n", dropin);
+        unlink(dropin);
+        rmdir(dropins);
+        test_daemon_cleanup(&d);
+}
+
 static void assert_start_fails(const char *conf_fmt, const char *dir, const char *const *needles)
 {
         const char *args[8] = { "--config", NULL, "--bus", "none", NULL };
@@ -863,7 +909,9 @@ Test(daemon, example_plugin_keys)
                                    "cacheaged.conf:6: reused: invalid number \"lots\" "
                                    "(expected a percentage 0..100, e.g. 12.5)",
                                    "cacheaged.conf:7: colour: unknown key (expected objects, "
-                                   "reused or check)",
+                                   "reused or check; or a key of every cache: adapter, "
+                                   "interval, single_use_age, max_age, refault_window, ages, "
+                                   "target_refault or enabled)",
                                    "cacheaged.conf:8: check: invalid boolean \"maybe\"",
                                    NULL });
 }

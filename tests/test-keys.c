@@ -441,6 +441,43 @@ Test(keys, section_reports_every_error)
         cr_expect_str_eq(t.dir, "/var/x");
 }
 
+/*
+ * An unknown key that looks like a typo of one of the table's (a character dropped, doubled,
+ * changed, two swapped, the case) gets a "did you mean"; one far from all of them does not.
+ */
+Test(keys, unknown_key_did_you_mean)
+{
+        struct fake_host f = { .n = 0 };
+        struct ca_host host = { .ops = &fake_ops, .userdata = &f };
+        const struct ca_section s = SECTION({ "wiat", "2s" }, { "Flag", "no" },
+                                            { "levell", "1" }, { "colour", "red" },
+                                            { "u9", "1" });
+        struct target t = { 0 };
+        unsigned d = 0;
+
+        cr_assert_eq(ca_section_parse(&host, &s, specs, &t), -EINVAL);
+        cr_assert_eq(f.n, 5);
+        cr_expect_str_eq(f.msgs[0], "unknown key, did you mean \"wait\"? (expected flag, u8, "
+                                    "u16, u32, u64, wait, share, factor, mode, level, text, dir, "
+                                    "name or adapter)");
+        cr_expect(strncmp(f.msgs[1], "unknown key, did you mean \"flag\"? (", strlen("unknown key, did you mean \"flag\"? (")) == 0, "%s",
+                  f.msgs[1]);
+        cr_expect(strncmp(f.msgs[2], "unknown key, did you mean \"level\"? (", strlen("unknown key, did you mean \"level\"? (")) == 0, "%s",
+                  f.msgs[2]);
+        cr_expect(strncmp(f.msgs[3], "unknown key (expected ", strlen("unknown key (expected ")) == 0, "%s", f.msgs[3]);
+        /* Two bytes: one edit at most, and the first of equals (u8 before u16...). */
+        cr_expect(strncmp(f.msgs[4], "unknown key, did you mean \"u8\"? (", strlen("unknown key, did you mean \"u8\"? (")) == 0, "%s",
+                  f.msgs[4]);
+
+        cr_expect_null(ca_key_closest(specs, "intervall_x", &d));
+        cr_expect_str_eq(ca_key_closest(specs, "factro", &d), "factor");
+        cr_expect_eq(d, 1, "a swap is one edit");
+        cr_expect_str_eq(ca_key_closest(specs, "shar", &d), "share");
+        cr_expect_null(ca_key_closest(specs, "sha", NULL), "two edits of a short name");
+        cr_expect_null(ca_key_closest(specs, "wait", NULL), "a key is no typo of itself");
+        cr_expect_null(ca_key_closest(NULL, "wait", NULL));
+}
+
 /* A default its own table refuses is a bug of the adapter: said, not hidden. */
 Test(keys, section_bad_default_reported)
 {

@@ -173,6 +173,16 @@ int ca_key_parse(const struct ca_key_spec *spec, const char *value, void *target
                  size_t msg_len);
 
 /*
+ * ca_key_closest() - the name of @specs that @name is most likely a typo of: the closest by
+ * edits (a character inserted, dropped or changed, or two neighbours swapped), when it is at
+ * most 2 edits away (1 for a name under 4 bytes) and not @name itself; NULL otherwise (the
+ * first of equals wins). Its distance in *ret_distance (may be NULL). For "did you mean"
+ * hints: ca_section_parse() gives one for an unknown key.
+ */
+const char *ca_key_closest(const struct ca_key_spec *specs, const char *name,
+                           unsigned *ret_distance);
+
+/*
  * ca_key_names() - "a, b or c": the names of @specs, for "expected ..." messages; truncated
  * to fit @len. Returns @buf.
  */
@@ -358,7 +368,10 @@ uint64_t ca_host_slice_usec(struct ca_host *host);
 /*
  * ca_section_parse() - the whole of @s by @specs into @target: every default first, then
  * every key of the section. Each bad value and each key the table does not know is reported
- * with ca_host_key_error() ("FILE:LINE: key: message"), all of them, in the order written.
+ * with ca_host_key_error() ("FILE:LINE: key: message"), all of them, in the order written;
+ * an unknown key as "unknown key (expected a, b or c)", or, when it looks like a typo of one
+ * (ca_key_closest()), "unknown key, did you mean \"b\"? (expected a, b or c)": a host whose
+ * sections take keys of its own may add them to the hint (the daemon does).
  * Returns 0, or -EINVAL when anything was reported (@target then holds the defaults and the
  * good keys). Text fields point into @s, which lives as long as the instance.
  */
