@@ -22,3 +22,21 @@
 
 /* Manager.Reload()'s error when the new configuration is refused; the message lists why. */
 #define CA_BUS_ERROR_CONFIG "org.cacheage.CacheAge1.ConfigError"
+
+/*
+ * The most one reply of the daemon holds, its header included. A bus drops a connection that
+ * sends a message over its max_message_size (dbus-daemon: 32 MiB on the system bus unless an
+ * administrator lowers it), and a dropped daemon answers nobody until it has reconnected: an
+ * unprivileged GetHistory of a long history did that at a 1 MiB limit. Whatever grows with the
+ * configuration or the history stays under this: GetHistoryPage and GetMetricsPage page, and
+ * GetHistory and GetMetrics fail with CA_BUS_ERROR_TOO_LARGE rather than send more; Reload's
+ * list of errors is cut; the rest is bounded by the configuration's limits (256 caches, 128
+ * adapter statistics each) far below it. A bus whose limit is below it is not supported.
+ */
+#define CA_BUS_REPLY_MAX (256 * 1024) /* bytes */
+#define CA_BUS_HEADER_MAX 4096        /* bytes of a reply's header and framing, at most */
+
+/* A reply that would be over CA_BUS_REPLY_MAX: the message says which paged method to call. */
+#define CA_BUS_ERROR_TOO_LARGE "org.cacheage.CacheAge1.TooLarge"
+/* A page's cursor from before a change (a reload, a recreated cache): read again from 0. */
+#define CA_BUS_ERROR_CHANGED "org.cacheage.CacheAge1.Changed"

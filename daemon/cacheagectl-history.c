@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -19,7 +20,7 @@ struct history_column {
         char *name, *kind, *unit;
 };
 
-/* A cache's history as GetHistory sends it: columns, and per rotation a time and values. */
+/* A cache's history as GetHistoryPage sends it: columns, and per rotation a time and values. */
 struct history_info {
         struct history_column *cols;
         size_t n_cols;
@@ -41,13 +42,22 @@ static void history_info_clear(struct history_info *h)
         *h = (struct history_info){ 0 };
 }
 
-static int read_history(sd_bus_message *m, struct history_info *h)
+/* One page of GetHistoryPage: its rows are added to @h; the columns are the first page's. */
+static int read_history(sd_bus_message *m, struct history_info *h, bool first_page)
 {
         const char *name, *kind, *unit;
+        size_t n_cols = 0;
         int r;
 
         r = sd_bus_message_enter_container(m, 'a', "(sss)");
-        while (r >= 0 && (r = sd_bus_message_read(m, "(sss)", &name, &kind, &unit)) > 0) {
+        while (r >= 0 && !first_page &&
+               (r = sd_bus_message_read(m, "(sss)", &name, &kind, &unit)) > 0)
+                if (n_cols >= h->n_cols || strcmp(name, h->cols[n_cols++].name) != 0)
+                        return -EBADMSG;
+        if (r >= 0 && !first_page && n_cols != h->n_cols)
+                return -EBADMSG;
+        while (r >= 0 && first_page &&
+               (r = sd_bus_message_read(m, "(sss)", &name, &kind, &unit)) > 0) {
                 struct history_column *v = realloc(h->cols, (h->n_cols + 1) * sizeof(*v));
 
                 if (!v)
@@ -88,6 +98,44 @@ static int read_history(sd_bus_message *m, struct history_info *h)
         if (r >= 0)
                 r = sd_bus_message_exit_container(m);
         return r < 0 ? r : 0;
+}
+
+/*
+ * Every page of a cache's history (GetHistoryPage: a reply holds at most 256 KiB) into @h. A
+ * history started anew between two pages (a reload recreated the cache) is read again from
+ * its start, at most 3 times.
+ */
+static int fetch_history(sd_bus *bus, const char *name, uint64_t since_usec,
+                         struct history_info *h, sd_bus_error *error)
+{
+        for (unsigned attempt = 0;; attempt++) {
+                uint64_t cursor = 0;
+                bool first = true;
+                int r;
+
+                history_info_clear(h);
+                do {
+                        sd_bus_message *reply = NULL;
+
+                        r = sd_bus_call_method(bus, CA_BUS_NAME, CA_BUS_MANAGER_PATH,
+                                               CA_BUS_MANAGER_IFACE, "GetHistoryPage", error,
+                                               &reply, "stt", name, since_usec, cursor);
+                        if (r < 0)
+                                break;
+                        r = read_history(reply, h, first);
+                        if (r >= 0)
+                                r = sd_bus_message_read(reply, "t", &cursor);
+                        sd_bus_message_unref(reply);
+                        if (r < 0)
+                                return r == -ENOMEM ? r : -EBADMSG;
+                        first = false;
+                } while (cursor != 0);
+                if (r < 0 && attempt < 3 && sd_bus_error_has_name(error, CA_BUS_ERROR_CHANGED)) {
+                        sd_bus_error_free(error);
+                        continue;
+                }
+                return r;
+        }
 }
 
 /*
@@ -294,7 +342,6 @@ static int history_write_svg(const char *name, const struct history_info *h,
 int cmd_history(sd_bus *bus, int argc, char **argv)
 {
         sd_bus_error error = SD_BUS_ERROR_NULL;
-        sd_bus_message *reply = NULL;
         struct history_info h = { 0 };
         struct plot_series s[2];
         uint64_t since_usec = 0, *plotted[2] = { NULL, NULL };
@@ -306,18 +353,15 @@ int cmd_history(sd_bus *bus, int argc, char **argv)
         if (arg_since && parse_since(arg_since, now_realtime_usec(), &since_usec) < 0)
                 return fail(EXIT_USAGE, "--since: '%s' is not a time (expected e.g. -10min, "
                             "\"1h ago\", \"2026-12-03 04:51\", @1796273500)", arg_since);
-        r = sd_bus_call_method(bus, CA_BUS_NAME, CA_BUS_MANAGER_PATH, CA_BUS_MANAGER_IFACE,
-                               "GetHistory", &error, &reply, "st", argv[0], since_usec);
-        if (r < 0) {
+        r = fetch_history(bus, argv[0], since_usec, &h, &error);
+        if (r < 0 && sd_bus_error_is_set(&error)) {
                 if (sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_OBJECT))
                         r = fail(EXIT_FAILED, "No cache named %s", argv[0]);
                 else
                         r = call_failed(&error, r, "history", argv[0]);
                 sd_bus_error_free(&error);
-                return r;
+                goto out_free;
         }
-        r = read_history(reply, &h);
-        sd_bus_message_unref(reply);
         if (r < 0) {
                 r = fail(EXIT_FAILED, "Failed to parse the history of %s: %s", argv[0],
                          strerror(-r));

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The ring of a cache's last rotations (history.h). The ring is allocated whole when the first
- * row fixes the columns, so its memory is known from then on (and stated in the README):
- * capacity * 8 * (1 + columns) bytes, nothing per row after that.
+ * row fixes the columns, so its memory is known from then on (and stated in cacheaged.conf(5)):
+ * capacity * 8 * (1 + columns) bytes, at most HISTORY_BYTES_MAX, nothing per row after that.
  */
 
 #include <errno.h>
@@ -13,7 +13,10 @@
 #include "history.h"
 
 struct history {
-        size_t capacity; /* rows */
+        size_t requested; /* rows asked for (history_rotations) */
+        size_t capacity;  /* rows held at most: requested, within HISTORY_BYTES_MAX */
+        uint64_t first_seq; /* the number of the oldest row held: rows count from 1 */
+        uint16_t id;        /* tells this history from one made before or after it */
         struct history_column *cols;
         size_t n_cols, n_lib; /* columns; the first n_lib are the library's */
         bool have_cols;
@@ -32,10 +35,14 @@ struct history {
 
 struct history *history_new(size_t capacity)
 {
+        static uint16_t last_id;
         struct history *h = calloc(1, sizeof(*h));
 
-        if (h)
-                h->capacity = capacity;
+        if (h) {
+                h->requested = h->capacity = capacity;
+                h->first_seq = 1;
+                h->id = ++last_id;
+        }
         return h;
 }
 
@@ -74,13 +81,41 @@ size_t history_bytes_per_row(const struct history *h)
         return row_width(h) * sizeof(uint64_t);
 }
 
-int history_set_capacity(struct history *h, size_t capacity)
+/* The rows of @requested that fit in HISTORY_BYTES_MAX at @width values a row (at least 1). */
+static size_t capacity_within_bound(size_t requested, size_t width)
 {
-        size_t keep = h->n < capacity ? h->n : capacity, w = row_width(h);
+        size_t most = HISTORY_BYTES_MAX / (width * sizeof(uint64_t));
+
+        return requested < most ? requested : most > 0 ? most : 1;
+}
+
+size_t history_capacity(const struct history *h)
+{
+        return h->capacity;
+}
+
+uint64_t history_first_seq(const struct history *h)
+{
+        return h->first_seq;
+}
+
+uint16_t history_id(const struct history *h)
+{
+        return h->id;
+}
+
+int history_set_capacity(struct history *h, size_t requested)
+{
+        size_t w = row_width(h);
+        size_t capacity = h->have_cols && requested > 0 ? capacity_within_bound(requested, w)
+                                                        : requested;
+        size_t keep = h->n < capacity ? h->n : capacity;
         uint64_t *ring = NULL;
 
-        if (capacity == h->capacity)
+        if (capacity == h->capacity) {
+                h->requested = requested;
                 return 0;
+        }
         if (h->have_cols && capacity > 0) {
                 ring = calloc(capacity * w, sizeof(uint64_t));
                 if (!ring)
@@ -91,7 +126,9 @@ int history_set_capacity(struct history *h, size_t capacity)
                                w * sizeof(uint64_t));
         }
         free(h->ring);
+        h->first_seq += h->n - (ring ? keep : 0);
         h->ring = ring;
+        h->requested = requested;
         h->capacity = capacity;
         h->head = 0;
         h->n = ring ? keep : 0;
@@ -180,6 +217,9 @@ void history_add_adapter(void *userdata, const struct ca_adapter_stat *stat, uin
         if (!h->recording)
                 return;
         if (!h->have_cols) {
+                /* The host passes at most CA_ADAPTER_STATS_MAX; a row holds no more. */
+                if (h->n_cols - h->n_lib >= CA_ADAPTER_STATS_MAX)
+                        return;
                 if (column_add(h, stat, value) < 0)
                         h->recording = false; /* history_end_row() says -ENOMEM */
                 return;
@@ -211,6 +251,8 @@ int history_end_row(struct history *h)
         h->recording = false;
         if (!h->have_cols) {
                 w = 1 + h->n_cols;
+                /* Now that a row's width is known: within the bound. */
+                h->capacity = capacity_within_bound(h->requested, w);
                 h->ring = calloc(h->capacity * w, sizeof(uint64_t));
                 h->prev = calloc(h->n_cols, sizeof(uint64_t));
                 if (!h->ring || !h->prev) {
@@ -226,6 +268,7 @@ int history_end_row(struct history *h)
         if (h->n == h->capacity) {
                 row = &h->ring[h->head * w];
                 h->head = (h->head + 1) % h->capacity;
+                h->first_seq++;
         } else {
                 row = &h->ring[((h->head + h->n) % h->capacity) * w];
                 h->n++;

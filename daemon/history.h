@@ -17,6 +17,13 @@
 
 struct history;
 
+/*
+ * A ring's memory, at most: history_rotations rows of 8 * (1 + columns) bytes, fewer rows when
+ * that is over (95,325 rows of the library's 21 statistics alone; 13,981 with the 128 an
+ * adapter may add, CA_ADAPTER_STATS_MAX).
+ */
+#define HISTORY_BYTES_MAX (16 * 1024 * 1024)
+
 /* One column: a statistic. The strings live as long as the history. */
 struct history_column {
         const char *name; /* snake_case: the library's or the adapter's name */
@@ -25,15 +32,31 @@ struct history_column {
         const char *help;
 };
 
-/* history_new() - an empty history of @capacity rows (0: records nothing). NULL: no memory. */
+/*
+ * history_new() - an empty history of @capacity rows (0: records nothing), within
+ * HISTORY_BYTES_MAX once the first row says how wide a row is. NULL: no memory.
+ */
 struct history *history_new(size_t capacity);
 struct history *history_free(struct history *h);
 
 /*
- * history_set_capacity() - keep @capacity rows from now on; the newest rows are kept.
- * Returns 0 or -ENOMEM (and nothing changes).
+ * history_set_capacity() - keep @capacity rows from now on (within HISTORY_BYTES_MAX); the
+ * newest rows are kept. Returns 0 or -ENOMEM (and nothing changes).
  */
 int history_set_capacity(struct history *h, size_t capacity);
+
+/* history_capacity() - the rows it holds at most: what was asked, within HISTORY_BYTES_MAX. */
+size_t history_capacity(const struct history *h);
+
+/*
+ * history_first_seq() - the number of row 0 (the oldest held): rows are numbered from 1 in the
+ * order recorded, and keep their number while they are held (row i is number first + i), so a
+ * reader can go on from where it stopped (GetHistoryPage).
+ */
+uint64_t history_first_seq(const struct history *h);
+
+/* history_id() - a number that tells this history from the others of the process (it wraps). */
+uint16_t history_id(const struct history *h);
 
 /* history_bytes_per_row() - what one row costs: 8 * (1 + columns), once the columns are known. */
 size_t history_bytes_per_row(const struct history *h);

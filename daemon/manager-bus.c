@@ -32,6 +32,9 @@
 
 /* ---- helpers ---- */
 
+/* What a reply's body may hold: a reply is at most CA_BUS_REPLY_MAX, its header included. */
+#define PAGE_BYTES_MAX ((size_t)(CA_BUS_REPLY_MAX - CA_BUS_HEADER_MAX))
+
 static struct manager_cache *cache_from_name_or_error(struct manager *m, const char *name,
                                                       sd_bus_error *error)
 {
@@ -173,11 +176,22 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 return sd_bus_reply_method_return(msg, NULL);
         }
 
-        /* The reply carries every config error, one per line, as the log does. */
+        /*
+         * The reply carries every config error, one per line, as the log does, as far as a
+         * reply holds them (a file of errors on every line could make megabytes).
+         */
         f = open_memstream(&text, &len);
         if (f) {
-                for (size_t i = 0; i < errors.n; i++)
+                size_t i;
+
+                for (i = 0; i < errors.n; i++) {
+                        if ((size_t)ftell(f) + strlen(errors.v[i]) + 128 > PAGE_BYTES_MAX)
+                                break;
                         fprintf(f, "%s%s", i ? "\n" : "", errors.v[i]);
+                }
+                if (i < errors.n)
+                        fprintf(f, "\n... and %zu more errors (the daemon's log has every one)",
+                                errors.n - i);
                 if (errors.n == 0)
                         fprintf(f, "Reload failed: %s", strerror(-r));
                 fclose(f);
@@ -189,8 +203,12 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         return r;
 }
 
-/* Every statistic in the Prometheus text format: what metrics_file holds. */
-static int method_get_metrics(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+/*
+ * The metrics text from @cursor on, at most @max_bytes of it, malloc()ed in *ret_text; the next
+ * page's cursor in *ret_next (0 after the last).
+ */
+static int metrics_page(struct manager *m, uint64_t cursor, size_t max_bytes, char **ret_text,
+                        uint64_t *ret_next)
 {
         char *text = NULL;
         size_t len = 0;
@@ -200,36 +218,92 @@ static int method_get_metrics(sd_bus_message *msg, void *userdata, sd_bus_error 
         f = open_memstream(&text, &len);
         if (!f)
                 return -ENOMEM;
-        r = metrics_write(userdata, f);
+        r = metrics_write_page(m, f, cursor, max_bytes, ret_next);
         if (fclose(f) != 0 && r >= 0)
                 r = -ENOMEM;
-        if (r >= 0)
+        if (r < 0) {
+                free(text);
+                return r;
+        }
+        *ret_text = text;
+        return 0;
+}
+
+/*
+ * Every statistic in the Prometheus text format: what metrics_file holds. More than a reply may
+ * hold is an error that names GetMetricsPage (a bus drops a daemon that sends more than its
+ * limit).
+ */
+static int method_get_metrics(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        char *text = NULL;
+        uint64_t next = 0;
+        int r;
+
+        r = metrics_page(userdata, 0, PAGE_BYTES_MAX, &text, &next);
+        if (r < 0)
+                return r;
+        if (next != 0)
+                r = sd_bus_error_setf(error, CA_BUS_ERROR_TOO_LARGE,
+                                      "The metrics are over the %d KiB a reply holds: "
+                                      "GetMetricsPage() reads them in pages",
+                                      CA_BUS_REPLY_MAX / 1024);
+        else
                 r = sd_bus_reply_method_return(msg, "s", text);
         free(text);
         return r;
 }
 
+/* The metrics text page by page: the pages end to end are GetMetrics()'s text. */
+static int method_get_metrics_page(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        uint64_t cursor, next = 0;
+        char *text = NULL;
+        int r;
+
+        r = sd_bus_message_read(msg, "t", &cursor);
+        if (r < 0)
+                return r;
+        r = metrics_page(userdata, cursor, PAGE_BYTES_MAX, &text, &next);
+        if (r == -ESTALE)
+                return sd_bus_error_setf(error, CA_BUS_ERROR_CHANGED,
+                                         "The caches changed since that page (a reload): read "
+                                         "the metrics again from cursor 0");
+        if (r < 0)
+                return r;
+        r = sd_bus_reply_method_return(msg, "st", text, next);
+        free(text);
+        return r;
+}
+
 /*
- * A cache's last rotations from since_usec on (CLOCK_REALTIME, 0 = all): the columns (name,
- * "counter"|"gauge", unit), then one (time, values) per rotation, oldest first.
+ * A page of a cache's history: the columns (name, "counter"|"gauge", unit), then its rows from
+ * the row @cursor names on (0: the oldest), of time_usec >= @since_usec (CLOCK_REALTIME), oldest
+ * first, as many as fit in PAGE_BYTES_MAX; *ret_next: the cursor of the first row left out, 0
+ * when none is. A cursor is the history's id (16 bits) and a row's number (48 bits).
  */
-static int method_get_history(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+static int history_reply(sd_bus_message *msg, struct manager_cache *c, uint64_t since_usec,
+                         uint64_t cursor, bool paged, sd_bus_error *error)
 {
         const struct history_column *cols;
         sd_bus_message *reply = NULL;
-        struct manager_cache *c;
-        uint64_t since_usec;
-        const char *name;
-        size_t n_cols;
+        uint64_t first = history_first_seq(c->history), next = 0, start_seq;
+        size_t n_cols, bytes = 0, rows = history_rows(c->history), from = 0;
         int r;
 
-        r = sd_bus_message_read(msg, "st", &name, &since_usec);
-        if (r < 0)
-                return r;
-        c = cache_from_name_or_error(userdata, name, error);
-        if (!c)
-                return -ENOENT;
+        if (cursor != 0) {
+                start_seq = cursor & ((UINT64_C(1) << 48) - 1);
+                if ((uint16_t)(cursor >> 48) != history_id(c->history))
+                        return sd_bus_error_setf(error, CA_BUS_ERROR_CHANGED,
+                                                 "The history of %s started anew since that "
+                                                 "page (the cache was recreated): read it again "
+                                                 "from cursor 0", c->name);
+                /* Rows gone from the ring meanwhile are skipped. */
+                from = start_seq > first ? (size_t)(start_seq - first) : 0;
+        }
         cols = history_columns(c->history, &n_cols);
+        for (size_t i = 0; i < n_cols; i++)
+                bytes += 8 + 3 * 8 + strlen(cols[i].name) + strlen(cols[i].unit) + 8;
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
                 return r;
@@ -241,12 +315,26 @@ static int method_get_history(sd_bus_message *msg, void *userdata, sd_bus_error 
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "(tat)");
-        for (size_t i = 0; r >= 0 && i < history_rows(c->history); i++) {
+        for (size_t i = from; r >= 0 && i < rows; i++) {
                 uint64_t time_usec;
                 const uint64_t *v = history_row(c->history, i, &time_usec);
+                size_t row_bytes = 24 + n_cols * sizeof(*v); /* 8-aligned (t, at) */
 
                 if (time_usec < since_usec)
                         continue;
+                if (bytes + row_bytes > PAGE_BYTES_MAX) {
+                        if (!paged) {
+                                sd_bus_message_unref(reply);
+                                return sd_bus_error_setf(
+                                        error, CA_BUS_ERROR_TOO_LARGE,
+                                        "The history of %s is over the %d KiB a reply holds: "
+                                        "GetHistoryPage() reads it in pages", c->name,
+                                        CA_BUS_REPLY_MAX / 1024);
+                        }
+                        next = (uint64_t)history_id(c->history) << 48 | (first + i);
+                        break;
+                }
+                bytes += row_bytes;
                 r = sd_bus_message_open_container(reply, 'r', "tat");
                 if (r >= 0)
                         r = sd_bus_message_append(reply, "t", time_usec);
@@ -257,10 +345,50 @@ static int method_get_history(sd_bus_message *msg, void *userdata, sd_bus_error 
         }
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
+        if (r >= 0 && paged)
+                r = sd_bus_message_append(reply, "t", next);
         if (r >= 0)
                 r = sd_bus_send(NULL, reply, NULL);
         sd_bus_message_unref(reply);
         return r;
+}
+
+/*
+ * A cache's last rotations from since_usec on (CLOCK_REALTIME, 0 = all): the columns (name,
+ * "counter"|"gauge", unit), then one (time, values) per rotation, oldest first; more than a
+ * reply may hold is an error that names GetHistoryPage.
+ */
+static int method_get_history(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        struct manager_cache *c;
+        uint64_t since_usec;
+        const char *name;
+        int r;
+
+        r = sd_bus_message_read(msg, "st", &name, &since_usec);
+        if (r < 0)
+                return r;
+        c = cache_from_name_or_error(userdata, name, error);
+        if (!c)
+                return -ENOENT;
+        return history_reply(msg, c, since_usec, 0, false, error);
+}
+
+/* GetHistory() page by page: the same columns, then the rows from a cursor on, and the next. */
+static int method_get_history_page(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        struct manager_cache *c;
+        uint64_t since_usec, cursor;
+        const char *name;
+        int r;
+
+        r = sd_bus_message_read(msg, "stt", &name, &since_usec, &cursor);
+        if (r < 0)
+                return r;
+        c = cache_from_name_or_error(userdata, name, error);
+        if (!c)
+                return -ENOENT;
+        return history_reply(msg, c, since_usec, cursor, true, error);
 }
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface,
@@ -374,9 +502,17 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_manager_reset_statistics, 0),
         SD_BUS_METHOD_WITH_ARGS("GetMetrics", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", text),
                                 method_get_metrics, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetMetricsPage", SD_BUS_ARGS("t", cursor),
+                                SD_BUS_RESULT("s", text, "t", next_cursor),
+                                method_get_metrics_page, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetHistory", SD_BUS_ARGS("s", name, "t", since_usec),
                                 SD_BUS_RESULT("a(sss)", columns, "a(tat)", rotations),
                                 method_get_history, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetHistoryPage",
+                                SD_BUS_ARGS("s", name, "t", since_usec, "t", cursor),
+                                SD_BUS_RESULT("a(sss)", columns, "a(tat)", rotations, "t",
+                                              next_cursor),
+                                method_get_history_page, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
 };
 

@@ -557,6 +557,14 @@ static void cache_record_history(struct manager_cache *c, const struct ca_stats 
         if (r < 0)
                 log_warning_errno(r, "%s: Failed to record the rotation in the history: %m, "
                                   "ignoring", c->name);
+        else if (!c->history_bound_logged &&
+                 history_capacity(c->history) < c->manager->conf->history_rotations) {
+                c->history_bound_logged = true;
+                log_notice("%s: its history keeps %zu rotations, not history_rotations = %u: "
+                           "%zu bytes a rotation, at most %d MiB a cache", c->name,
+                           history_capacity(c->history), c->manager->conf->history_rotations,
+                           history_bytes_per_row(c->history), HISTORY_BYTES_MAX >> 20);
+        }
 }
 
 /*
@@ -1450,6 +1458,8 @@ struct adapter_stats_filter {
         ca_stat_emit_t emit;
         void *emit_userdata;
         bool malformed;
+        size_t n;       /* passed on */
+        size_t over;    /* left out past CA_ADAPTER_STATS_MAX */
 };
 
 /* Between the plugin's stats hook and the bus: what goes on the bus must be well-formed. */
@@ -1467,6 +1477,11 @@ static void adapter_stat_filter(void *userdata, const struct ca_adapter_stat *st
                 f->malformed = true;
                 return;
         }
+        if (f->n >= CA_ADAPTER_STATS_MAX) {
+                f->over++;
+                return;
+        }
+        f->n++;
         f->emit(f->emit_userdata, stat, value);
 }
 
@@ -1479,7 +1494,11 @@ void manager_cache_adapter_stats(struct manager_cache *c, ca_stat_emit_t emit,
         if (!c->cache || !c->hooks || !c->hooks->stats)
                 return;
         c->hooks->stats(c->cache, c->hooks_userdata, adapter_stat_filter, &f);
-        if (f.malformed)
+        if (f.over > 0 && !c->adapter_stats_warned)
+                log_warning("%s: adapter %s reports %zu statistics, more than %d: the last %zu "
+                            "are left out, ignoring", c->name, c->adapter, f.n + f.over,
+                            CA_ADAPTER_STATS_MAX, f.over);
+        if (f.malformed || f.over > 0)
                 c->adapter_stats_warned = true;
 }
 

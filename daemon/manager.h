@@ -61,7 +61,9 @@ struct manager_cache {
         uint64_t reclaimed_before;      /* stats.reclaimed when the rotation began */
         uint64_t last_reclaimed;        /* objects the last finished rotation reclaimed */
         uint64_t logged_ages[2];        /* single-use and max age in force, as last logged */
-        bool adapter_stats_warned;      /* a malformed adapter statistic was logged */
+        bool adapter_stats_warned;      /* a malformed adapter statistic was logged, or too
+                                           many of them */
+        bool history_bound_logged;      /* its history holds fewer rows than asked: said */
         struct history *history;        /* the last rotations (history.h); kept over reloads */
 
         /* Private to manager-bus.c. */

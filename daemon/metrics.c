@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,24 +144,25 @@ static void put_sample(FILE *f, const char *name, const struct manager_cache *c,
  * not in the table, but a counter per bucket, labelled with the bucket's lowest distance. (Not
  * a Prometheus histogram: that needs the sum of the distances, which nothing counts.)
  */
-static void put_refault_distances(FILE *f, struct manager *m)
+static const char refault_family[] = "cacheage_refaults_by_distance_total";
+
+static void put_refault_help(FILE *f)
 {
-        static const char name[] = "cacheage_refaults_by_distance_total";
-        size_t n = manager_n_caches(m);
+        fprintf(f, "# HELP %s refaults by the rotations between reclaim and return, from "
+                   "min_rotations up to the next bucket's\n# TYPE %s counter\n", refault_family,
+                refault_family);
+}
+
+static void put_refault_distances(FILE *f, const struct manager_cache *c)
+{
+        uint64_t hist[CA_REFAULT_BUCKETS] = { 0 };
         char floor[16];
 
-        fprintf(f, "# HELP %s refaults by the rotations between reclaim and return, from "
-                   "min_rotations up to the next bucket's\n# TYPE %s counter\n", name, name);
-        for (size_t i = 0; i < n; i++) {
-                const struct manager_cache *c = manager_cache_at(m, i);
-                uint64_t hist[CA_REFAULT_BUCKETS] = { 0 };
-
-                if (c->cache)
-                        ca_cache_refault_histogram(c->cache, hist);
-                for (unsigned b = 0; b < CA_REFAULT_BUCKETS; b++) {
-                        snprintf(floor, sizeof(floor), "%" PRIu32, ca_refault_bucket_floor(b));
-                        put_sample_labelled(f, name, c, "min_rotations", floor, hist[b], 1);
-                }
+        if (c->cache)
+                ca_cache_refault_histogram(c->cache, hist);
+        for (unsigned b = 0; b < CA_REFAULT_BUCKETS; b++) {
+                snprintf(floor, sizeof(floor), "%" PRIu32, ca_refault_bucket_floor(b));
+                put_sample_labelled(f, refault_family, c, "min_rotations", floor, hist[b], 1);
         }
 }
 
@@ -173,7 +175,6 @@ struct adapter_sample {
         uint64_t divisor;
         const struct manager_cache *cache;
         uint64_t value;
-        bool done;
 };
 
 struct adapter_samples {
@@ -212,14 +213,69 @@ static void adapter_sample_add(void *userdata, const struct ca_adapter_stat *sta
         s->n++;
 }
 
-int metrics_write(struct manager *m, FILE *f)
+/* Samples in order of family name, and within one family in the order gathered. */
+static int cmp_samples(const void *a, const void *b, void *samples)
+{
+        const struct adapter_sample *v = samples;
+        size_t i = *(const size_t *)a, j = *(const size_t *)b;
+        int c = strcmp(v[i].name, v[j].name);
+
+        return c ? c : i < j ? -1 : i > j;
+}
+
+/* An adapter family: its samples are order[first .. first + n), the first one's kind wins. */
+struct adapter_family {
+        size_t first, n;
+};
+
+static int cmp_families(const void *a, const void *b, void *order)
+{
+        size_t i = ((const size_t *)order)[((const struct adapter_family *)a)->first];
+        size_t j = ((const size_t *)order)[((const struct adapter_family *)b)->first];
+
+        return i < j ? -1 : i > j;
+}
+
+/* FNV-1a over what decides where a page's cursor points: the caches and the adapter families. */
+static uint32_t layout_hash(struct manager *m, const struct adapter_samples *s,
+                            const size_t *order, const struct adapter_family *fam, size_t n_fam)
+{
+        uint32_t h = 2166136261u;
+
+#define MIX(p, len)                                                                        \
+        for (size_t _i = 0; _i < (len); _i++)                                             \
+                h = (h ^ ((const uint8_t *)(p))[_i]) * 16777619u
+        for (size_t i = 0; i < manager_n_caches(m); i++) {
+                const struct manager_cache *c = manager_cache_at(m, i);
+
+                MIX(c->name, strlen(c->name) + 1);
+                MIX(c->adapter, strlen(c->adapter) + 1);
+        }
+        for (size_t k = 0; k < n_fam; k++) {
+                const struct adapter_sample *a = &s->v[order[fam[k].first]];
+
+                MIX(a->name, strlen(a->name) + 1);
+                MIX(&fam[k].n, sizeof(fam[k].n));
+        }
+#undef MIX
+        return h;
+}
+
+/* A unit of a page (a sample, a cache's buckets, with its family's HELP and TYPE) is under this. */
+#define METRICS_UNIT_MAX (8 * 1024) /* bytes */
+
+int metrics_write_page(struct manager *m, FILE *f, uint64_t cursor, size_t max_bytes,
+                       uint64_t *ret_next)
 {
         struct adapter_samples s = { 0 };
+        struct adapter_family *fam = NULL;
         const struct ca_stat_desc *d;
-        size_t n_descs, n = manager_n_caches(m);
+        size_t n_descs, n = manager_n_caches(m), n_fam = 0, *order = NULL, k0 = 0, p0 = 0;
         char name[METRICS_NAME_MAX];
         struct ca_stats *stats;
-        uint64_t divisor;
+        uint64_t divisor, next = 0;
+        uint32_t hash;
+        long start = max_bytes == SIZE_MAX ? 0 : ftell(f);
         int r = 0;
 
         stats = calloc(n ? n : 1, sizeof(*stats));
@@ -230,49 +286,98 @@ int metrics_write(struct manager *m, FILE *f)
                 s.cache = manager_cache_at(m, i);
                 manager_cache_adapter_stats(manager_cache_at(m, i), adapter_sample_add, &s);
         }
-        if (s.r < 0) {
-                r = s.r;
+        order = calloc(s.n ? s.n : 1, sizeof(*order));
+        fam = calloc(s.n ? s.n : 1, sizeof(*fam));
+        if (s.r < 0 || !order || !fam) {
+                r = s.r < 0 ? s.r : -ENOMEM;
                 goto out_free;
         }
+        /*
+         * One family per adapter and name, its samples together, in the order its first sample
+         * came. Two caches of one adapter whose hooks disagree on a statistic's kind would make
+         * two TYPEs of one family: the first one seen wins, the other samples are left out.
+         */
+        for (size_t i = 0; i < s.n; i++)
+                order[i] = i;
+        qsort_r(order, s.n, sizeof(*order), cmp_samples, s.v);
+        for (size_t i = 0; i < s.n; i++) {
+                if (n_fam == 0 || strcmp(s.v[order[i]].name, s.v[order[fam[n_fam - 1].first]].name))
+                        fam[n_fam++] = (struct adapter_family){ .first = i };
+                fam[n_fam - 1].n++;
+        }
+        qsort_r(fam, n_fam, sizeof(*fam), cmp_families, order);
 
         d = ca_stat_descs(&n_descs);
-        for (size_t k = 0; k < n_descs && n > 0; k++) {
-                metrics_name("cacheage_", d[k].name, d[k].kind, d[k].unit, name, &divisor);
-                put_help(f, name, d[k].help, d[k].unit);
-                fprintf(f, "# TYPE %s %s\n", name, ca_stat_kind_name(d[k].kind));
-                for (size_t i = 0; i < n; i++)
-                        put_sample(f, name, manager_cache_at(m, i), ca_stat_value(&stats[i], &d[k]),
-                                   divisor);
+        hash = layout_hash(m, &s, order, fam, n_fam);
+        if (cursor != 0) {
+                k0 = (size_t)(cursor >> 16 & 0xffff);
+                p0 = (size_t)(cursor & 0xffff);
+                if ((uint32_t)(cursor >> 32) != hash || n == 0 || k0 > n_descs + n_fam) {
+                        r = -ESTALE;
+                        goto out_free;
+                }
         }
-        if (n > 0)
-                put_refault_distances(f, m);
-        /*
-         * One family per adapter and name, its samples together. Two caches of one adapter
-         * whose hooks disagree on a statistic's kind would make two TYPEs of one family: the
-         * first one seen wins, the other samples are left out.
-         */
-        for (size_t i = 0; i < s.n; i++) {
-                if (s.v[i].done)
-                        continue;
-                put_help(f, s.v[i].name, s.v[i].help, s.v[i].unit);
-                fprintf(f, "# TYPE %s %s\n", s.v[i].name, ca_stat_kind_name(s.v[i].kind));
-                for (size_t j = i; j < s.n; j++) {
-                        if (s.v[j].done || strcmp(s.v[j].name, s.v[i].name) != 0)
-                                continue;
-                        s.v[j].done = true;
-                        if (s.v[j].kind == s.v[i].kind)
-                                put_sample(f, s.v[i].name, s.v[j].cache, s.v[j].value,
-                                           s.v[j].divisor);
+        /* Families: the library's table, the refault buckets, the adapters' (n == 0: none). */
+        for (size_t k = k0; n > 0 && k <= n_descs + n_fam && !next; k++) {
+                const struct adapter_family *af = k > n_descs ? &fam[k - n_descs - 1] : NULL;
+                const struct adapter_sample *first = af ? &s.v[order[af->first]] : NULL;
+                size_t n_units = af ? af->n : n;
+
+                for (size_t p = k == k0 ? p0 : 0; p < n_units; p++) {
+                        /* Full: the rest is the next page's, from this unit on. */
+                        if (max_bytes != SIZE_MAX &&
+                            (size_t)(ftell(f) - start) + METRICS_UNIT_MAX > max_bytes) {
+                                if ((size_t)(ftell(f) - start) == 0) {
+                                        r = -ENOBUFS;
+                                        goto out_free;
+                                }
+                                next = (uint64_t)hash << 32 | (uint64_t)k << 16 | p;
+                                break;
+                        }
+                        if (k < n_descs) {
+                                metrics_name("cacheage_", d[k].name, d[k].kind, d[k].unit, name,
+                                             &divisor);
+                                if (p == 0) {
+                                        put_help(f, name, d[k].help, d[k].unit);
+                                        fprintf(f, "# TYPE %s %s\n", name,
+                                                ca_stat_kind_name(d[k].kind));
+                                }
+                                put_sample(f, name, manager_cache_at(m, p),
+                                           ca_stat_value(&stats[p], &d[k]), divisor);
+                        } else if (k == n_descs) {
+                                if (p == 0)
+                                        put_refault_help(f);
+                                put_refault_distances(f, manager_cache_at(m, p));
+                        } else {
+                                const struct adapter_sample *a = &s.v[order[af->first + p]];
+
+                                if (p == 0) {
+                                        put_help(f, first->name, first->help, first->unit);
+                                        fprintf(f, "# TYPE %s %s\n", first->name,
+                                                ca_stat_kind_name(first->kind));
+                                }
+                                if (a->kind == first->kind)
+                                        put_sample(f, a->name, a->cache, a->value, a->divisor);
+                        }
                 }
         }
         if (ferror(f))
                 r = -EIO;
+        else if (ret_next)
+                *ret_next = next;
 out_free:
         for (size_t i = 0; i < s.n; i++)
                 free(s.v[i].help);
         free(s.v);
+        free(order);
+        free(fam);
         free(stats);
         return r;
+}
+
+int metrics_write(struct manager *m, FILE *f)
+{
+        return metrics_write_page(m, f, 0, SIZE_MAX, NULL);
 }
 
 int metrics_write_file(struct manager *m, const char *path, char *reason, size_t reason_len)

@@ -34,6 +34,17 @@ char *metrics_name(const char *prefix, const char *name, enum ca_stat_kind kind,
 int metrics_write(struct manager *m, FILE *f);
 
 /*
+ * metrics_write_page() - the text from @cursor on (0: from the start) into @f, at most
+ * @max_bytes of it, ending where a sample ends (a family goes on in the next page without its
+ * HELP and TYPE): the pages put end to end are the text. *ret_next gets the next page's
+ * cursor, 0 after the last page. A cursor holds a hash of the caches and of the adapters'
+ * families: -ESTALE when they changed since (a reload; read again from 0). -ENOBUFS when
+ * @max_bytes cannot hold a single sample (under 8 KiB), -EIO when writing failed.
+ */
+int metrics_write_page(struct manager *m, FILE *f, uint64_t cursor, size_t max_bytes,
+                       uint64_t *ret_next);
+
+/*
  * metrics_write_file() - the text into @path, atomically: a temporary file beside it (a
  * hidden name, which the textfile collector skips), mode 0644 whatever the umask, renamed over
  * @path. The directory is opened along a trusted path (trust_open_full(), TRUST_DIRECTORY:

@@ -14,16 +14,20 @@
  *     bad_stats = no      (yes: also emit two malformed statistics, which the host leaves out)
  *     recreate = no       (yes: objects get identities, their index + 1, and what was
  *                          reclaimed is created again before every rotation: refaults)
+ *     extra_stats = 0     (N: also emit counters extra_0 .. extra_N-1, rotations each, so
+ *                          that its history's rows and its metrics grow to what a test needs)
  */
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cacheage/age.h"
 #include "cacheage/plugin.h"
 
 #define FIXED_OBJECTS_MAX 50000000ULL /* nodes one instance may create */
+#define FIXED_EXTRA_STATS_MAX 1000    /* more than the host takes (CA_ADAPTER_STATS_MAX) */
 
 struct fixed_object {
         struct ca_node node;
@@ -34,7 +38,7 @@ struct fixed {
         struct ca_host *host;
         struct ca_cache *cache;
         struct fixed_object *objects;
-        size_t n_objects, n_reused, object_size;
+        size_t n_objects, n_reused, object_size, extra_stats;
         enum ca_status verdict;
         bool bad_stats, recreate;
         uint64_t freed, touches, refreshes;
@@ -128,6 +132,17 @@ static void fixed_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t e
         emit(emit_userdata,
              &(const struct ca_adapter_stat){ .name = "refreshes", .kind = CA_STAT_COUNTER },
              f->refreshes);
+        for (size_t i = 0; i < f->extra_stats; i++) {
+                char name[32];
+
+                snprintf(name, sizeof(name), "extra_%zu", i);
+                emit(emit_userdata,
+                     &(const struct ca_adapter_stat){ .name = name, .kind = CA_STAT_COUNTER,
+                                                      .unit = "rotations",
+                                                      .help = "a statistic for the size of "
+                                                              "replies" },
+                     f->refreshes);
+        }
 }
 
 static const struct ca_cache_hooks fixed_hooks = {
@@ -150,7 +165,7 @@ static void fixed_destroy(void *instance)
 }
 
 struct fixed_config {
-        size_t n_objects, n_reused, object_size;
+        size_t n_objects, n_reused, object_size, extra_stats;
         int verdict;
         bool bad_stats, recreate;
 };
@@ -174,6 +189,9 @@ static const struct ca_key_spec fixed_keys[] = {
           .def = "no", .help = "also emit malformed statistics (the host must leave them out)" },
         { .name = "recreate", .type = CA_KEY_BOOL, CA_KEY_FIELD(struct fixed_config, recreate),
           .def = "no", .help = "create the reclaimed again before every rotation (refaults)" },
+        { .name = "extra_stats", .type = CA_KEY_UINT,
+          CA_KEY_FIELD(struct fixed_config, extra_stats), .def = "0",
+          .max = FIXED_EXTRA_STATS_MAX, .help = "further counters the stats hook emits" },
         CA_KEY_END
 };
 
@@ -206,6 +224,7 @@ static int fixed_create(struct ca_host *host, const struct ca_section *s, void *
         f->verdict = (enum ca_status)cfg.verdict;
         f->bad_stats = cfg.bad_stats;
         f->recreate = cfg.recreate;
+        f->extra_stats = cfg.extra_stats;
         f->objects = calloc(f->n_objects ? f->n_objects : 1, sizeof(*f->objects));
         if (!f->objects) {
                 free(f);

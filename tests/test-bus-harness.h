@@ -95,8 +95,11 @@ static inline void bus_env_kill_bus(struct bus_env *e)
         e->dbus_pid = -1;
 }
 
-/* Start the private bus; @policy is the file it includes (NULL: ours). */
-static inline void bus_env_start(struct bus_env *e, const char *policy)
+/*
+ * Start the private bus; @policy is the file it includes (NULL: ours), @extra more of its
+ * configuration (a <limit>, NULL: none) before the end.
+ */
+static inline void bus_env_start_with(struct bus_env *e, const char *policy, const char *extra)
 {
         char conf[300], line[512], ours[512];
         const char *src = test_env("CA_TEST_SRCDIR");
@@ -128,6 +131,8 @@ static inline void bus_env_start(struct bus_env *e, const char *policy)
                         fprintf(out, "%.*s%s%s", (int)(at - line), line, e->socket, at + 8);
                 else if ((at = strstr(line, "@POLICY@")))
                         fprintf(out, "%.*s%s%s", (int)(at - line), line, policy, at + 8);
+                else if (extra && strcmp(line, "</busconfig>\n") == 0)
+                        fprintf(out, "  %s\n%s", extra, line);
                 else
                         fputs(line, out);
         }
@@ -135,6 +140,11 @@ static inline void bus_env_start(struct bus_env *e, const char *policy)
         cr_assert(fclose(out) == 0);
 
         bus_env_spawn_bus(e);
+}
+
+static inline void bus_env_start(struct bus_env *e, const char *policy)
+{
+        bus_env_start_with(e, policy, NULL);
 }
 
 static inline bool bus_has_owner(sd_bus *bus, const char *name)

@@ -7,10 +7,12 @@
  * a bus that keeps answering while a 2,000,000-object cache ages.
  */
 
+#include <grp.h>
 #include <inttypes.h>
 #include <sys/stat.h>
 
 #include "cacheage/age.h"
+#include "cacheage/plugin.h"
 #include "test-bus-harness.h"
 
 /* ---- the same cache, driven in-process by the library ---- */
@@ -1289,4 +1291,205 @@ Test(bus, responsive_while_aging_2M_objects, .fini = teardown, .timeout = 300)
          * limit here failed beside a busy loop per core (1.1 s, scripts/load-test.sh).
          */
         free(lat);
+}
+
+/* ---- replies within the bus's limit ---- */
+
+#define BIG_EXTRA_STATS 120 /* 21 + 4 + 120 columns: 1,184 bytes a rotation on the bus */
+#define SMALL_CACHES 128    /* each with 124 adapter statistics: over 1 MiB of metrics */
+
+/* The bus's unique name of @name's owner, malloc()ed ("" when none). */
+static char *name_owner(sd_bus *bus, const char *name)
+{
+        sd_bus_message *reply = NULL;
+        const char *owner = "";
+        char *copy;
+
+        if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                               "org.freedesktop.DBus", "GetNameOwner", NULL, &reply, "s",
+                               name) >= 0)
+                (void)sd_bus_message_read(reply, "s", &owner);
+        copy = strdup(owner);
+        sd_bus_message_unref(reply);
+        return copy;
+}
+
+/*
+ * As nobody, @n calls of GetHistory("big", 0) and of GetMetrics(): how many did not get the
+ * error that says a reply would be too large (a dropped daemon's NoReply, or a reply at all).
+ */
+static int nobody_large_calls(const char *address, int n)
+{
+        int status;
+        pid_t pid;
+
+        pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+                sd_bus *bus = NULL;
+                int bad = 0;
+
+                if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+                    setresuid(65534, 65534, 65534) < 0 || harness_connect(address, &bus) < 0)
+                        _exit(200);
+                sd_bus_set_method_call_timeout(bus, 5000000);
+                for (int i = 0; i < 2 * n; i++) {
+                        sd_bus_error error = SD_BUS_ERROR_NULL;
+                        sd_bus_message *reply = NULL;
+
+                        if (i % 2 == 0)
+                                (void)sd_bus_call_method(bus, CA_BUS_NAME, CA_BUS_MANAGER_PATH,
+                                                         CA_BUS_MANAGER_IFACE, "GetHistory",
+                                                         &error, &reply, "st", "big",
+                                                         UINT64_C(0));
+                        else
+                                (void)sd_bus_call_method(bus, CA_BUS_NAME, CA_BUS_MANAGER_PATH,
+                                                         CA_BUS_MANAGER_IFACE, "GetMetrics",
+                                                         &error, &reply, NULL);
+                        if (!sd_bus_error_has_name(&error, CA_BUS_ERROR_TOO_LARGE)) {
+                                fprintf(stderr, "call %d: %s: %s\n", i,
+                                        error.name ? error.name : "a reply",
+                                        error.message ? error.message : "");
+                                bad++;
+                        }
+                        sd_bus_error_free(&error);
+                        sd_bus_message_unref(reply);
+                }
+                sd_bus_flush_close_unref(bus);
+                _exit(bad > 100 ? 100 : bad);
+        }
+        cr_assert(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+        cr_assert_neq(WEXITSTATUS(status), 200, "could not call as nobody");
+        return WEXITSTATUS(status);
+}
+
+/* Every page of GetHistoryPage("big"): the rows, and how many pages held them. */
+static size_t history_pages(sd_bus *bus, size_t *ret_pages)
+{
+        uint64_t cursor = 0, last_time = 0;
+        size_t rows = 0, pages = 0, n_descs;
+
+        (void)ca_stat_descs(&n_descs);
+        do {
+                sd_bus_error error = SD_BUS_ERROR_NULL;
+                sd_bus_message *reply = NULL;
+                const void *v;
+                size_t len;
+                uint64_t t;
+                int r;
+
+                r = sd_bus_call_method(bus, CA_BUS_NAME, CA_BUS_MANAGER_PATH,
+                                       CA_BUS_MANAGER_IFACE, "GetHistoryPage", &error, &reply,
+                                       "stt", "big", UINT64_C(0), cursor);
+                cr_assert(r >= 0, "GetHistoryPage: %s", error.message);
+                cr_assert(sd_bus_message_skip(reply, "a(sss)") >= 0);
+                cr_assert(sd_bus_message_enter_container(reply, 'a', "(tat)") >= 0);
+                while ((r = sd_bus_message_enter_container(reply, 'r', "tat")) > 0) {
+                        cr_assert(sd_bus_message_read(reply, "t", &t) >= 0);
+                        cr_assert(sd_bus_message_read_array(reply, 't', &v, &len) >= 0);
+                        cr_assert_eq(len, (n_descs + 4 + BIG_EXTRA_STATS) * 8);
+                        cr_assert(t >= last_time, "rows out of order across pages");
+                        last_time = t;
+                        cr_assert(sd_bus_message_exit_container(reply) >= 0);
+                        rows++;
+                }
+                cr_assert(r >= 0 && sd_bus_message_exit_container(reply) >= 0);
+                cr_assert(sd_bus_message_read(reply, "t", &cursor) >= 0);
+                sd_bus_message_unref(reply);
+                pages++;
+        } while (cursor != 0);
+        *ret_pages = pages;
+        return rows;
+}
+
+static bool big_rotated_enough(void *userdata)
+{
+        return get_t(env.bus, cache_path("big"), CA_BUS_CACHE_IFACE, "Rotations") >= 1000;
+}
+
+/*
+ * A bus whose max_message_size is 1 MiB drops a connection that sends more: an unprivileged
+ * GetHistory of a long history used to do that to the daemon (20 calls, 20 disconnects, root's
+ * calls failing meanwhile), and so did GetMetrics of many caches. Every reply stays under
+ * 256 KiB now: the two old methods say the reply would be too large, the paged ones bring
+ * everything, the daemon keeps its connection and answers root; cacheagectl reads every page.
+ * Also: an adapter's statistics past the 128th are left out, said once.
+ */
+Test(bus, history_and_metrics_bounded_by_the_bus_limit, .fini = teardown, .timeout = 300)
+{
+        char hdr[512], *owner, *after, *out, *text = NULL, *log;
+        size_t len = 0, rows, pages;
+        FILE *f;
+        int rc;
+
+        if (!can_drop_privileges())
+                cr_skip_test("needs root, setpriv and busctl");
+        bus_env_start_with(&env, NULL, "<limit name=\"max_message_size\">1048576</limit>");
+        config_header(hdr, sizeof(hdr));
+        f = open_memstream(&text, &len);
+        cr_assert(f);
+        fprintf(f, "%s\nhistory_rotations = 2000\n\n[cache big]\nadapter = fixed\nobjects = 10\n"
+                   "interval = 10ms\nextra_stats = %d\n\n[cache many]\nadapter = fixed\n"
+                   "objects = 10\nextra_stats = 200\n",
+                hdr, BIG_EXTRA_STATS);
+        for (int i = 0; i < SMALL_CACHES; i++)
+                fprintf(f, "\n[cache small-%d]\nadapter = fixed\nobjects = 10\n"
+                           "extra_stats = %d\n", i, BIG_EXTRA_STATS);
+        cr_assert(fclose(f) == 0);
+        bus_env_daemon(&env, "%s", text);
+        free(text);
+        cr_assert(test_wait_until(big_rotated_enough, NULL, 200000000),
+                  "big did not rotate 1000 times:\n%s", test_read_file(env.daemon_err));
+        owner = name_owner(env.bus, CA_BUS_NAME);
+        cr_assert(owner[0]);
+
+        /* Unprivileged, 20 of each: an error each, never a reply over the limit. */
+        rc = nobody_large_calls(env.address, 20);
+        after = name_owner(env.bus, CA_BUS_NAME);
+        cr_assert_str_eq(after, owner, "the daemon lost its connection (now '%s')\n%s", after,
+                         test_read_file(env.daemon_err));
+        cr_assert_eq(rc, 0, "%d of 40 calls did not say the reply would be too large", rc);
+        free(get_s(env.bus, CA_BUS_MANAGER_PATH, CA_BUS_MANAGER_IFACE, "Version"));
+
+        /* Root reads every page: the whole history, more than a page of it. */
+        cr_assert(sd_bus_set_property(env.bus, CA_BUS_NAME, cache_path("big"),
+                                      CA_BUS_CACHE_IFACE, "Enabled", NULL, "b", 0) >= 0);
+        usleep(200000); /* a rotation under way records its row */
+        rows = history_pages(env.bus, &pages);
+        cr_assert_geq(rows, 1000);
+        cr_assert_geq(pages, 5, "%zu rows in %zu pages", rows, pages);
+        rc = run(&out, "'%s' --address=%s --json history big | grep -o time_usec | wc -l",
+                 test_env("CACHEAGECTL"), env.address);
+        cr_assert_eq(rc, 0);
+        cr_assert_eq(strtoull(out, NULL, 10), rows, "cacheagectl history printed %s rows of %zu",
+                     out, rows);
+        free(out);
+
+        /* The metrics in pages, end to end: every family once, every cache's sample. */
+        rc = run(&out, "'%s' --address=%s metrics > '%s/metrics.txt' && "
+                       "grep -c '^cacheage_objects{' '%s/metrics.txt' && "
+                       "grep '^# HELP' '%s/metrics.txt' | sort | uniq -d | wc -l && "
+                       "wc -c < '%s/metrics.txt'",
+                 test_env("CACHEAGECTL"), env.address, env.dir, env.dir, env.dir, env.dir);
+        cr_assert_eq(rc, 0, "%s", out);
+        {
+                unsigned long caches, dup_help, bytes;
+
+                cr_assert_eq(sscanf(out, "%lu %lu %lu", &caches, &dup_help, &bytes), 3, "%s", out);
+                cr_expect_eq(caches, SMALL_CACHES + 2);
+                cr_expect_eq(dup_help, 0, "a family's HELP twice: pages cut it wrongly");
+                cr_expect_gt(bytes, 1048576, "the metrics should be over the bus's limit");
+        }
+        free(out);
+
+        /* 200 statistics emitted, 128 passed on, said once. */
+        text = adapter_stats_text(env.bus, cache_path("many"), false);
+        cr_expect_eq(count(text, "\n"), CA_ADAPTER_STATS_MAX, "%s", text);
+        free(text);
+        log = test_read_file(env.daemon_err);
+        cr_expect_eq(count(log, "many: adapter fixed reports 204 statistics, more than 128"), 1,
+                     "%s", log);
+        free(log);
+        free(owner);
+        free(after);
 }

@@ -7,6 +7,7 @@
 
 #include <criterion/criterion.h>
 #include <regex.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "history.h"
@@ -164,6 +165,63 @@ Test(history, length_changes_keep_the_newest)
         history_row(h, 0, &t);
         cr_expect_eq(t, 14);
         history_free(h);
+}
+
+/*
+ * The ring's memory has a bound whatever history_rotations says: 100,000 rotations of a row
+ * with 128 adapter statistics would be 120 MB a cache; HISTORY_BYTES_MAX holds fewer rows.
+ * The host passes no more than CA_ADAPTER_STATS_MAX statistics, and a row holds no more.
+ */
+Test(history, memory_bounded)
+{
+        struct history *h = history_new(100000), *small = history_new(1000);
+        struct ca_stats st = stats_at(1);
+        size_t n_descs, n;
+
+        (void)ca_stat_descs(&n_descs);
+        cr_assert_eq(history_begin_row(h, 1, &st), 0);
+        for (int i = 0; i < CA_ADAPTER_STATS_MAX + 10; i++) {
+                char name[32];
+
+                snprintf(name, sizeof(name), "s%d", i);
+                emit(h, name, CA_STAT_COUNTER, (uint64_t)i);
+        }
+        cr_assert_eq(history_end_row(h), 0);
+        history_columns(h, &n);
+        cr_expect_eq(n, n_descs + CA_ADAPTER_STATS_MAX);
+        cr_expect_eq(history_bytes_per_row(h), 8 * (1 + n_descs + CA_ADAPTER_STATS_MAX));
+        cr_expect_eq(history_capacity(h), HISTORY_BYTES_MAX / history_bytes_per_row(h));
+        cr_expect_lt(history_capacity(h), 100000);
+        cr_expect_leq(history_capacity(h) * history_bytes_per_row(h), HISTORY_BYTES_MAX);
+        /* Within the bound a length is what was asked; over it, the bound again. */
+        cr_assert_eq(history_set_capacity(h, 50), 0);
+        cr_expect_eq(history_capacity(h), 50);
+        cr_assert_eq(history_set_capacity(h, 100000), 0);
+        cr_expect_eq(history_capacity(h), HISTORY_BYTES_MAX / history_bytes_per_row(h));
+        /* The default is far within it. */
+        record(small, 1, 1, 1, 1);
+        cr_expect_eq(history_capacity(small), 1000);
+        history_free(h);
+        history_free(small);
+}
+
+/* Rows keep their numbers while held: a reader goes on where it stopped (GetHistoryPage). */
+Test(history, row_numbers)
+{
+        struct history *h = history_new(3), *other = history_new(3);
+
+        cr_expect_eq(history_first_seq(h), 1);
+        for (uint64_t i = 1; i <= 3; i++)
+                record(h, i, i, 0, 0);
+        cr_expect_eq(history_first_seq(h), 1);
+        record(h, 4, 4, 0, 0);
+        record(h, 5, 5, 0, 0);
+        cr_expect_eq(history_first_seq(h), 3, "rows 1 and 2 left the ring");
+        cr_assert_eq(history_set_capacity(h, 1), 0);
+        cr_expect_eq(history_first_seq(h), 5, "the newest row is kept with its number");
+        cr_expect_neq(history_id(h), history_id(other));
+        history_free(h);
+        history_free(other);
 }
 
 Test(history, none_at_all)

@@ -209,6 +209,11 @@ struct ca_adapter_stat {
 
 #define CA_ADAPTER_STAT_NAME_MAX 64  /* bytes of a name, and of a unit */
 #define CA_ADAPTER_STAT_HELP_MAX 256 /* bytes of a help line */
+/*
+ * Statistics one stats hook may emit: the host leaves out (and logs once) those after the
+ * first CA_ADAPTER_STATS_MAX, so that every reply and history row that holds them is bounded.
+ */
+#define CA_ADAPTER_STATS_MAX 128
 
 /* Called by a stats hook once per statistic; @stat is only read during the call. */
 typedef void (*ca_stat_emit_t)(void *emit_userdata, const struct ca_adapter_stat *stat,
