@@ -1490,6 +1490,32 @@ Test(bus, history_and_metrics_bounded_by_the_bus_limit, .fini = teardown, .timeo
         cr_expect_eq(count(log, "many: adapter fixed reports 204 statistics, more than 128"), 1,
                      "%s", log);
         free(log);
+
+        /* A reload of a file with 20,000 bad lines: its errors are cut, the daemon stays. */
+        {
+                sd_bus_error error = SD_BUS_ERROR_NULL;
+                FILE *conf = fopen(env.conf, "we");
+                const char *more;
+
+                cr_assert(conf);
+                fprintf(conf, "[daemon]\n");
+                for (int i = 0; i < 20000; i++)
+                        fprintf(conf, "not a key value line number %d\n", i);
+                cr_assert(fclose(conf) == 0);
+                cr_assert(sd_bus_call_method(env.bus, CA_BUS_NAME, CA_BUS_MANAGER_PATH,
+                                             CA_BUS_MANAGER_IFACE, "Reload", &error, NULL,
+                                             NULL) < 0);
+                cr_assert(sd_bus_error_has_name(&error, CA_BUS_ERROR_CONFIG), "%s: %s",
+                          error.name, error.message);
+                more = strstr(error.message, "\n... and ");
+                cr_assert(more && strstr(more, " more errors (the daemon's log has every one)"),
+                          "%.200s", more ? more : error.message);
+                cr_expect_leq(strlen(error.message), CA_BUS_REPLY_MAX);
+                sd_bus_error_free(&error);
+                free(after);
+                after = name_owner(env.bus, CA_BUS_NAME);
+                cr_assert_str_eq(after, owner, "the daemon lost its connection");
+        }
         free(owner);
         free(after);
 }
