@@ -645,6 +645,38 @@ static int fake_match(struct fake *f, const char *line)
         return -1;
 }
 
+/*
+ * Send @len bytes of @data to @fd, a byte each @trickle_ms when that is not 0: false when told
+ * to stop; *ret_gone when the client went away (a send that fails).
+ */
+static bool fake_send(struct fake *f, int fd, const char *data, size_t len, unsigned trickle_ms,
+                      bool *ret_gone)
+{
+        size_t off = 0;
+
+        while (off < len) {
+                struct pollfd p[2] = { { .fd = f->stop_pipe[0], .events = POLLIN },
+                                       { .fd = fd, .events = POLLOUT } };
+                ssize_t n;
+
+                /* The pause, or a wait for room in the socket; either way, a stop ends it. */
+                if (poll(p, trickle_ms ? 1 : 2, trickle_ms ? (int)trickle_ms : -1) < 0 &&
+                    errno != EINTR)
+                        return false;
+                if (p[0].revents)
+                        return false;
+                n = send(fd, data + off, trickle_ms ? 1 : len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                        continue;
+                if (n < 0) {
+                        *ret_gone = true;
+                        return true;
+                }
+                off += (size_t)n;
+        }
+        return true;
+}
+
 /* Serve one connection: false when told to stop. */
 static bool fake_serve(struct fake *f, int fd)
 {
@@ -678,7 +710,21 @@ static bool fake_serve(struct fake *f, int fd)
                                 continue;
                         if (!rule.reply)
                                 return true;
-                        write_all(fd, rule.reply, rule.reply_len ? rule.reply_len : strlen(rule.reply));
+                        if (!rule.trickle_ms && !rule.forever) {
+                                write_all(fd, rule.reply,
+                                          rule.reply_len ? rule.reply_len : strlen(rule.reply));
+                                continue;
+                        }
+                        do {
+                                bool gone = false;
+
+                                if (!fake_send(f, fd, rule.reply,
+                                               rule.reply_len ? rule.reply_len : strlen(rule.reply),
+                                               rule.trickle_ms, &gone))
+                                        return false;
+                                if (gone)
+                                        return true;
+                        } while (rule.forever);
                 }
                 if (len == sizeof(buf) - 1)
                         len = 0;

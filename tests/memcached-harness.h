@@ -102,6 +102,8 @@ size_t host_log_count(const struct host *h, const char *needle);
  * One connection at a time; on each request line it answers from the script: the reply for
  * the first rule whose prefix starts the line ("" matches any line); a NULL reply closes the
  * connection; a rule with `silent` says nothing. `times` > 0 limits a rule to that many uses.
+ * `trickle_ms` sends the reply a byte at a time (a server that never falls silent long enough
+ * for the adapter's timeout), `forever` sends it without end (STAT lines that never END).
  */
 struct fake_rule {
         const char *prefix;
@@ -109,6 +111,8 @@ struct fake_rule {
         size_t reply_len;        /* 0: strlen(reply) */
         bool silent;
         unsigned times;
+        unsigned trickle_ms;     /* > 0: the reply a byte at a time, this far apart */
+        bool forever;            /* the reply again and again, until the client goes */
 };
 
 struct fake {

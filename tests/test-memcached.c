@@ -746,6 +746,89 @@ Test(memcached, garbage_servers)
 }
 
 /*
+ * A failure is said once per kind, not per text: the same bad dump line, found at another line
+ * at the next rotation ("bad metadump line 1", then "line 2"), was said again at every one.
+ */
+Test(memcached, same_failure_with_another_number_said_once)
+{
+        const struct fake_rule rules[] = {
+                { .prefix = "stats items", .reply = fake_stats_ok },
+                { .prefix = "lru_crawler", .reply = "key=a la=x cas=1 fetch=no cls=1\n",
+                  .times = 1 },
+                { .prefix = "lru_crawler",
+                  .reply = "key=b la=1700000000 cas=2 fetch=no cls=1\n"
+                           "key=a la=x cas=1 fetch=no cls=1\n" },
+        };
+        struct fake f;
+        struct host h;
+
+        fake_start(&f);
+        fake_script(&f, rules, ELEMENTSOF(rules));
+        host_on_fake(&h, &f);
+        host_rotate(&h);
+        host_rotate(&h);
+        cr_expect_eq(host_stat(&h, "errors"), 2, "%s", h.log);
+        cr_expect_eq(host_log_count(&h, "bad metadump line 1: la is not a time"), 1, "%s", h.log);
+        cr_expect_eq(host_log_count(&h, "bad metadump line 2: la is not a time"), 1, "%s", h.log);
+        cr_expect_eq(host_log_count(&h, "WARNING: memcached at"), 1, "said twice:\n%s", h.log);
+        cr_expect_eq(host_log_count(&h, "(again)"), 1, "%s", h.log);
+        host_cleanup(&h);
+        fake_stop(&f);
+}
+
+/*
+ * timeout bounds a silence only: a server that sends a byte every 100 ms, or STAT lines
+ * without end, held the refresh (and so every rotation of the cache) for ever, and said
+ * nothing. refresh_timeout bounds the whole refresh: cut, counted, said once, retried.
+ */
+Test(memcached, refresh_deadline, .timeout = 120)
+{
+        const struct fake_rule endless[] = {
+                { .prefix = "stats items", .reply = "STAT items:1:number 1\r\n", .forever = true },
+        };
+        const struct fake_rule trickle[] = {
+                { .prefix = "stats items", .reply = fake_stats_ok, .trickle_ms = 100 },
+        };
+        const char *keys[] = { "server", NULL, "timeout", "1s", "refresh_timeout", "2s", NULL };
+        uint64_t t0;
+        struct fake f;
+        struct host h;
+
+        fake_start(&f);
+        keys[1] = f.server;
+        fake_script(&f, endless, ELEMENTSOF(endless));
+        host_setup(&h, 1, 1, keys);
+        t0 = test_now_usec();
+        host_refresh(&h);
+        cr_expect_geq(test_now_usec() - t0, 1900000, "cut before refresh_timeout");
+        cr_expect_eq(host_stat(&h, "refresh_timeouts"), 1, "%s", h.log);
+        cr_expect_eq(host_stat(&h, "errors"), 1);
+        cr_expect_eq(host_log_count(&h, "WARNING: memcached at"), 1, "%s", h.log);
+        cr_expect_eq(host_log_count(&h, "no whole refresh within refresh_timeout (2s; the "
+                                        "server was reading stats)"), 1, "%s", h.log);
+
+        /* A byte every 100 ms: never a second of silence, never a whole reply in 2 s. */
+        fake_script(&f, trickle, ELEMENTSOF(trickle));
+        host_refresh(&h);
+        cr_expect_eq(host_stat(&h, "refresh_timeouts"), 2, "%s", h.log);
+        cr_expect_eq(host_log_count(&h, "WARNING: memcached at"), 1, "said twice:\n%s", h.log);
+        cr_expect_eq(host_log_count(&h, "refresh_timeout (2s; the server was reading stats) "
+                                        "(again)"), 1, "%s", h.log);
+        /* A good server again: a whole refresh, and nothing cut. */
+        fake_script(&f, (const struct fake_rule[]){
+                                { .prefix = "stats items", .reply = fake_stats_ok },
+                                { .prefix = "lru_crawler", .reply = "END\r\n" } },
+                    2);
+        host_refresh(&h);
+        cr_expect_eq(host_stat(&h, "dumps"), 1, "%s", h.log);
+        host_run_for(&h, 2500);
+        cr_expect_eq(host_stat(&h, "refresh_timeouts"), 2, "a finished refresh was cut:\n%s",
+                     h.log);
+        host_cleanup(&h);
+        fake_stop(&f);
+}
+
+/*
  * A server without the hash table walk is dumped by LRU; a busy LRU crawler is asked again,
  * not an error. The whole exchange of a delete as the
  * protocol says it, against a scripted server: me, then md with the cas seen, then the fence.

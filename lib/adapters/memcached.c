@@ -69,6 +69,7 @@
 #include <unistd.h>
 
 #include "cacheage/plugin.h"
+#include "cacheage/value.h"
 #include "memcached-proto.h"
 
 #define MC_STEP_USEC 500                  /* longest run of one step in the host's loop */
@@ -93,6 +94,9 @@
 #define MC_MAX_ITEMS_MAX 100000000        /* items */
 #define MC_BUCKETS_MIN 1024               /* hash buckets */
 #define MC_MSG_MAX 512                    /* bytes of an error message */
+#define MC_REFRESH_TIMEOUT_MAX_USEC (7ULL * 24 * 3600 * 1000000) /* 1 week */
+#define MC_REFRESH_SLACK_USEC 60000000ULL /* refresh_timeout = 0: this, plus ... */
+#define MC_REFRESH_PER_ITEM 3             /* ... this many times max_items at rate */
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -102,6 +106,7 @@
 struct mc_config {
         const char *server;  /* as written */
         uint64_t timeout_usec;
+        uint64_t refresh_timeout_usec; /* 0: derived, mc_refresh_deadline_usec() */
         uint64_t max_items;
         uint64_t rate;       /* items per second, 0: as fast as the server sends */
         bool dry_run;
@@ -194,6 +199,11 @@ static const struct ca_key_spec mc_keys[] = {
         { .name = "timeout", .type = CA_KEY_DURATION,
           CA_KEY_FIELD(struct mc_config, timeout_usec), .def = "5s", .min = 10000,
           .max = 600000000, .help = "longest wait for the server's next bytes" },
+        { .name = "refresh_timeout", .type = CA_KEY_DURATION,
+          CA_KEY_FIELD(struct mc_config, refresh_timeout_usec), .def = "0", .min = 0,
+          .max = MC_REFRESH_TIMEOUT_MAX_USEC,
+          .help = "longest refresh, from before_rotate to the dump read (0: 1min + 3 x "
+                  "max_items / rate)" },
         { .name = "max_items", .type = CA_KEY_UINT, CA_KEY_FIELD(struct mc_config, max_items),
           .def = STR(MC_MAX_ITEMS_DEFAULT), .min = 1, .max = MC_MAX_ITEMS_MAX,
           .help = "items tracked at most; the rest is not aged (and said so)" },
@@ -357,6 +367,7 @@ struct mc {
         int priority;             /* the base's lowest */
         struct bufferevent *bev;
         struct event *step;       /* the next step of reading, sweeping or a retry */
+        struct event *deadline;   /* the refresh under way must be done by then */
 
         enum mc_phase phase;
         bool eof;                 /* the server closed; what it sent is read first */
@@ -402,11 +413,13 @@ struct mc {
 
         /* Health, for logging once per change. */
         bool failing;
-        char last_error[MC_MSG_MAX];
+        char last_kind[MC_MSG_MAX]; /* of the last failure (mc_fail_kind()) */
         bool over_max_logged, unaddressable_logged;
 
         /* Statistics. */
         uint64_t deleted, would_delete, cas_conflicts, changed, maybe_active, gone, errors, dumps;
+        uint64_t refresh_timeouts;
+        uint64_t dump_lines_seen; /* the most lines a dump had (or had when cut short) */
         uint64_t dump_usec, longest_step_usec, longest_step_cpu_usec;
         uint64_t steps, steps_over_slice; /* the adapter's runs in the loop, and those over
                                              slice_time on the CPU */
@@ -472,6 +485,7 @@ static void mc_refresh_done(struct mc *mc)
 {
         if (!mc->refreshing)
                 return;
+        evtimer_del(mc->deadline);
         mc->ready_due = true;
         mc_step_schedule(mc, 0);
 }
@@ -489,10 +503,19 @@ static void mc_rotate_ready(struct mc *mc)
         ca_host_rotate_ready(mc->host, mc->cache, 0);
 }
 
-/* Something went wrong with the server: count, log once per change, drop the connection. */
-static void mc_fail(struct mc *mc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * Something went wrong with the server: count, log once per change of kind, drop the
+ * connection. The kind names what went wrong without the particulars: the message's format for
+ * most (mc_fail()), the reply's or the parser's complaint for a bad reply; the numbers in the
+ * message ("bad metadump line 1234") do not make it another, so a server that fails the same
+ * way at every rotation is said once, not at every rotation.
+ */
+static void mc_fail_kind(struct mc *mc, const char *kind, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+#define MC_FIRST_(first, ...) first
+#define mc_fail(mc, ...) mc_fail_kind(mc, MC_FIRST_(__VA_ARGS__, ), __VA_ARGS__)
 
-static void mc_fail(struct mc *mc, const char *fmt, ...)
+static void mc_fail_kind(struct mc *mc, const char *kind, const char *fmt, ...)
 {
         char msg[MC_MSG_MAX];
         va_list ap;
@@ -502,14 +525,14 @@ static void mc_fail(struct mc *mc, const char *fmt, ...)
         va_end(ap);
 
         mc->errors++;
-        if (!mc->failing || strcmp(msg, mc->last_error) != 0)
+        if (!mc->failing || strcmp(kind, mc->last_kind) != 0)
                 ca_host_log(mc->host, LOG_WARNING, "memcached at %s: %s; nothing is deleted "
                             "until a dump succeeds, retrying at the next rotation", mc->server,
                             msg);
         else
                 ca_host_log(mc->host, LOG_DEBUG, "memcached at %s: %s (again)", mc->server, msg);
         mc->failing = true;
-        snprintf(mc->last_error, sizeof(mc->last_error), "%s", msg);
+        snprintf(mc->last_kind, sizeof(mc->last_kind), "%s", kind);
         mc->stale = true;
         mc_round_abort(mc);
         mc_close(mc);
@@ -842,6 +865,7 @@ static void mc_dump_done(struct mc *mc)
 
         mc->dumps++;
         mc->dump_usec = usec;
+        mc->dump_lines_seen = mc->dump_lines;
         mc->items_unfetched = mc->dump_unfetched;
         mc->items_untracked = mc->dump_untracked;
         mc->items_unaddressable = mc->dump_unaddressable;
@@ -1047,7 +1071,7 @@ static void mc_bad_reply(struct mc *mc, const char *what, const char *line, size
 {
         char ex[MC_EXCERPT_BUF];
 
-        mc_fail(mc, "%s: \"%s\"", what, mc_excerpt(line, len, ex));
+        mc_fail_kind(mc, what, "%s: \"%s\"", what, mc_excerpt(line, len, ex));
 }
 
 static void mc_line_stats(struct mc *mc, const char *line, size_t len)
@@ -1104,8 +1128,8 @@ static void mc_line_dump(struct mc *mc, const char *line, size_t len)
                 break;
         }
         if (mc_parse_dump_line(line, len, &e, err, sizeof(err)) < 0)
-                return mc_fail(mc, "bad metadump line %" PRIu64 ": %s: \"%s\"",
-                               mc->dump_lines + 1, err, mc_excerpt(line, len, ex));
+                return mc_fail_kind(mc, err, "bad metadump line %" PRIu64 ": %s: \"%s\"",
+                                    mc->dump_lines + 1, err, mc_excerpt(line, len, ex));
         mc_dump_entry(mc, &e);
 }
 
@@ -1122,8 +1146,8 @@ static void mc_line_round(struct mc *mc, const char *line, size_t len)
                 if (line[1] == 'N')
                         return mc_judge(mc, NULL);
                 if (mc_parse_meta(line, len, &meta, err, sizeof(err)) < 0)
-                        return mc_fail(mc, "bad me reply: %s: \"%s\"", err,
-                                       mc_excerpt(line, len, ex));
+                        return mc_fail_kind(mc, err, "bad me reply: %s: \"%s\"", err,
+                                            mc_excerpt(line, len, ex));
                 return mc_judge(mc, &meta);
         case MC_REPLY_EX:
                 mc->ex_seen++;
@@ -1331,8 +1355,10 @@ static void mc_event_cb(struct bufferevent *bev, short what, void *userdata)
                 if (mc->want_dump)
                         mc_refresh_start(mc);
         } else if (what & BEV_EVENT_TIMEOUT) {
-                mc_fail(mc, "%s", mc->phase == MC_CONNECTING ? "no connection within timeout"
-                                                              : "no reply within timeout");
+                if (mc->phase == MC_CONNECTING)
+                        mc_fail(mc, "no connection within timeout");
+                else
+                        mc_fail(mc, "no reply within timeout");
         } else if (what & BEV_EVENT_EOF) {
                 /* What it sent before closing is read first. */
                 mc->eof = true;
@@ -1341,9 +1367,10 @@ static void mc_event_cb(struct bufferevent *bev, short what, void *userdata)
         } else if (what & BEV_EVENT_ERROR) {
                 int e = EVUTIL_SOCKET_ERROR();
 
-                mc_fail(mc, "%s: %s", mc->phase == MC_CONNECTING ? "cannot connect" :
-                                                                    "connection lost",
-                        e ? strerror(e) : "error");
+                if (mc->phase == MC_CONNECTING)
+                        mc_fail(mc, "cannot connect: %s", e ? strerror(e) : "error");
+                else
+                        mc_fail(mc, "connection lost: %s", e ? strerror(e) : "error");
         }
         mc_step_end(mc, &step);
 }
@@ -1389,6 +1416,54 @@ static int mc_connect(struct mc *mc)
         return 0;
 }
 
+/* ---- the refresh's deadline ---- */
+
+/*
+ * How long a refresh may take, from before_rotate to the rotation it owes: refresh_timeout,
+ * or by default a minute plus three times what reading max_items (or the longest dump seen,
+ * when longer) at `rate` takes: a round of deletes under way, the stats, the dump and its
+ * sweep; 100 s with the defaults. timeout
+ * only bounds a silence: a server that sends a byte every few seconds, or STAT lines without
+ * end, held the cache's rotations for ever, and said nothing.
+ */
+static uint64_t mc_refresh_deadline_usec(const struct mc *mc)
+{
+        uint64_t rate = mc->cfg.rate ? mc->cfg.rate : MC_RATE_DEFAULT;
+        /* Every line of a dump is read at `rate`, tracked or not: a server may hold more. */
+        uint64_t items = mc->dump_lines_seen > mc->cfg.max_items ? mc->dump_lines_seen
+                                                                 : mc->cfg.max_items;
+
+        if (mc->cfg.refresh_timeout_usec)
+                return mc->cfg.refresh_timeout_usec;
+        return MC_REFRESH_SLACK_USEC + MC_REFRESH_PER_ITEM * (items * 1000000 / rate);
+}
+
+static void mc_deadline_cb(evutil_socket_t fd, short what, void *userdata)
+{
+        struct mc *mc = userdata;
+        char d[CA_DURATION_MAX_STR];
+
+        if (!mc->refreshing || mc->ready_due)
+                return;
+        mc->refresh_timeouts++;
+        /* A dump cut short that was longer than thought: the next deadline knows. */
+        if (mc->phase == MC_DUMP && mc->dump_lines > mc->dump_lines_seen)
+                mc->dump_lines_seen = mc->dump_lines;
+        mc_fail(mc, "no whole refresh within refresh_timeout (%s; the server was %s)",
+                ca_format_duration(mc_refresh_deadline_usec(mc), d, sizeof(d)),
+                mc_phase_name[mc->phase]);
+}
+
+static void mc_deadline_start(struct mc *mc)
+{
+        uint64_t usec = mc_refresh_deadline_usec(mc);
+        struct timeval tv = { .tv_sec = (time_t)(usec / 1000000),
+                              .tv_usec = (suseconds_t)(usec % 1000000) };
+
+        if (!evtimer_pending(mc->deadline, NULL))
+                evtimer_add(mc->deadline, &tv);
+}
+
 /* ---- hooks ---- */
 
 static int mc_before_rotate(struct ca_cache *cache, void *userdata)
@@ -1399,6 +1474,7 @@ static int mc_before_rotate(struct ca_cache *cache, void *userdata)
 
         mc->refreshing = true;
         mc->want_dump = true;
+        mc_deadline_start(mc);
         switch (mc->phase) {
         case MC_DOWN:
                 r = mc_connect(mc);
@@ -1503,6 +1579,9 @@ static void mc_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
         COUNTER("errors", "errors", "connection failures, timeouts and bad replies",
                 mc->errors);
         COUNTER("dumps", "dumps", "complete metadumps read", mc->dumps);
+        COUNTER("refresh_timeouts", "refreshes",
+                "refreshes cut short by refresh_timeout (counted in errors too)",
+                mc->refresh_timeouts);
         GAUGE("dump_usec", "usec", "time of the last refresh: stats, metadump and sweep",
               mc->dump_usec);
         GAUGE("longest_step_usec", "usec",
@@ -1541,6 +1620,8 @@ static void mc_destroy(void *instance)
                 bufferevent_free(mc->bev);
         if (mc->step)
                 event_free(mc->step);
+        if (mc->deadline)
+                event_free(mc->deadline);
         mc->cache = ca_cache_free(mc->cache);
         mc_pool_free(&mc->pool);
         free(mc->buckets);
@@ -1585,7 +1666,8 @@ static int mc_create(struct ca_host *host, const struct ca_section *s, void **re
         }
         mc->priority = event_base_get_npriorities(mc->base) - 1;
         mc->step = evtimer_new(mc->base, mc_step_cb, mc);
-        if (!mc->step)
+        mc->deadline = evtimer_new(mc->base, mc_deadline_cb, mc);
+        if (!mc->step || !mc->deadline)
                 goto out_oom;
         event_priority_set(mc->step, mc->priority);
         r = ca_cache_new(&mc_ops, mc, NULL, &mc->cache);
