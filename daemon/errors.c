@@ -23,7 +23,6 @@ void ca_errors_add(struct ca_errors *e, const char *fmt, ...)
         if (r < 0)
                 return; /* out of memory: the caller's own count of errors still holds */
         /* Messages quote input: one message is one line, whatever the input held. */
-        /* Messages quote input: one message is one line, whatever the input held. */
         if (escape_control_any(msg)) {
                 char *escaped = escape_control_dup(msg, false);
 
@@ -32,13 +31,19 @@ void ca_errors_add(struct ca_errors *e, const char *fmt, ...)
                         return;
                 msg = escaped;
         }
-        v = realloc(e->v, (e->n + 1) * sizeof(*v));
-        if (!v) {
-                free(msg);
-                return;
+        /*
+         * The array doubles when n reaches a power of two (a file of errors on every line makes
+         * tens of thousands: one realloc each copied the list each time).
+         */
+        if (e->n < 8 ? e->n == 0 : (e->n & (e->n - 1)) == 0) {
+                v = realloc(e->v, (e->n < 8 ? 8 : 2 * e->n) * sizeof(*v));
+                if (!v) {
+                        free(msg);
+                        return;
+                }
+                e->v = v;
         }
-        v[e->n++] = msg;
-        e->v = v;
+        e->v[e->n++] = msg;
 }
 
 void ca_errors_clear(struct ca_errors *e)

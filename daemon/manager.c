@@ -192,12 +192,11 @@ static const char *unknown_key_hint(const char *key, const char *msg, char *buf,
 static void host_key_error(void *userdata, const struct ca_section *s, const char *key,
                            const char *msg)
 {
-        char hint[2 * CA_KEY_MSG_MAX];
-
         struct manager_cache *c = userdata;
         const struct ca_conf_cache *cc = section_conf(s);
         const char *file = cc->file;
         unsigned line = cc->line;
+        char hint[2 * CA_KEY_MSG_MAX];
 
         /* A key that is set is blamed where it was written; a missing one, on the section. */
         for (size_t i = 0; key && i < cc->n_keys; i++)

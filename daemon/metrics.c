@@ -179,7 +179,7 @@ struct adapter_sample {
 
 struct adapter_samples {
         struct adapter_sample *v;
-        size_t n;
+        size_t n, cap;
         const struct manager_cache *cache;
         int r;
 };
@@ -192,13 +192,19 @@ static void adapter_sample_add(void *userdata, const struct ca_adapter_stat *sta
 
         if (s->r < 0)
                 return;
-        v = realloc(s->v, (s->n + 1) * sizeof(*v));
-        if (!v) {
-                s->r = -ENOMEM;
-                return;
+        if (s->n == s->cap) {
+                /* Doubled: 256 caches of 128 statistics are 32,768 samples of 300 bytes. */
+                size_t cap = s->cap ? 2 * s->cap : 64;
+
+                v = realloc(s->v, cap * sizeof(*v));
+                if (!v) {
+                        s->r = -ENOMEM;
+                        return;
+                }
+                s->v = v;
+                s->cap = cap;
         }
-        s->v = v;
-        a = &v[s->n];
+        a = &s->v[s->n];
         *a = (struct adapter_sample){ .kind = stat->kind, .cache = s->cache, .value = value };
         snprintf(prefix, sizeof(prefix), "cacheage_%s_", s->cache->adapter);
         metrics_name(prefix, stat->name, stat->kind, stat->unit, a->name, &a->divisor);

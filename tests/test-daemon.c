@@ -491,6 +491,7 @@ Test(daemon, check_config_names_the_dropin_and_the_key)
         log = test_daemon_log(&d);
         cr_assert(strstr(log, "[cache u] has no adapter"), "%s", log);
         assert_log_has(&d, 0, "configuration is invalid: 3 errors in %s, %s\n", d.conf, dropin);
+        log = test_daemon_log(&d); /* the last one's is freed */
         cr_assert(!strstr(log, "cacheaged.conf: configuration is invalid"), "%s", log);
 
         /* The adapter set by the drop-in, to one there is no plugin for: blamed there. */
