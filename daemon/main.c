@@ -15,6 +15,8 @@
 #include "log.h"
 #include "manager.h"
 
+#define EXIT_NOTCONFIGURED 6 /* LSB init scripts' "program is not configured", as systemd names it */
+
 static void help(void)
 {
         printf("Usage: cacheaged [OPTIONS]\n"
@@ -166,7 +168,7 @@ static int run(int argc, char *argv[])
         }
         r = manager_start(m);
         if (r < 0) {
-                size_t n_errors;
+                size_t n_errors = 0;
                 const char *files = manager_failed_files(m, &n_errors);
 
                 /* The files at fault, which need not be the main one. */
@@ -177,6 +179,13 @@ static int run(int argc, char *argv[])
                         fprintf(stderr, "%s: configuration is invalid\n",
                                 opts.config_path ? opts.config_path : CA_CONFIG_FILE);
                 manager_free(m);
+                /*
+                 * A configuration that is wrong stays wrong until someone edits it: the units'
+                 * RestartPreventExitStatus= names this status, so systemd does not start the
+                 * daemon again every RestartSec= for ever (LSB's "program is not configured").
+                 */
+                if (!opts.check_only && n_errors > 0)
+                        return EXIT_NOTCONFIGURED;
                 return EXIT_FAILURE;
         }
         if (opts.check_only) {

@@ -25,6 +25,21 @@ for page in "$@"; do
 done
 export MANPATH="$tmp/man"
 
+# A configuration that is wrong stays wrong: the status the daemon exits with at start on one is
+# a status the unit does not restart on (else systemd starts it again every RestartSec= for ever).
+restart_check() { # the test's number
+    printf '[daemon]\ninterval = soon\n' >"$tmp/bad.conf"
+    status=0
+    "$CACHEAGED" --config "$tmp/bad.conf" --bus none >/dev/null 2>&1 || status=$?
+    prevent=$(sed -n 's/^RestartPreventExitStatus=//p' "$UNIT")
+    if [ "$status" != 0 ] && [ "$status" != 1 ] &&
+       printf ' %s ' "$prevent" | grep -q " $status "; then
+        echo "ok $1 - a bad configuration exits $status, which RestartPreventExitStatus= names"
+    else
+        echo "not ok $1 - a bad configuration exits $status; RestartPreventExitStatus=$prevent"
+    fi
+}
+
 if [ -n "${CA_UNIT_USER:-}" ]; then
     # systemd-analyze --user needs a runtime directory, even offline.
     mkdir -m 0700 "$tmp/runtime"
@@ -38,7 +53,8 @@ if [ -n "${CA_UNIT_USER:-}" ]; then
     level=$(printf '%s\n' "$report" |
         sed -n 's/.*Overall exposure level for cacheaged.service: \([0-9.]*\).*/\1/p')
     echo "# exposure level (user unit): ${level:-unknown}"
-    echo "1..1"
+    restart_check 2
+    echo "1..2"
     exit 0
 fi
 
@@ -63,11 +79,12 @@ if systemd-analyze security --offline=yes --threshold=20 "$tmp/cacheaged.service
 else
     echo "not ok 3 - --threshold=20 refused"
 fi
+restart_check 4
 
 # Each sandbox drop-in (systemd/sandbox/) on top of the unit: verify stays clean, the exposure
 # stays at most 2.5, what the drop-in relaxes shows as relaxed in the report (so it was read),
 # and the rest of the sandbox is as it was.
-n=3
+n=4
 for dropin in ${CA_SANDBOX_DROPINS:-}; do
     name=$(basename "$dropin" .conf)
     rm -rf "$tmp/cacheaged.service.d"
