@@ -18,6 +18,14 @@
  *               the longest check and unlink of one file (on the adapter's worker thread)
  *               against the run's longest step on the loop (handing files over, taking the
  *               answers back).
+ *   outside     what a daemon watching an EMPTY cache directory costs everyone else: a process
+ *               that has nothing to do with the cache opens and reads --outside-files small
+ *               files (default 2,000) beside the tree, on the same filesystem, in a loop, for
+ *               --outside-seconds (default 3) per run; with no daemon, then with the daemon
+ *               under watch = inotify, fanotify and auto, in turn, --runs times: that process's
+ *               opens per second against no daemon's in the same round, and the CPU time the
+ *               daemon used meanwhile (utime + stime of /proc/PID/stat), all of it for events
+ *               outside its tree. --outside-only runs this part alone.
  *
  * Figures are ratios against baselines measured in the same run, because these machines are
  * noisy. Benchmarks report, they do not assert: the exit status is 0 unless something failed
@@ -50,10 +58,27 @@
 #define SLICE_TIME_USEC 2000 /* [daemon] slice_time, as the bench's configuration sets it */
 #define WAIT_SEC 3600        /* for anything the daemon does: deletions on a slow disk too */
 
+#define OUTSIDE_FILES_DEFAULT 2000u
+#define OUTSIDE_SECONDS_DEFAULT 3u
+
 struct config {
         const char *cacheaged, *plugin_dir, *dir;
-        unsigned files, runs;
-        bool json, keep;
+        unsigned files, runs, outside_files, outside_seconds;
+        bool json, keep, outside_only;
+};
+
+/* The outside case, one row per way of watching (OUT_NONE: no daemon at all). */
+enum { OUT_NONE, OUT_INOTIFY, OUT_FANOTIFY, OUT_AUTO, OUT_MODES };
+
+static const char *const out_mode_names[OUT_MODES] = { "none", "inotify", "fanotify", "auto" };
+
+struct outside {
+        unsigned runs;
+        double opens_per_s[OUT_MODES][32];
+        double ratio[OUT_MODES][32];     /* against OUT_NONE of the same round */
+        double daemon_cpu_s[OUT_MODES][32]; /* per second of the reader's run */
+        char seen_by[OUT_MODES][16];     /* what the daemon's log says it watches with */
+        double loadavg_start, loadavg_end;
 };
 
 struct results {
@@ -70,6 +95,7 @@ struct results {
         uint64_t delete_step_us, delete_step_cpu_us; /* the run's longest step on the loop */
         uint64_t longest_delete_us; /* one file's check and unlink, on the worker */
         double loadavg; /* 1-minute load average at the start: how shared the machine was */
+        struct outside out;
 };
 
 static void die(const char *what)
@@ -194,7 +220,8 @@ static void write_text(const char *path, const char *text)
 }
 
 static void daemon_start(struct daemon *d, const struct config *cfg, const char *work,
-                         const char *name, const char *tree, unsigned single_use_age)
+                         const char *name, const char *tree, unsigned single_use_age,
+                         const char *watch)
 {
         char conf[4096], text[8192], psi[2048];
         pid_t pid;
@@ -211,8 +238,9 @@ static void daemon_start(struct daemon *d, const struct config *cfg, const char 
         snprintf(conf, sizeof(conf), "%s/%s.conf", work, name);
         snprintf(text, sizeof(text),
                  "[daemon]\nplugin_dir = %s\ninterval = 1s\nslice_time = %uus\n"
-                 "[cache t]\nadapter = files\npath = %s\nsingle_use_age = %u\nmax_age = %u\n",
-                 cfg->plugin_dir, SLICE_TIME_USEC, tree, single_use_age, single_use_age);
+                 "[cache t]\nadapter = files\npath = %s\nsingle_use_age = %u\nmax_age = %u\n"
+                 "watch = %s\n",
+                 cfg->plugin_dir, SLICE_TIME_USEC, tree, single_use_age, single_use_age, watch);
         write_text(conf, text);
         snprintf(d->log, sizeof(d->log), "%s/%s.log", work, name);
         pid = fork();
@@ -316,19 +344,189 @@ static uint64_t figure_after(const char *line, const char *word)
         return p ? strtoull(p + strlen(word), NULL, 10) : 0;
 }
 
+/* ---- outside the tree ---- */
+
+static void make_outside(const char *dir, unsigned files)
+{
+        char path[4096], data[FILE_BYTES];
+
+        memset(data, 'o', sizeof(data));
+        if (mkdir(dir, 0755) < 0)
+                die(dir);
+        for (unsigned i = 0; i < files; i++) {
+                int fd;
+
+                snprintf(path, sizeof(path), "%s/%05u", dir, i);
+                fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+                if (fd < 0 || write(fd, data, sizeof(data)) != sizeof(data) || close(fd) < 0)
+                        die(path);
+        }
+}
+
+/*
+ * A process with nothing to do with the cache: it opens and reads the @files files of @dir in
+ * turn for @seconds. Returns its opens per second.
+ */
+static double outside_reader(const char *dir, unsigned files, unsigned seconds)
+{
+        uint64_t opens = 0, t0, t1;
+        int p[2], status;
+        pid_t pid;
+
+        if (pipe(p) < 0)
+                die("pipe");
+        pid = fork();
+        if (pid < 0)
+                die("fork");
+        if (pid == 0) {
+                char path[4096], buf[FILE_BYTES];
+                uint64_t until = bench_now_usec() + (uint64_t)seconds * 1000000, n = 0;
+
+                close(p[0]);
+                while (bench_now_usec() < until) {
+                        for (unsigned i = 0; i < files; i++) {
+                                int fd;
+
+                                snprintf(path, sizeof(path), "%s/%05u", dir, i);
+                                fd = open(path, O_RDONLY | O_CLOEXEC);
+                                if (fd < 0 || read(fd, buf, sizeof(buf)) < 0)
+                                        _exit(1);
+                                close(fd);
+                                n++;
+                        }
+                }
+                if (write(p[1], &n, sizeof(n)) != sizeof(n))
+                        _exit(1);
+                _exit(0);
+        }
+        close(p[1]);
+        t0 = bench_now_usec();
+        if (read(p[0], &opens, sizeof(opens)) != sizeof(opens))
+                die("the outside reader");
+        t1 = bench_now_usec();
+        close(p[0]);
+        waitpid(pid, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                fprintf(stderr, "bench-files: the outside reader failed\n");
+                exit(1);
+        }
+        return (double)opens / ((double)(t1 - t0) / 1e6);
+}
+
+/* The CPU time @pid has used, user and system, in seconds. */
+static double process_cpu_s(pid_t pid)
+{
+        char path[64], *stat, *p;
+        unsigned long long utime = 0, stime = 0;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        stat = read_all(path);
+        p = strrchr(stat, ')');
+        /* After the command: state (3), ... utime (14), stime (15). */
+        if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+                         &stime) != 2) {
+                fprintf(stderr, "bench-files: cannot read %s\n", path);
+                exit(1);
+        }
+        free(stat);
+        return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+        return cmp_double(a, b);
+}
+
+static double median(const double *v, unsigned n)
+{
+        double s[32];
+
+        memcpy(s, v, n * sizeof(double));
+        qsort(s, n, sizeof(double), cmp_row);
+        return s[n / 2];
+}
+
+static void run_outside(const struct config *cfg, const char *work, struct outside *out)
+{
+        char empty[2048], other[2048];
+        unsigned seconds = cfg->outside_seconds;
+
+        snprintf(empty, sizeof(empty), "%s/outside-cache", work);
+        snprintf(other, sizeof(other), "%s/elsewhere", work);
+        if (mkdir(empty, 0755) < 0)
+                die(empty);
+        make_outside(other, cfg->outside_files);
+        out->runs = cfg->runs;
+        out->loadavg_start = bench_loadavg();
+        snprintf(out->seen_by[OUT_NONE], sizeof(out->seen_by[0]), "-");
+        /* Rounds of the four, so that each ratio is against the same minute's baseline. */
+        for (unsigned r = 0; r < cfg->runs; r++) {
+                for (int m = OUT_NONE; m < OUT_MODES; m++) {
+                        struct daemon d;
+                        double cpu0 = 0, cpu1 = 0;
+
+                        if (m != OUT_NONE) {
+                                const char *line;
+
+                                daemon_start(&d, cfg, work, out_mode_names[m], empty, 2,
+                                             out_mode_names[m]);
+                                daemon_wait(&d, "t: rotation 1 done:");
+                                line = daemon_wait(&d, ": uses seen by ");
+                                snprintf(out->seen_by[m], sizeof(out->seen_by[m]), "%s",
+                                         strstr(line, "fanotify") ? "fanotify" :
+                                         strstr(line, "inotify") ? "inotify" : "atime");
+                                cpu0 = process_cpu_s(d.pid);
+                        }
+                        out->opens_per_s[m][r] = outside_reader(other, cfg->outside_files,
+                                                                seconds);
+                        if (m != OUT_NONE) {
+                                cpu1 = process_cpu_s(d.pid);
+                                daemon_stop(&d);
+                        }
+                        out->daemon_cpu_s[m][r] = (cpu1 - cpu0) / seconds;
+                        out->ratio[m][r] = out->opens_per_s[m][r] / out->opens_per_s[OUT_NONE][r];
+                }
+        }
+        out->loadavg_end = bench_loadavg();
+        rmdir(empty);
+}
+
+static void print_outside(const struct config *cfg, const struct outside *o)
+{
+        printf("\nbench-files outside: a process reads %u files of %d B beside an EMPTY cache "
+               "directory, on its filesystem, %u s a run, %u rounds (medians; load average "
+               "%.2f at start, %.2f at end)\n\n", cfg->outside_files, FILE_BYTES,
+               cfg->outside_seconds, o->runs, o->loadavg_start, o->loadavg_end);
+        printf("  %-10s %-10s %14s %16s %22s\n", "watch", "seen by", "opens_per_s",
+               "vs no daemon", "daemon CPU s per s");
+        for (int m = OUT_NONE; m < OUT_MODES; m++)
+                printf("  %-10s %-10s %14.0f %16.3f %22.3f\n", out_mode_names[m], o->seen_by[m],
+                       median(o->opens_per_s[m], o->runs), median(o->ratio[m], o->runs),
+                       median(o->daemon_cpu_s[m], o->runs));
+}
+
+static void print_outside_json(const struct outside *o)
+{
+        printf("{\"bench\":\"files-outside\",\"loadavg_start\":%.2f,\"loadavg_end\":%.2f,"
+               "\"runs\":%u", o->loadavg_start, o->loadavg_end, o->runs);
+        for (int m = OUT_NONE; m < OUT_MODES; m++)
+                printf(",\"%s\":{\"seen_by\":\"%s\",\"opens_per_s\":%.0f,\"vs_none\":%.3f,"
+                       "\"daemon_cpu_s_per_s\":%.3f}", out_mode_names[m], o->seen_by[m],
+                       median(o->opens_per_s[m], o->runs), median(o->ratio[m], o->runs),
+                       median(o->daemon_cpu_s[m], o->runs));
+        printf("}\n");
+}
+
 /* ---- the run ---- */
 
-static void run(const struct config *cfg, struct results *res)
+static void run_tree(const struct config *cfg, const char *work, struct results *res)
 {
-        char work[1024], tree[2048], copy[2048], empty[2048], needle[64];
+        char tree[2048], copy[2048], empty[2048], needle[64];
         double walks[32];
         struct daemon d;
         const char *line;
         uint64_t t0;
 
-        snprintf(work, sizeof(work), "%s/bench-files-XXXXXX", cfg->dir);
-        if (!mkdtemp(work))
-                die(work);
         snprintf(tree, sizeof(tree), "%s/tree", work);
         snprintf(copy, sizeof(copy), "%s/copy", work);
         snprintf(empty, sizeof(empty), "%s/empty", work);
@@ -352,7 +550,7 @@ static void run(const struct config *cfg, struct results *res)
         res->walk_ms = walks[cfg->runs / 2];
 
         /* The daemon on an empty directory: what it costs without files. */
-        daemon_start(&d, cfg, work, "empty", empty, 2);
+        daemon_start(&d, cfg, work, "empty", empty, 2, "auto");
         daemon_wait(&d, "t: rotation 1 done:");
         res->rss_empty_kb = daemon_rss_kb(&d);
         line = daemon_wait(&d, "t: aging ");
@@ -364,7 +562,7 @@ static void run(const struct config *cfg, struct results *res)
          * On the tree, every file unread: scans 1 (all new) to 1 + runs, then the rotation
          * single_use_age = 2 + runs deletes them all.
          */
-        daemon_start(&d, cfg, work, "tree", tree, 2 + cfg->runs);
+        daemon_start(&d, cfg, work, "tree", tree, 2 + cfg->runs, "auto");
         res->first_scan_ms = scan_ms(&d, 1);
         for (unsigned i = 0; i < cfg->runs; i++)
                 walks[i] = scan_ms(&d, 2 + i);
@@ -403,12 +601,24 @@ static void run(const struct config *cfg, struct results *res)
         walk(open_dir(tree), true);
         rmdir(tree);
         rmdir(empty);
+}
+
+static void run(const struct config *cfg, struct results *res)
+{
+        char work[1024], cmd[2048];
+
+        snprintf(work, sizeof(work), "%s/bench-files-XXXXXX", cfg->dir);
+        if (!mkdtemp(work))
+                die(work);
+        if (!cfg->outside_only)
+                run_tree(cfg, work, res);
+        run_outside(cfg, work, &res->out);
         if (cfg->keep) {
                 fprintf(stderr, "bench-files: the daemons' logs are in %s\n", work);
                 return;
         }
-        snprintf(copy, sizeof(copy), "rm -rf '%s'", work);
-        if (system(copy) != 0)
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", work);
+        if (system(cmd) != 0)
                 fprintf(stderr, "bench-files: could not remove %s\n", work);
 }
 
@@ -468,7 +678,8 @@ static void print_json(const struct config *cfg, const struct results *r)
 static void usage(const char *argv0)
 {
         printf("%s --cacheaged PATH --plugin-dir DIR [--files N] [--runs N] [--dir DIR] "
-               "[--json] [--quick] [--keep]\n"
+               "[--json] [--quick] [--keep] [--outside-only] [--outside-files N] "
+               "[--outside-seconds S]\n"
                "The cost of the files adapter on a tree of N files (default %u); see the top of "
                "bench/files.c.\n"
                "--keep leaves the daemons' logs (and the emptied tree) in place.\n",
@@ -486,10 +697,15 @@ int main(int argc, char *argv[])
                 { "json", no_argument, NULL, 'j' },
                 { "quick", no_argument, NULL, 'q' },
                 { "keep", no_argument, NULL, 'k' },
+                { "outside-only", no_argument, NULL, 'o' },
+                { "outside-files", required_argument, NULL, 'O' },
+                { "outside-seconds", required_argument, NULL, 'S' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        struct config cfg = { .files = FILES_DEFAULT, .runs = RUNS_DEFAULT, .dir = "/tmp" };
+        struct config cfg = { .files = FILES_DEFAULT, .runs = RUNS_DEFAULT, .dir = "/tmp",
+                              .outside_files = OUTSIDE_FILES_DEFAULT,
+                              .outside_seconds = OUTSIDE_SECONDS_DEFAULT };
         struct results res = { 0 };
         int c;
 
@@ -516,6 +732,15 @@ int main(int argc, char *argv[])
                 case 'k':
                         cfg.keep = true;
                         break;
+                case 'o':
+                        cfg.outside_only = true;
+                        break;
+                case 'O':
+                        cfg.outside_files = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
+                case 'S':
+                        cfg.outside_seconds = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
                 case 'q':
                         cfg.files = 10000;
                         cfg.runs = 3;
@@ -529,7 +754,8 @@ int main(int argc, char *argv[])
                 }
         }
         if (!cfg.cacheaged || !cfg.plugin_dir || cfg.files == 0 || cfg.runs == 0 ||
-            cfg.runs > 32) {
+            cfg.runs > 32 || cfg.outside_files == 0 || cfg.outside_files > 99999 ||
+            cfg.outside_seconds == 0) {
                 usage(argv[0]);
                 return 2;
         }
@@ -539,9 +765,14 @@ int main(int argc, char *argv[])
         if (!cfg.cacheaged || !cfg.plugin_dir)
                 die("--cacheaged or --plugin-dir");
         run(&cfg, &res);
-        if (cfg.json)
-                print_json(&cfg, &res);
-        else
-                print_human(&cfg, &res);
+        if (cfg.json) {
+                if (!cfg.outside_only)
+                        print_json(&cfg, &res);
+                print_outside_json(&res.out);
+        } else {
+                if (!cfg.outside_only)
+                        print_human(&cfg, &res);
+                print_outside(&cfg, &res.out);
+        }
         return 0;
 }
