@@ -231,3 +231,23 @@ int fs_unlink_if_same(const struct fs_root *root, int dir_fd, const char *name,
                 return -errno;
         return 0;
 }
+
+int fs_rmdir_if_same(const struct fs_root *root, int dir_fd, const char *name, uint64_t ino,
+                     int64_t mtime_nsec, int64_t ctime_nsec, bool dry_run)
+{
+        struct statx sx;
+
+        if (!fs_name_ok(name))
+                return -EINVAL;
+        if (statx(dir_fd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, FS_STATX_MASK, &sx) < 0)
+                return -errno;
+        if (!S_ISDIR(sx.stx_mode) || !same_mount(root, &sx) || sx.stx_ino != ino ||
+            ts_nsec(&sx.stx_mtime) != mtime_nsec || ts_nsec(&sx.stx_ctime) != ctime_nsec)
+                return -ESTALE;
+        if (dry_run)
+                return 0;
+        /* AT_REMOVEDIR: a directory only, and only an empty one; no symlink is followed. */
+        if (unlinkat(dir_fd, name, AT_REMOVEDIR) < 0)
+                return -errno;
+        return 0;
+}

@@ -112,5 +112,20 @@ bool fs_seen_same(const struct fs_seen *a, const struct fs_seen *b);
 int fs_unlink_if_same(const struct fs_root *root, int dir_fd, const char *name,
                       const struct fs_seen *seen, bool dry_run);
 
+/*
+ * fs_rmdir_if_same() - remove the empty directory @name from @dir_fd (a directory of @root's
+ * tree, as for fs_unlink_if_same()) only when it is still the directory that was seen empty:
+ * not a symlink, on the root's mount and no mount point, inode @ino, and its mtime and ctime
+ * still @mtime_nsec and @ctime_nsec (nothing was made in it or removed from it since); with
+ * @dry_run check the same and remove nothing. rmdir() itself removes only an empty directory.
+ * Returns 0, -ENOENT (gone), -ESTALE (not that directory, or changed), -ENOTEMPTY or -EEXIST
+ * (not empty), -EBUSY (a mount point), -EINVAL (a bad @name), or what unlinkat() said.
+ *
+ * As for files, a directory renamed onto @name between the check and the removal is what is
+ * removed, if it is empty: an empty directory of the same directory of the tree.
+ */
+int fs_rmdir_if_same(const struct fs_root *root, int dir_fd, const char *name, uint64_t ino,
+                     int64_t mtime_nsec, int64_t ctime_nsec, bool dry_run);
+
 /* fs_name_ok() - a single path component: not empty, not "." or "..", no '/'. */
 bool fs_name_ok(const char *name);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/fanotify.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "files-watch.h"
@@ -19,6 +20,7 @@
 struct fw {
         enum fw_mode mode;
         int fd;
+        int sync_wd;          /* inotify: the last fw_sync()'s watch, -1: none */
         alignas(8) char buf[FW_READ_BUF];
 };
 
@@ -68,6 +70,33 @@ static int fanotify_start(const struct fs_root *root, char *why, size_t why_len)
         return fd;
 }
 
+bool fw_whole_filesystem(const struct fs_root *root)
+{
+        char line[4096];
+        struct statx sx;
+        bool whole = false;
+        FILE *f;
+
+        if (statx(root->fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0 ||
+            !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+                return false;
+        f = fopen("/proc/self/mountinfo", "re");
+        if (!f)
+                return false;
+        /* "ID PARENT MAJ:MIN ROOT MOUNTPOINT ...": ROOT is the mount's root in its filesystem. */
+        while (fgets(line, sizeof(line), f)) {
+                unsigned long long id;
+                char fs_root[8];
+
+                if (sscanf(line, "%llu %*u %*u:%*u %7s", &id, fs_root) == 2 && id == root->mnt_id) {
+                        whole = strcmp(fs_root, "/") == 0 && strchr(line, '\n') != NULL;
+                        break;
+                }
+        }
+        fclose(f);
+        return whole;
+}
+
 int fw_open(enum fw_mode mode, const struct fs_root *root, struct fw **ret, char *why,
             size_t why_len)
 {
@@ -93,6 +122,7 @@ int fw_open(enum fw_mode mode, const struct fs_root *root, struct fw **ret, char
         }
         fw->mode = mode;
         fw->fd = fd;
+        fw->sync_wd = -1;
         *ret = fw;
         return 0;
 }
@@ -138,6 +168,22 @@ void fw_unwatch_dir(struct fw *fw, const unsigned char *key, size_t key_len)
         memcpy(&wd, key, sizeof(wd));
         /* EINVAL when the kernel dropped it already (the directory was deleted): nothing to do. */
         (void)inotify_rm_watch(fw->fd, wd);
+}
+
+int fw_sync(struct fw *fw)
+{
+        int wd;
+
+        if (fw->mode != FW_INOTIFY)
+                return -EOPNOTSUPP;
+        /* A mask of an event "/" never has: the only event of this watch is its IN_IGNORED. */
+        wd = inotify_add_watch(fw->fd, "/", IN_DELETE_SELF | IN_ONLYDIR);
+        if (wd < 0)
+                return -errno;
+        if (inotify_rm_watch(fw->fd, wd) < 0)
+                return -errno;
+        fw->sync_wd = wd;
+        return 0;
 }
 
 /*
@@ -205,8 +251,8 @@ static int fanotify_parse(const char *buf, size_t len, const struct fw_callbacks
 }
 
 /* The inotify events in @buf (@len bytes): how many. */
-static int inotify_parse(const char *buf, size_t len, const struct fw_callbacks *cb,
-                         void *userdata)
+static int inotify_parse(struct fw *fw, const char *buf, size_t len,
+                         const struct fw_callbacks *cb, void *userdata)
 {
         int n = 0;
 
@@ -221,6 +267,11 @@ static int inotify_parse(const char *buf, size_t len, const struct fw_callbacks 
                 n++;
                 if (e.mask & IN_Q_OVERFLOW) {
                         cb->lost(userdata);
+                        continue;
+                }
+                if ((e.mask & IN_IGNORED) && e.wd == fw->sync_wd) {
+                        fw->sync_wd = -1;
+                        cb->synced(userdata);
                         continue;
                 }
                 /* The directory itself, or a subdirectory: not a file of the tree. */
@@ -242,7 +293,11 @@ int fw_read(struct fw *fw, size_t max_bytes, const struct fw_callbacks *cb, void
                 int r;
 
                 if (len < 0) {
-                        if (errno == EAGAIN || errno == EINTR)
+                        if (errno == EAGAIN) {
+                                cb->drained(userdata);
+                                break;
+                        }
+                        if (errno == EINTR)
                                 break;
                         return -errno;
                 }
@@ -250,7 +305,8 @@ int fw_read(struct fw *fw, size_t max_bytes, const struct fw_callbacks *cb, void
                         break;
                 total += (size_t)len;
                 r = fw->mode == FW_FANOTIFY ? fanotify_parse(fw->buf, (size_t)len, cb, userdata)
-                                            : inotify_parse(fw->buf, (size_t)len, cb, userdata);
+                                            : inotify_parse(fw, fw->buf, (size_t)len, cb,
+                                                            userdata);
                 if (r < 0)
                         return r;
                 n += r;

@@ -24,7 +24,38 @@
  *   struct fs_dir   one per directory entered: its inode (a directory reopened to delete in it
  *                   must be the one the scan saw), its watch key, a reference per child.
  * Both count towards `max_files`; beyond it new entries are not tracked (never deleted), and
- * the log says how many. The hash tables grow incrementally (two tables while rehashing, a few
+ * the log says how many.
+ *
+ * Watches. An inotify watch is a kernel object charged to the daemon's user, root's, whose
+ * fs.inotify.max_user_watches every other process of root's shares; and anyone who may write
+ * the cache may make directories in it. So a directory is watched only while it holds tracked
+ * files (a file's uses are all a watch is for; a new file is a new object, stamped by the scan
+ * that finds it, so no use of it before that scan matters), and the watches of all the files
+ * caches of the daemon are bounded together (fs_watch_pool: a quarter of max_user_watches, read
+ * when a cache is made) and each by its `max_watches`. A directory beyond the bound is seen by
+ * atime only (`unwatched_directories`), and tried again at every scan. With `remove_empty_dirs`
+ * a directory found empty and unchanged by every scan for `max_age` rotations is removed, on
+ * the worker, with the checks files get (fs_rmdir_if_same()).
+ *
+ * Lost events. When the kernel's queue overflows, the uses it dropped are unknown; what is
+ * known is when they happened: after the last moment the queue was seen empty, our own mark
+ * came out of it or the previous overflow marker was read (files-watch.h), and before this
+ * marker was read. atime can prove
+ * that a file was not read in such a window: a read moves it (on a strictatime mount always; on
+ * a relatime one when atime is not newer than mtime or ctime, or is a day old), unless the
+ * reader opened it O_NOATIME or the file is chattr +A. So each file keeps the scan since which
+ * its atime would show a read (proof_gen); a marker read after a scan finished names that scan
+ * (its window starts after it); the next scan, which starts after the marker was read, clears
+ * every file whose atime did not move and was proof before the window, and counts each other
+ * file as used (touched: relatime hid a read, or no proof yet). Until that scan, the reclaim op
+ * keeps the unproven ones, and the victims and files handed to the worker that are unproven are
+ * put back; proven victims go on, because the worker's own atime check, just before the
+ * unlink, comes after the window. Uses that were delivered are never affected, and deletions
+ * go on under a flood that overflows the queue every rotation. Under such a flood the queue may
+ * never be seen empty: at the end of each scan a mark of our own (fw_sync()) bounds the next
+ * window to after that scan.
+ *
+ * The hash tables grow incrementally (two tables while rehashing, a few
  * buckets moved per insertion, as redis's dict does), so that no step rehashes a large table
  * at once; they are keyed with SipHash and a random key, since the names are chosen by
  * whoever writes to the cache.
@@ -69,6 +100,12 @@
 #define FS_EVENTS_PER_WAKEUP (64 * 1024) /* bytes of events read per wakeup, at most */
 #define FS_PATH_MAX 4096               /* bytes of a path in a log line */
 #define FS_BATCH_FILES 256             /* files handed to the worker at a time */
+#define FS_MAX_WATCHES_MAX 100000000   /* max_watches, at most */
+#define FS_WATCH_SHARE_DIV 4           /* the daemon's share of max_user_watches: a quarter */
+#define FS_WATCHES_FALLBACK 8192       /* max_user_watches when it cannot be read */
+#define FS_SEC_NSEC 1000000000LL
+#define FS_RELATIME_NSEC ((24 * 3600 + 60) * FS_SEC_NSEC) /* relatime's day, and a minute */
+#define FS_ATIME_SETTLE_NSEC FS_SEC_NSEC /* atime this old at least: a read now would differ */
 
 enum {
         FS_WATCH_AUTO,
@@ -76,6 +113,8 @@ enum {
         FS_WATCH_INOTIFY,
         FS_WATCH_ATIME,
 };
+
+#define FS_WATCHES_AUTO (-1)
 
 struct fs_config {
         const char *path;
@@ -85,7 +124,26 @@ struct fs_config {
         bool dry_run;
         int watch;
         uint64_t max_files;
+        int max_watches;       /* FS_WATCHES_AUTO: the pool's bound only */
+        bool remove_empty_dirs;
 };
+
+/* What a read of a file does to its atime, by the mount's options. */
+enum fs_atime_mode {
+        FS_ATIME_NONE,     /* noatime: nothing */
+        FS_ATIME_RELATIME, /* moved when not newer than mtime or ctime, or a day old */
+        FS_ATIME_STRICT,   /* moved always */
+};
+
+/*
+ * The inotify watches of all the files caches of the daemon (one module, one loop thread):
+ * together at most a quarter of fs.inotify.max_user_watches, so that a user who makes
+ * directories in a cache can never take root's last watches.
+ */
+static struct {
+        uint64_t limit; /* watches; read from the kernel when a cache is made */
+        uint64_t used;
+} fs_watch_pool;
 
 /* ---- what is tracked ---- */
 
@@ -109,6 +167,7 @@ struct fs_file {
                 uint32_t gen;       /* FS_LIVE: the last scan that saw it */
                 uint32_t slot;      /* FS_SENT*: its entry in the batch */
         };
+        uint32_t proof_gen;         /* the scan since which its atime shows any read; 0: none */
         uint8_t state;              /* enum fs_state */
         char name[];
 };
@@ -117,12 +176,17 @@ struct fs_dir {
         struct fs_hlink h;          /* in fs->dirs, unless removed */
         struct fs_hlink w;          /* in fs->watches, while key_len > 0 */
         TAILQ_ENTRY(fs_dir) link;   /* in fs->dirs_seen, unless removed (or the top) */
+        TAILQ_ENTRY(fs_dir) vlink;  /* in fs->dir_victims, while queued to be removed */
         struct fs_dir *parent;      /* NULL for the top */
         uint64_t ino;
         uint32_t gen;
-        uint32_t refs;              /* children (files, directories) naming it as parent */
+        uint32_t refs;              /* children naming it as parent, and the removal's own */
+        uint32_t nfiles;            /* tracked files in it */
+        uint32_t empty_since;       /* the first of the scans that found it empty, 0: not */
+        int64_t empty_mtime_nsec, empty_ctime_nsec; /* as that scan saw them */
         uint16_t depth;
         bool removed;               /* forgotten: freed when the last child goes */
+        bool victim;                /* queued to be removed, or in the worker's batch */
         uint8_t key_len;
         unsigned char *key;         /* the watch's key, key_len bytes */
         char name[];
@@ -141,6 +205,7 @@ struct fs_level {
         struct fs_dir *dir;
         char *buf;          /* FS_DIRBUF bytes */
         size_t pos, len;
+        uint32_t entries;   /* read so far, "." and ".." aside */
 };
 
 enum fs_phase {
@@ -159,7 +224,8 @@ enum fs_answer {
 };
 
 struct fs_work {
-        struct fs_file *f;
+        struct fs_file *f;    /* a file to delete, or */
+        struct fs_dir *d;     /* an empty directory to remove (it holds a reference) */
         atomic_bool used;     /* set by the loop on a use seen meanwhile */
         int r;
         uint8_t answer;       /* enum fs_answer */
@@ -193,7 +259,7 @@ struct fs_longest {
 /* What one scan found; the last complete one is kept for the statistics. */
 struct fs_scan_counts {
         uint64_t files, new_files, changed, atime_uses, untracked, mounts, symlinks, too_deep,
-                errors;
+                errors, lost_proven, lost_assumed;
 };
 
 struct fs {
@@ -208,15 +274,24 @@ struct fs {
 
         struct fs_table files, dirs, watches;
         TAILQ_HEAD(fs_file_list, fs_file) files_seen, victims, sent;
-        TAILQ_HEAD(, fs_dir) dirs_seen;
+        TAILQ_HEAD(fs_dir_list, fs_dir) dirs_seen, dir_victims;
         uint64_t n_files, n_dirs;
 
         /* uses between scans */
         struct fw *watch;
         struct event *watch_ev;
-        bool watch_full_logged;
-        uint32_t lost_epoch;        /* the epoch when events were last lost */
-        bool lost_any;
+        bool watch_full_logged, watch_bound_logged;
+        uint64_t n_watches;         /* inotify watches held (each counted in fs_watch_pool) */
+        enum fs_atime_mode atime_mode;
+        int64_t scan_now_nsec;      /* CLOCK_REALTIME at the start of the scan's step */
+
+        /* lost events (see the top of this file); scan numbers are fs->gen's */
+        uint32_t sync_gen;          /* the last scan done when the queue was last known whole */
+        uint32_t sync_mark_gen;     /* the last scan done when fw_sync() was called */
+        bool lost_pending;          /* markers read since the last scan began */
+        uint32_t lost_from;         /* and the earliest scan their windows follow */
+        bool resolving;             /* the scan under way settles markers read before it */
+        uint32_t resolve_from;
 
         /* the scan */
         struct event *scan_ev;
@@ -238,13 +313,14 @@ struct fs {
         bool run_root_logged;       /* the root's trouble was said in this run */
         struct fs_longest run_longest; /* this run's steps on the loop */
         uint64_t run_longest_delete_usec; /* and its longest file on the worker */
-        uint64_t run_started_usec, run_deleted, run_bytes, run_kept, run_errors;
+        uint64_t run_started_usec, run_deleted, run_bytes, run_kept, run_errors, run_dirs;
         int last_errno_logged;
 
         /* statistics */
         uint64_t scans, accesses, atime_uses, deleted, deleted_bytes, would_delete, kept,
                 gone, errors, events_lost, unwatched_dirs, last_scan_usec, longest_step_usec,
-                longest_step_cpu_usec, longest_delete_usec;
+                longest_step_cpu_usec, longest_delete_usec, lost_uses_assumed, lost_proven,
+                removed_dirs;
 
 #ifdef CA_FILES_TEST_HOOKS
         const char *gate_dir;
@@ -263,6 +339,8 @@ struct fs_bytes_key {
         const unsigned char *bytes;
         size_t len;
 };
+
+static char *fs_relpath(const struct fs_dir *d, const char *name, char *buf, size_t len);
 
 #define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
@@ -324,6 +402,34 @@ static struct fs_dir *watch_find(struct fs *fs, const unsigned char *key, size_t
         return l ? container_of(l, struct fs_dir, w) : NULL;
 }
 
+static bool fs_inotify(const struct fs *fs)
+{
+        return fs->watch && fw_mode(fs->watch) == FW_INOTIFY;
+}
+
+/* This cache's bound on its inotify watches: max_watches, within the daemon's pool. */
+static uint64_t fs_watch_limit(const struct fs *fs)
+{
+        if (fs->cfg.max_watches == FS_WATCHES_AUTO ||
+            (uint64_t)fs->cfg.max_watches > fs_watch_pool.limit)
+                return fs_watch_pool.limit;
+        return (uint64_t)fs->cfg.max_watches;
+}
+
+/* The pool's bound: a quarter of fs.inotify.max_user_watches as it is now. */
+static void fs_watch_pool_update(void)
+{
+        unsigned long long v = 0;
+        FILE *f = fopen("/proc/sys/fs/inotify/max_user_watches", "re");
+
+        if (!f || fscanf(f, "%llu", &v) != 1 || v == 0)
+                v = FS_WATCHES_FALLBACK;
+        if (f)
+                fclose(f);
+        fs_watch_pool.limit = v / FS_WATCH_SHARE_DIV > 0 ? v / FS_WATCH_SHARE_DIV : 1;
+}
+
+/* Give the watch of @d up (inotify: the kernel's too). */
 static void dir_unwatch(struct fs *fs, struct fs_dir *d)
 {
         if (!d->key_len)
@@ -331,6 +437,10 @@ static void dir_unwatch(struct fs *fs, struct fs_dir *d)
         fs_table_del(&fs->watches, &d->w);
         if (fs->watch)
                 fw_unwatch_dir(fs->watch, d->key, d->key_len);
+        if (fs_inotify(fs)) {
+                fs->n_watches--;
+                fs_watch_pool.used--;
+        }
         free(d->key);
         d->key = NULL;
         d->key_len = 0;
@@ -358,6 +468,13 @@ static void dir_forget(struct fs *fs, struct fs_dir *d)
         TAILQ_REMOVE(&fs->dirs_seen, d, link);
         d->removed = true;
         d->refs++;
+        dir_put(fs, d);
+}
+
+/* @d is no longer queued to be removed: the removal's reference goes. */
+static void dir_victim_release(struct fs *fs, struct fs_dir *d)
+{
+        d->victim = false;
         dir_put(fs, d);
 }
 
@@ -391,14 +508,38 @@ static struct fs_dir *dir_new(struct fs *fs, struct fs_dir *parent, const char *
         return d;
 }
 
+/*
+ * Watch @d, open at @fd: with inotify, within the bounds (beyond them, and when the kernel
+ * refuses, its files are seen by atime only, and the next scan tries again).
+ */
 static void dir_watch(struct fs *fs, struct fs_dir *d, int fd)
 {
         unsigned char key[FW_KEY_MAX];
+        char rel[FS_PATH_MAX];
+        struct fs_dir *other;
         size_t len;
         int r;
 
         if (!fs->watch || d->key_len)
                 return;
+        if (fs_inotify(fs) &&
+            (fs->n_watches >= fs_watch_limit(fs) || fs_watch_pool.used >= fs_watch_pool.limit)) {
+                bool own = fs->n_watches >= fs_watch_limit(fs);
+
+                fs->unwatched_dirs++;
+                if (!fs->watch_bound_logged) {
+                        fs->watch_bound_logged = true;
+                        ca_host_log(fs->host, LOG_WARNING,
+                                    "%s: %" PRIu64 " inotify watches, the bound (%s); uses in "
+                                    "directories beyond it are seen by atime only, retried at "
+                                    "every scan", fs->cfg.path,
+                                    own ? fs_watch_limit(fs) : fs_watch_pool.limit,
+                                    own && fs_watch_limit(fs) < fs_watch_pool.limit ?
+                                    "max_watches" : "the daemon's files caches' quarter of "
+                                    "fs.inotify.max_user_watches");
+                }
+                return;
+        }
         r = fw_watch_dir(fs->watch, fd, key, &len);
         if (r < 0) {
                 fs->unwatched_dirs++;
@@ -407,7 +548,8 @@ static void dir_watch(struct fs *fs, struct fs_dir *d, int fd)
                         ca_host_log(fs->host, LOG_WARNING,
                                     "Cannot watch %s: %s%s; uses there are seen by atime only, "
                                     "retried at every scan",
-                                    d->name[0] ? d->name : fs->cfg.path, strerror(-r),
+                                    d->parent ? fs_relpath(d->parent, d->name, rel, sizeof(rel)) :
+                                    fs->cfg.path, strerror(-r),
                                     r == -ENOSPC ? " (fs.inotify.max_user_watches reached)" : "");
                 }
                 return;
@@ -415,19 +557,24 @@ static void dir_watch(struct fs *fs, struct fs_dir *d, int fd)
         /*
          * The same key as another record's: the same directory, renamed since the last scan
          * (the old name's record is swept at the end of this one). The kernel's watch is the
-         * inode's: the record of the name seen now owns it.
+         * inode's, counted once: the record of the name seen now owns it.
          */
-        struct fs_dir *other = watch_find(fs, key, len);
-
+        other = watch_find(fs, key, len);
+        d->key = malloc(len);
+        if (!d->key) {
+                if (!other)
+                        fw_unwatch_dir(fs->watch, key, len);
+                return;
+        }
         if (other) {
                 fs_table_del(&fs->watches, &other->w);
                 free(other->key);
                 other->key = NULL;
                 other->key_len = 0;
+        } else if (fs_inotify(fs)) {
+                fs->n_watches++;
+                fs_watch_pool.used++;
         }
-        d->key = malloc(len);
-        if (!d->key)
-                return;
         memcpy(d->key, key, len);
         d->key_len = (uint8_t)len;
         d->w.hash = key_hash(fs, key, len);
@@ -455,6 +602,7 @@ static void file_forget(struct fs *fs, struct fs_file *f)
                 ca_cache_remove(fs->cache, &f->node);
         fs_table_del(&fs->files, &f->h);
         TAILQ_REMOVE(file_list(fs, f), f, link);
+        f->parent->nfiles--;
         dir_put(fs, f->parent);
         free(f);
         fs->n_files--;
@@ -475,7 +623,7 @@ static void file_age_afresh(struct fs *fs, struct fs_file *f, const struct fs_se
 }
 
 static struct fs_file *file_new(struct fs *fs, struct fs_dir *parent, const char *name,
-                                const struct fs_seen *seen)
+                                const struct fs_seen *seen, uint32_t proof_gen)
 {
         struct fs_file *f = alloc_named(sizeof(struct fs_file), offsetof(struct fs_file, name), name);
 
@@ -483,7 +631,9 @@ static struct fs_file *file_new(struct fs *fs, struct fs_dir *parent, const char
                 return NULL;
         f->parent = parent;
         parent->refs++;
+        parent->nfiles++;
         f->seen = *seen;
+        f->proof_gen = proof_gen;
         f->gen = fs->gen;
         f->h.hash = name_hash(fs, parent, name);
         fs_table_add(&fs->files, &f->h);
@@ -522,6 +672,14 @@ static char *fs_relpath(const struct fs_dir *d, const char *name, char *buf, siz
 struct fs_step {
         uint64_t started_usec, cpu_started_usec, deadline_usec;
 };
+
+static int64_t realtime_nsec(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (int64_t)ts.tv_sec * FS_SEC_NSEC + ts.tv_nsec;
+}
 
 static uint64_t thread_cpu_usec(void)
 {
@@ -666,32 +824,102 @@ static void fs_on_access(void *userdata, const unsigned char *key, size_t key_le
         fs_file_used(fs, f);
 }
 
+/* The last scan whose every look at a file is over by now. */
+static uint32_t fs_scans_done(const struct fs *fs)
+{
+        return fs->scanning ? fs->gen - 1 : fs->gen;
+}
+
 /*
- * Events were lost, so idleness is not proven for any file whose idle time covers this moment:
- * the reclaim op keeps (as a use) every file last used before this epoch, and the victims
- * chosen so far are put back.
+ * Whether @f's atime would have shown any read made after scan @from finished: its proof
+ * dates from that scan or an earlier one (and its atime has not moved since, or the proof
+ * would have been taken again).
+ */
+static bool file_proven(const struct fs_file *f, uint32_t from)
+{
+        return f->proof_gen != 0 && (int32_t)(f->proof_gen - from) <= 0;
+}
+
+/* What a read does to the atime of a file on @fd's mount. */
+static int fs_atime_mode_of(int fd, enum fs_atime_mode *ret)
+{
+        struct statvfs sv;
+
+        if (fstatvfs(fd, &sv) < 0)
+                return -errno;
+        *ret = sv.f_flag & ST_NOATIME ? FS_ATIME_NONE :
+               sv.f_flag & ST_RELATIME ? FS_ATIME_RELATIME : FS_ATIME_STRICT;
+        return 0;
+}
+
+/*
+ * Whether a read of the file seen as @s, from now on, moves its atime (what the kernel's
+ * relatime_need_update() and atime_needs_update() decide), with margins: a day and a minute
+ * for relatime's day, and an atime at least a second old, since a read in the same tick of the
+ * kernel's coarse clock leaves it as it is.
+ */
+static bool fs_atime_proves(const struct fs *fs, const struct fs_seen *s)
+{
+        int64_t age_nsec = fs->scan_now_nsec - s->atime_nsec;
+
+        if (fs->atime_mode == FS_ATIME_NONE || age_nsec < FS_ATIME_SETTLE_NSEC)
+                return false;
+        return fs->atime_mode == FS_ATIME_STRICT || s->atime_nsec <= s->mtime_nsec ||
+               s->atime_nsec <= s->ctime_nsec || age_nsec >= FS_RELATIME_NSEC;
+}
+
+/*
+ * Events were lost after scan fs->sync_gen finished and before now (files-watch.h): until a
+ * scan that starts after now settles it (fs_scan_file()), a file whose atime was not proof
+ * before that window is not proven idle. The reclaim op keeps those, and the victims chosen so
+ * far among them are put back now; proven ones go on (the worker checks their atime after now).
  */
 static void fs_on_lost(void *userdata)
 {
         struct fs *fs = userdata;
+        uint32_t from = fs->sync_gen;
         struct fs_file *f;
 
         fs->events_lost++;
-        fs->lost_epoch = ca_cache_epoch(fs->cache);
-        fs->lost_any = true;
+        if (!fs->lost_pending || (int32_t)(from - fs->lost_from) < 0)
+                fs->lost_from = from;
+        fs->lost_pending = true;
+        /* The marker is out of the queue: the next one stands for later drops only. */
+        fs->sync_gen = fs_scans_done(fs);
         TAILQ_FOREACH(f, &fs->victims, link)
-                fs_file_used(fs, f);
+                if (!file_proven(f, from))
+                        fs_file_used(fs, f);
         TAILQ_FOREACH(f, &fs->sent, link)
-                fs_file_used(fs, f);
+                if (!file_proven(f, from))
+                        fs_file_used(fs, f);
         ca_host_log(fs->host, fs->events_lost == 1 ? LOG_WARNING : LOG_DEBUG,
-                    "The kernel's event queue overflowed: uses were lost, so every file idle "
-                    "across this moment counts as used (%" PRIu64 " times so far)",
-                    fs->events_lost);
+                    "The kernel's event queue overflowed: uses were lost, so a file counts as "
+                    "used unless its atime proves otherwise at the next scan (%" PRIu64
+                    " times so far)", fs->events_lost);
+}
+
+/* The queue was empty: no marker is in it, the next one stands for later drops only. */
+static void fs_on_drained(void *userdata)
+{
+        struct fs *fs = userdata;
+
+        fs->sync_gen = fs_scans_done(fs);
+}
+
+/* Our own mark came out of the queue: a marker from now on stands for drops after it. */
+static void fs_on_synced(void *userdata)
+{
+        struct fs *fs = userdata;
+
+        if ((int32_t)(fs->sync_mark_gen - fs->sync_gen) > 0)
+                fs->sync_gen = fs->sync_mark_gen;
 }
 
 static const struct fw_callbacks fs_watch_callbacks = {
         .access = fs_on_access,
         .lost = fs_on_lost,
+        .drained = fs_on_drained,
+        .synced = fs_on_synced,
 };
 
 static void fs_watch_drain(struct fs *fs)
@@ -708,6 +936,22 @@ static void fs_watch_drain(struct fs *fs)
 static void fs_watch_cb(evutil_socket_t fd, short what, void *userdata)
 {
         fs_watch_drain(userdata);
+}
+
+/*
+ * Events are read at the lowest priority, the scan's: libevent runs only the highest priority
+ * that has active events in a pass, and under a flood the descriptor is always readable, so at
+ * any higher one the reads would starve the scan (lost events are accounted for instead).
+ */
+static int fs_watch_event(struct fs *fs)
+{
+        fs->watch_ev = event_new(fs->base, fw_fd(fs->watch), EV_READ | EV_PERSIST, fs_watch_cb,
+                                 fs);
+        if (!fs->watch_ev ||
+            event_priority_set(fs->watch_ev, event_base_get_npriorities(fs->base) - 1) < 0 ||
+            event_add(fs->watch_ev, NULL) < 0)
+                return -ENOMEM;
+        return 0;
 }
 
 /* ---- the scan ---- */
@@ -807,7 +1051,9 @@ static void fs_scan_enter(struct fs *fs, struct fs_level *lvl, const char *name)
         d->gen = fs->gen;
         TAILQ_REMOVE(&fs->dirs_seen, d, link);
         TAILQ_INSERT_TAIL(&fs->dirs_seen, d, link);
-        dir_watch(fs, d, fd);
+        /* fanotify: a key costs no kernel object; inotify decides once it is read. */
+        if (!fs_inotify(fs))
+                dir_watch(fs, d, fd);
         if (!fs_level_push(fs, fd, d)) {
                 fs->count.errors++;
                 close(fd);
@@ -830,12 +1076,28 @@ static void fs_scan_file(struct fs *fs, struct fs_dir *dir, const char *name,
                 if (!fs_seen_same(&f->seen, seen)) {
                         /* Replaced or written: another object, aged from now. */
                         file_age_afresh(fs, f, seen);
+                        f->proof_gen = fs_atime_proves(fs, seen) ? fs->gen : 0;
                         fs->count.changed++;
                 } else if (seen->atime_nsec != f->seen.atime_nsec) {
                         f->seen.atime_nsec = seen->atime_nsec;
+                        f->proof_gen = fs_atime_proves(fs, seen) ? fs->gen : 0;
                         ca_touch(fs->cache, &f->node);
                         fs->count.atime_uses++;
                         fs->atime_uses++;
+                } else {
+                        /* Lost events before this scan: settled by atime, or a use. */
+                        if (fs->resolving) {
+                                if (file_proven(f, fs->resolve_from)) {
+                                        fs->count.lost_proven++;
+                                        fs->lost_proven++;
+                                } else {
+                                        ca_touch(fs->cache, &f->node);
+                                        fs->count.lost_assumed++;
+                                        fs->lost_uses_assumed++;
+                                }
+                        }
+                        if (!f->proof_gen && fs_atime_proves(fs, seen))
+                                f->proof_gen = fs->gen;
                 }
                 f->gen = fs->gen;
                 TAILQ_REMOVE(&fs->files_seen, f, link);
@@ -844,7 +1106,7 @@ static void fs_scan_file(struct fs *fs, struct fs_dir *dir, const char *name,
         }
         if (fs_over_limit(fs))
                 return;
-        if (file_new(fs, dir, name, seen))
+        if (file_new(fs, dir, name, seen, fs_atime_proves(fs, seen) ? fs->gen : 0))
                 fs->count.new_files++;
 }
 
@@ -888,6 +1150,48 @@ static void fs_scan_entry(struct fs *fs, struct fs_level *lvl, const struct dire
         }
 }
 
+/*
+ * @lvl's directory was read to its end (@whole: without an error): a watch while it holds
+ * files (inotify), none while it holds none; with remove_empty_dirs, whether it was found
+ * empty and unchanged by max_age scans in a row, and then queued to be removed.
+ */
+static void fs_level_done(struct fs *fs, struct fs_level *lvl, bool whole)
+{
+        struct fs_dir *d = lvl->dir;
+        struct ca_params params;
+        struct statx sx;
+        int64_t mtime, ctime;
+
+        if (fs_inotify(fs)) {
+                if (d->nfiles > 0)
+                        dir_watch(fs, d, lvl->fd);
+                else
+                        dir_unwatch(fs, d);
+        }
+        if (!fs->cfg.remove_empty_dirs || !d->parent || d->victim)
+                return;
+        if (!whole || lvl->entries > 0 ||
+            statx(lvl->fd, "", AT_EMPTY_PATH, STATX_MTIME | STATX_CTIME, &sx) < 0) {
+                d->empty_since = 0;
+                return;
+        }
+        mtime = (int64_t)sx.stx_mtime.tv_sec * FS_SEC_NSEC + sx.stx_mtime.tv_nsec;
+        ctime = (int64_t)sx.stx_ctime.tv_sec * FS_SEC_NSEC + sx.stx_ctime.tv_nsec;
+        if (!d->empty_since || mtime != d->empty_mtime_nsec || ctime != d->empty_ctime_nsec) {
+                /* Empty from this scan on, or changed meanwhile (filled and emptied): anew. */
+                d->empty_since = fs->gen;
+                d->empty_mtime_nsec = mtime;
+                d->empty_ctime_nsec = ctime;
+                return;
+        }
+        ca_cache_get_params(fs->cache, &params);
+        if (fs->gen - d->empty_since < params.max_age)
+                return;
+        d->victim = true;
+        d->refs++; /* the removal's own: it outlives a scan that forgets it */
+        TAILQ_INSERT_TAIL(&fs->dir_victims, d, vlink);
+}
+
 /* The next entry of the directory being read, or the end of it. */
 static void fs_scan_walk_one(struct fs *fs)
 {
@@ -895,7 +1199,9 @@ static void fs_scan_walk_one(struct fs *fs)
         const struct dirent64 *de = fs_level_next(lvl);
 
         if (!de) {
-                if (errno) {
+                bool whole = errno == 0;
+
+                if (!whole) {
                         char rel[FS_PATH_MAX];
 
                         fs->count.errors++;
@@ -903,11 +1209,14 @@ static void fs_scan_walk_one(struct fs *fs)
                                     fs_relpath(lvl->dir->parent, lvl->dir->name, rel, sizeof(rel)),
                                     strerror(errno));
                 }
+                fs_level_done(fs, lvl, whole);
                 fs_level_pop(fs);
                 return;
         }
-        if (fs_name_ok(de->d_name))
+        if (fs_name_ok(de->d_name)) {
+                lvl->entries++;
                 fs_scan_entry(fs, lvl, de);
+        }
 }
 
 /* One unit of the scan's work; false once the scan is complete. */
@@ -955,6 +1264,13 @@ static void fs_scan_finish(struct fs *fs)
         /* Uses queued in the kernel so far belong to the period that ends now. */
         fs_watch_drain(fs);
         fs->scanning = false;
+        fs->resolving = false;
+        /*
+         * Under a flood the queue may never be seen empty: a mark of our own, just after the
+         * read above made room for it, bounds the next overflow's window to after this scan.
+         */
+        if (fs->watch && fw_sync(fs->watch) == 0)
+                fs->sync_mark_gen = fs->gen;
         fs->scans++;
         fs->last_scan_usec = ca_now_usec() - fs->scan_started_usec;
         fs->last = *c;
@@ -968,10 +1284,13 @@ static void fs_scan_finish(struct fs *fs)
                     "scan %" PRIu64 " done in %.1f ms: %" PRIu64 " files (%" PRIu64
                     " new, %" PRIu64 " changed, %" PRIu64 " used by atime), %" PRIu64
                     " directories, %" PRIu64 " mounts and %" PRIu64 " symlinks skipped, %" PRIu64
-                    " errors; longest step %" PRIu64 " us (%" PRIu64 " us of CPU)",
+                    " errors; longest step %" PRIu64 " us (%" PRIu64 " us of CPU); %" PRIu64
+                    " watches, %" PRIu64 " directories with files unwatched; lost events "
+                    "settled: %" PRIu64 " files proven idle by atime, %" PRIu64 " counted as used",
                     fs->scans, (double)fs->last_scan_usec / 1000, c->files, c->new_files, c->changed,
                     c->atime_uses, fs->n_dirs, c->mounts, c->symlinks, c->errors,
-                    fs->longest_step_usec, fs->longest_step_cpu_usec);
+                    fs->longest_step_usec, fs->longest_step_cpu_usec, fs->n_watches,
+                    fs->unwatched_dirs, c->lost_proven, c->lost_assumed);
         ca_host_rotate_ready(fs->host, fs->cache, 0);
 }
 
@@ -985,8 +1304,14 @@ static void fs_scan_step(evutil_socket_t fd, short what, void *userdata)
                 return;
 #endif
         step = fs_step_begin(fs);
-        if (fs->phase == FS_SCAN_GATE)
+        fs->scan_now_nsec = realtime_nsec();
+        if (fs->phase == FS_SCAN_GATE) {
+                /* Markers read so far are settled by this scan, whose first look is now. */
+                fs->resolving = fs->lost_pending;
+                fs->resolve_from = fs->lost_from;
+                fs->lost_pending = false;
                 fs->phase = FS_SCAN_WALK;
+        }
         for (unsigned n = 1;; n++) {
                 if (!fs_scan_one(fs)) {
                         fs_step_end(fs, &step, NULL);
@@ -1016,6 +1341,10 @@ static void fs_forget_all(struct fs *fs)
                 file_forget(fs, f);
         while ((f = TAILQ_FIRST(&fs->files_seen)))
                 file_forget(fs, f);
+        while ((d = TAILQ_FIRST(&fs->dir_victims))) {
+                TAILQ_REMOVE(&fs->dir_victims, d, vlink);
+                dir_victim_release(fs, d);
+        }
         while ((d = TAILQ_FIRST(&fs->dirs_seen)))
                 dir_forget(fs, d);
 }
@@ -1052,6 +1381,8 @@ static int fs_check_root(struct fs *fs)
         fs_root_close(&fs->root);
         fs->root = now;
         fs->top->ino = now.ino;
+        if (fs_atime_mode_of(fs->root.fd, &fs->atime_mode) < 0)
+                fs->atime_mode = FS_ATIME_NONE; /* no atime proof: lost events keep files */
         if (fs->watch) {
                 enum fw_mode mode = fw_mode(fs->watch);
                 struct fw *w = NULL;
@@ -1062,10 +1393,9 @@ static int fs_check_root(struct fs *fs)
                 fs->watch = fw_free(fs->watch);
                 if (fw_open(mode, &fs->root, &w, why, sizeof(why)) == 0) {
                         fs->watch = w;
-                        fs->watch_ev = event_new(fs->base, fw_fd(w), EV_READ | EV_PERSIST,
-                                                 fs_watch_cb, fs);
-                        if (!fs->watch_ev || event_add(fs->watch_ev, NULL) < 0)
-                                return -ENOMEM;
+                        r = fs_watch_event(fs);
+                        if (r < 0)
+                                return r;
                 } else {
                         ca_host_log(fs->host, LOG_WARNING, "Cannot watch %s any more (%s): "
                                     "uses are seen by atime only", fs->cfg.path, why);
@@ -1091,7 +1421,8 @@ static int fs_before_rotate(struct ca_cache *cache, void *userdata)
                 close(fd);
                 return -ENOMEM;
         }
-        dir_watch(fs, fs->top, fd);
+        if (!fs_inotify(fs))
+                dir_watch(fs, fs->top, fd);
         fs->scanning = true;
         fs->gen++;
         fs->count = (struct fs_scan_counts){ 0 };
@@ -1103,6 +1434,11 @@ static int fs_before_rotate(struct ca_cache *cache, void *userdata)
 }
 
 /* ---- deletion ---- */
+
+static bool fs_has_victims(const struct fs *fs)
+{
+        return !TAILQ_EMPTY(&fs->victims) || !TAILQ_EMPTY(&fs->dir_victims);
+}
 
 /* Put a victim back: live again, aged from now (it changed, was used, or is a dry run's). */
 static void fs_put_back(struct fs *fs, struct fs_file *f)
@@ -1118,11 +1454,15 @@ static enum ca_status fs_reclaim(struct ca_cache *cache, struct ca_node *node, v
 {
         struct fs *fs = userdata;
         struct fs_file *f = (struct fs_file *)node;
-        uint32_t stamp = atomic_load_explicit(&node->stamp, memory_order_relaxed);
 
-        /* Idle across a moment when uses were lost: not proven idle, so counted as used. */
-        if (fs->lost_any && (int32_t)(stamp - fs->lost_epoch) < 0)
+        /*
+         * Events lost since the last scan began, and this file's atime no proof for their
+         * window: not proven idle, so counted as used (as the next scan would).
+         */
+        if (fs->lost_pending && !file_proven(f, fs->lost_from)) {
+                fs->lost_uses_assumed++;
                 return CA_KEEP;
+        }
         TAILQ_REMOVE(&fs->files_seen, f, link);
         f->state = FS_VICTIM;
         TAILQ_INSERT_TAIL(&fs->victims, f, link);
@@ -1206,6 +1546,7 @@ static bool fs_job_root_ok(struct fs_job *job)
 static bool fs_work_one(struct fs *fs, struct aw *aw, struct fs_job *job, struct fs_work *w)
 {
         const struct fs_file *f = w->f;
+        const struct fs_dir *d = w->d;
         uint64_t t0 = ca_now_usec(), dt;
         int fd;
 
@@ -1217,13 +1558,17 @@ static bool fs_work_one(struct fs *fs, struct aw *aw, struct fs_job *job, struct
                 w->answer = FS_USED;
                 return true;
         }
-        fd = fs_job_chain_open(job, f->parent);
+        fd = fs_job_chain_open(job, f ? f->parent : d->parent);
         if (fd < 0) {
                 w->answer = FS_NO_DIR;
                 w->r = fd;
-        } else {
+        } else if (f) {
                 w->answer = FS_CHECKED;
                 w->r = fs_unlink_if_same(&job->root, fd, f->name, &f->seen, job->dry_run);
+        } else {
+                w->answer = FS_CHECKED;
+                w->r = fs_rmdir_if_same(&job->root, fd, d->name, d->ino, d->empty_mtime_nsec,
+                                        d->empty_ctime_nsec, job->dry_run);
         }
         dt = ca_now_usec() - t0;
         if (dt > job->longest_usec)
@@ -1344,8 +1689,47 @@ static void fs_file_checked(struct fs *fs, struct fs_file *f, int r)
         }
 }
 
+/* The worker's answer @w for an empty directory, counted and said; its reference dropped. */
+static void fs_dir_answer(struct fs *fs, const struct fs_work *w)
+{
+        struct fs_dir *d = w->d;
+        char rel[FS_PATH_MAX];
+        int r = w->answer == FS_CHECKED ? w->r : w->answer == FS_NO_DIR ? -ESTALE : -EAGAIN;
+
+        fs_relpath(d->parent, d->name, rel, sizeof(rel));
+        if (r == 0 && fs->cfg.dry_run) {
+                ca_host_log(fs->host, LOG_INFO, "dry run: would remove the empty directory %s/",
+                            rel);
+        } else if (r == 0 || r == -ENOENT) {
+                if (r == 0) {
+                        fs->removed_dirs++;
+                        fs->run_dirs++;
+                        ca_host_log(fs->host, LOG_DEBUG, "removed the empty directory %s/", rel);
+                }
+                dir_forget(fs, d);
+        } else if (r == -EAGAIN) {
+                /* Not tried (the root moved, or the daemon stops): looked at again. */
+        } else if (r == -ESTALE || r == -ENOTEMPTY || r == -EEXIST) {
+                /* Changed, filled or replaced: idle again from the next scan that finds it so. */
+                ca_host_log(fs->host, LOG_DEBUG, "%s/ changed since it was seen empty, kept",
+                            rel);
+        } else {
+                fs->errors++;
+                fs->run_errors++;
+                ca_host_log(fs->host, r == fs->last_errno_logged ? LOG_DEBUG : LOG_WARNING,
+                            "Cannot remove the empty directory %s/: %s, kept", rel, strerror(-r));
+                fs->last_errno_logged = r;
+        }
+        d->empty_since = 0;
+        dir_victim_release(fs, d);
+}
+
 static void fs_take_answer(struct fs *fs, const struct fs_work *w)
 {
+        if (w->d) {
+                fs_dir_answer(fs, w);
+                return;
+        }
         switch (w->answer) {
         case FS_NO_DIR:
                 fs_dir_failed(fs, w->f, w->r);
@@ -1382,6 +1766,7 @@ static void fs_dispose_submit(struct fs *fs, const struct fs_step *step)
 {
         struct fs_job *job = fs->job;
         struct fs_file *f;
+        struct fs_dir *d;
         uint32_t n = 0;
         int fd, r;
 
@@ -1398,12 +1783,30 @@ static void fs_dispose_submit(struct fs *fs, const struct fs_step *step)
                         f->state = FS_SENT;
                         f->slot = n++;
                         w->f = f;
+                        w->d = NULL;
                         atomic_init(&w->used, false);
                         w->r = 0;
                         w->answer = FS_NOT_TRIED;
                 }
                 if (ca_now_usec() >= step->deadline_usec)
                         break;
+        }
+        /* Empty directories after the files (a file's deletion may be what emptied one). */
+        while (n < FS_BATCH_FILES && TAILQ_EMPTY(&fs->victims) &&
+               (d = TAILQ_FIRST(&fs->dir_victims)) && ca_now_usec() < step->deadline_usec) {
+                struct fs_work *w = &job->work[n];
+
+                TAILQ_REMOVE(&fs->dir_victims, d, vlink);
+                if (fs_chain_forgotten(d)) {
+                        dir_victim_release(fs, d);
+                        continue;
+                }
+                n++;
+                w->f = NULL;
+                w->d = d;
+                atomic_init(&w->used, false);
+                w->r = 0;
+                w->answer = FS_NOT_TRIED;
         }
         if (n == 0)
                 return;
@@ -1457,6 +1860,10 @@ static void fs_dispose_apply(struct fs *fs, const struct fs_step *step)
 static void fs_dispose_finish(struct fs *fs)
 {
         fs->disposing = false;
+        /* Before the summary, which is what a reader of the log waits for. */
+        if (fs->run_dirs)
+                ca_host_log(fs->host, LOG_INFO, "removed %" PRIu64 " empty directories",
+                            fs->run_dirs);
         ca_host_log(fs->host, LOG_INFO,
                     "%s %" PRIu64 " files (%" PRIu64 " bytes); %" PRIu64 " kept (changed, "
                     "replaced or used since they were seen); %" PRIu64 " errors; in %" PRIu64
@@ -1466,7 +1873,7 @@ static void fs_dispose_finish(struct fs *fs)
                     fs->run_bytes, fs->run_kept, fs->run_errors,
                     (ca_now_usec() - fs->run_started_usec) / 1000, fs->run_longest.wall_usec,
                     fs->run_longest.cpu_usec, fs->run_longest_delete_usec);
-        fs->run_deleted = fs->run_bytes = fs->run_kept = fs->run_errors = 0;
+        fs->run_deleted = fs->run_bytes = fs->run_kept = fs->run_errors = fs->run_dirs = 0;
         fs->run_longest = (struct fs_longest){ 0 };
         fs->run_longest_delete_usec = 0;
         fs->last_errno_logged = 0;
@@ -1483,7 +1890,7 @@ static void fs_dispose_step(evutil_socket_t fd, short what, void *userdata)
 
         if (aw_busy(fs->worker))
                 return; /* fs_worker_done() comes back here */
-        if (!fs->disposing && fs->job->n == 0 && TAILQ_EMPTY(&fs->victims))
+        if (!fs->disposing && fs->job->n == 0 && !fs_has_victims(fs))
                 return;
         step = fs_step_begin(fs);
         if (!fs->disposing) {
@@ -1499,7 +1906,7 @@ static void fs_dispose_step(evutil_socket_t fd, short what, void *userdata)
         fs_step_end(fs, &step, &fs->run_longest);
         if (aw_busy(fs->worker))
                 return;
-        if (fs->job->n == 0 && TAILQ_EMPTY(&fs->victims)) {
+        if (fs->job->n == 0 && !fs_has_victims(fs)) {
                 fs_dispose_finish(fs);
                 return;
         }
@@ -1524,7 +1931,7 @@ static void fs_after_age(struct ca_cache *cache, void *userdata)
         struct fs *fs = userdata;
 
         /* A batch under way: its answers start the next one. */
-        if (!TAILQ_EMPTY(&fs->victims) && !aw_busy(fs->worker))
+        if (fs_has_victims(fs) && !aw_busy(fs->worker))
                 event_active(fs->dispose_ev, 0, 0);
 }
 
@@ -1574,9 +1981,21 @@ static void fs_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
              "mount points (other filesystems, bind mounts) not entered at the last scan",
              fs->last.mounts);
         EMIT("unwatched_directories", CA_STAT_GAUGE, "objects",
-             "directories without a watch (inotify's limit): atime only", fs->unwatched_dirs);
+             "directories holding files without a watch (max_watches, or the kernel's limit): "
+             "atime only", fs->unwatched_dirs);
+        EMIT("watches", CA_STAT_GAUGE, "objects",
+             "inotify watches held (one per directory holding files, within max_watches)",
+             fs->n_watches);
         EMIT("events_lost", CA_STAT_COUNTER, NULL, "overflows of the kernel's event queue",
              fs->events_lost);
+        EMIT("lost_uses_assumed", CA_STAT_COUNTER, NULL,
+             "files counted as used because an overflow may have hidden a use and atime "
+             "could not tell", fs->lost_uses_assumed);
+        EMIT("lost_proven_idle", CA_STAT_COUNTER, NULL,
+             "files an overflow could have hidden a use of, proven unread by their atime",
+             fs->lost_proven);
+        EMIT("removed_directories", CA_STAT_COUNTER, "objects",
+             "empty directories removed (remove_empty_dirs)", fs->removed_dirs);
 }
 
 static const struct ca_cache_hooks fs_hooks = {
@@ -1630,6 +2049,11 @@ static const struct ca_key_choice fs_watch_choices[] = {
         { NULL, 0 },
 };
 
+static const struct ca_key_choice fs_watches_choices[] = {
+        { "auto", FS_WATCHES_AUTO },
+        { NULL, 0 },
+};
+
 static const struct ca_key_spec fs_keys[] = {
         { .name = "path", .type = CA_KEY_PATH, CA_KEY_FIELD(struct fs_config, path),
           .help = "the directory whose files are aged (absolute, no symlink in it; required)" },
@@ -1647,6 +2071,15 @@ static const struct ca_key_spec fs_keys[] = {
         { .name = "max_files", .type = CA_KEY_UINT, CA_KEY_FIELD(struct fs_config, max_files),
           .def = FS_MAX_FILES_DEFAULT, .min = 1, .max = FS_MAX_FILES_MAX,
           .help = "files and directories tracked at most; beyond, not tracked (never deleted)" },
+        { .name = "max_watches", .type = CA_KEY_CHOICE,
+          CA_KEY_FIELD(struct fs_config, max_watches), .def = "auto",
+          .choices = fs_watches_choices, .flags = CA_KEY_NUMBER, .min = 1,
+          .max = FS_MAX_WATCHES_MAX, .what = "number of watches",
+          .help = "inotify watches at most (auto: the daemon's files caches together take a "
+                  "quarter of fs.inotify.max_user_watches, and no cache more)" },
+        { .name = "remove_empty_dirs", .type = CA_KEY_BOOL,
+          CA_KEY_FIELD(struct fs_config, remove_empty_dirs), .def = "no",
+          .help = "remove a directory found empty and unchanged for max_age rotations" },
         CA_KEY_END
 };
 
@@ -1669,6 +2102,9 @@ static void fs_destroy(void *instance)
 
                 while ((f = TAILQ_FIRST(&fs->sent)))
                         file_forget(fs, f);
+                for (uint32_t i = fs->job ? fs->job->applied : 0; fs->job && i < fs->job->n; i++)
+                        if (fs->job->work[i].d)
+                                dir_victim_release(fs, fs->job->work[i].d);
                 fs_forget_all(fs);
                 dir_unwatch(fs, fs->top);
                 free(fs->top);
@@ -1690,21 +2126,24 @@ static void fs_destroy(void *instance)
 }
 
 /*
- * How uses are seen: fanotify where allowed, else inotify; atime alone (asked for, or when
- * neither works) only where the mount updates atime at all.
+ * How uses are seen. fanotify's mark is on the whole filesystem and reports every open and read
+ * on it: `auto` takes it only where the tree is the whole filesystem (nothing else pays for
+ * it), else inotify, whose watches are the tree's own directories; `fanotify` takes it
+ * anywhere, said in the log. atime alone (asked for, or when neither works) only where the
+ * mount updates atime at all.
  */
 static int fs_watch_start(struct fs *fs)
 {
-        static const char *const how[] = {
-                [FW_FANOTIFY] = "fanotify (a mark on the filesystem) and atime",
-                [FW_INOTIFY] = "inotify (a watch per directory) and atime",
-        };
         int want = fs->cfg.watch;
-        char why[512] = "", why_fan[512] = "";
-        struct statvfs sv;
+        char why[512] = "", why_fan[512] = "", how[512];
+        bool whole;
         int r;
 
-        if (want == FS_WATCH_AUTO || want == FS_WATCH_FANOTIFY) {
+        r = fs_atime_mode_of(fs->root.fd, &fs->atime_mode);
+        if (r < 0)
+                return r;
+        whole = fw_whole_filesystem(&fs->root);
+        if (want == FS_WATCH_FANOTIFY || (want == FS_WATCH_AUTO && whole)) {
                 r = fw_open(FW_FANOTIFY, &fs->root, &fs->watch, why_fan, sizeof(why_fan));
                 if (r < 0 && want == FS_WATCH_FANOTIFY) {
                         ca_host_log(fs->host, LOG_ERR, "watch = fanotify: %s", why_fan);
@@ -1721,19 +2160,34 @@ static int fs_watch_start(struct fs *fs)
         if (fs->watch) {
                 if (want == FS_WATCH_AUTO && why_fan[0])
                         ca_host_log(fs->host, LOG_INFO, "no fanotify: %s", why_fan);
-                fs->watch_ev = event_new(fs->base, fw_fd(fs->watch), EV_READ | EV_PERSIST,
-                                         fs_watch_cb, fs);
-                if (!fs->watch_ev || event_add(fs->watch_ev, NULL) < 0)
-                        return -ENOMEM;
+                r = fs_watch_event(fs);
+                if (r < 0)
+                        return r;
+                if (fs_inotify(fs))
+                        snprintf(how, sizeof(how), "inotify and atime (a watch per directory "
+                                 "holding files, at most %" PRIu64 "%s)%s", fs_watch_limit(fs),
+                                 fs->cfg.max_watches == FS_WATCHES_AUTO ||
+                                 (uint64_t)fs->cfg.max_watches > fs_watch_pool.limit ?
+                                 ": the files caches' quarter of fs.inotify.max_user_watches" :
+                                 ", max_watches",
+                                 want == FS_WATCH_AUTO && !whole ?
+                                 "; not fanotify: its mark would report every open on the "
+                                 "whole filesystem, which holds more than this tree" : "");
+                else if (whole)
+                        snprintf(how, sizeof(how), "fanotify and atime (a mark on the "
+                                 "filesystem, which holds only this tree)");
+                else
+                        snprintf(how, sizeof(how), "fanotify and atime (a mark on the "
+                                 "filesystem: every open and read on it, also outside this "
+                                 "tree, is reported to the daemon and slows the process that "
+                                 "makes it)");
                 ca_host_log(fs->host, LOG_INFO, "aging %s%s: uses seen by %s", fs->cfg.path,
-                            fs->cfg.dry_run ? " (dry run)" : "", how[fw_mode(fs->watch)]);
+                            fs->cfg.dry_run ? " (dry run)" : "", how);
                 return 0;
         }
 
         /* atime only: what the mount lets it show. */
-        if (fstatvfs(fs->root.fd, &sv) < 0)
-                return -errno;
-        if (sv.f_flag & ST_NOATIME) {
+        if (fs->atime_mode == FS_ATIME_NONE) {
                 ca_host_log(fs->host, LOG_ERR, "%s is on a noatime mount and %s: no use of a "
                             "file could be seen, so none is proven idle; refusing",
                             fs->cfg.path, want == FS_WATCH_ATIME ? "watch = atime" :
@@ -1742,7 +2196,7 @@ static int fs_watch_start(struct fs *fs)
         }
         ca_host_log(fs->host, LOG_INFO, "aging %s%s: uses seen by atime only%s", fs->cfg.path,
                     fs->cfg.dry_run ? " (dry run)" : "",
-                    sv.f_flag & ST_RELATIME ?
+                    fs->atime_mode == FS_ATIME_RELATIME ?
                             " on a relatime mount: a file read again within 24 h of its "
                             "last recorded access looks unused" : "");
         return 0;
@@ -1788,6 +2242,7 @@ static int fs_create(struct ca_host *host, const struct ca_section *s, void **re
         TAILQ_INIT(&fs->victims);
         TAILQ_INIT(&fs->sent);
         TAILQ_INIT(&fs->dirs_seen);
+        TAILQ_INIT(&fs->dir_victims);
         if (getrandom(fs->sipkey, sizeof(fs->sipkey), 0) != sizeof(fs->sipkey)) {
                 r = -errno;
                 goto out_destroy;
@@ -1826,6 +2281,7 @@ static int fs_create(struct ca_host *host, const struct ca_section *s, void **re
         r = aw_new(fs->base, &fs_worker_ops, fs, &fs->worker);
         if (r < 0)
                 goto out_destroy;
+        fs_watch_pool_update();
         r = fs_watch_start(fs);
         if (r < 0)
                 goto out_destroy;
