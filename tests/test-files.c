@@ -339,6 +339,100 @@ Test(files_safe, unlink_only_what_was_seen)
         test_rm_rf(other);
 }
 
+/* What fs_rmdir_if_same() needs of a directory: its inode, mtime and ctime. */
+struct dir_seen {
+        uint64_t ino;
+        int64_t mtime_nsec, ctime_nsec;
+};
+
+static struct dir_seen dir_seen_of(const char *dir, const char *name)
+{
+        char *p = path2(dir, name);
+        struct dir_seen d;
+        struct stat st;
+
+        cr_assert(lstat(p, &st) == 0 && S_ISDIR(st.st_mode), "%s", p);
+        d.ino = st.st_ino;
+        d.mtime_nsec = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+        d.ctime_nsec = st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
+        free(p);
+        return d;
+}
+
+static int rmdir_if(const struct fs_root *root, const char *name, const struct dir_seen *d,
+                    bool dry_run)
+{
+        return fs_rmdir_if_same(root, root->fd, name, d->ino, d->mtime_nsec, d->ctime_nsec,
+                                dry_run);
+}
+
+/* An empty directory goes only while it is the one seen empty, and empty. */
+Test(files_safe, rmdir_only_the_empty_directory_seen)
+{
+        char *dir = test_mkdtemp("files-rmdir"), *other = test_mkdtemp("files-other"), *moved;
+        struct dir_seen same, dry, filled, replaced, link, file, touched, mnt;
+        struct fs_root root;
+        bool mounts = is_root();
+
+        if (mounts)
+                private_mounts();
+        free(mksub(dir, "same"));
+        free(mksub(dir, "dry"));
+        free(mksub(dir, "filled"));
+        free(mksub(dir, "replaced"));
+        free(mksub(dir, "link"));
+        free(mksub(dir, "file"));
+        free(mksub(dir, "touched"));
+        free(mksub(dir, "mnt"));
+        free(mksub(other, "target"));
+        same = dir_seen_of(dir, "same");
+        dry = dir_seen_of(dir, "dry");
+        filled = dir_seen_of(dir, "filled");
+        replaced = dir_seen_of(dir, "replaced");
+        link = dir_seen_of(dir, "link");
+        file = dir_seen_of(dir, "file");
+        touched = dir_seen_of(dir, "touched");
+        mnt = dir_seen_of(dir, "mnt");
+        root = open_root(dir);
+
+        /* Changes after the scan saw them empty. */
+        mkfile(dir, "filled/new", "n");
+        moved = path2(dir, "replaced.old");
+        cr_assert(rename(path2(dir, "replaced"), moved) == 0);
+        free(mksub(dir, "replaced")); /* another empty directory under the name */
+        cr_assert(rmdir(path2(dir, "link")) == 0);
+        cr_assert(symlink(path2(other, "target"), path2(dir, "link")) == 0);
+        cr_assert(rmdir(path2(dir, "file")) == 0);
+        mkfile(dir, "file", "");
+        mkfile(dir, "touched/t", "");
+        cr_assert(unlink(path2(dir, "touched/t")) == 0); /* empty again, mtime moved */
+        if (mounts)
+                bind_mount(other, path2(dir, "mnt"));
+
+        cr_assert_eq(rmdir_if(&root, "dry", &dry, true), 0);
+        cr_assert(exists(dir, "dry"), "dry_run removed it");
+        cr_assert_eq(rmdir_if(&root, "same", &same, false), 0);
+        cr_assert(!exists(dir, "same"));
+        cr_assert_eq(rmdir_if(&root, "same", &same, false), -ENOENT);
+        cr_assert_eq(rmdir_if(&root, "filled", &filled, false), -ESTALE);
+        cr_assert_eq(rmdir_if(&root, "replaced", &replaced, false), -ESTALE);
+        cr_assert_eq(rmdir_if(&root, "link", &link, false), -ESTALE);
+        cr_assert_eq(rmdir_if(&root, "file", &file, false), -ESTALE);
+        cr_assert_eq(rmdir_if(&root, "touched", &touched, false), -ESTALE);
+        cr_assert_eq(rmdir_if(&root, "..", &same, false), -EINVAL);
+        if (mounts) {
+                cr_assert_eq(rmdir_if(&root, "mnt", &mnt, false), -ESTALE, "a mount point");
+                cr_assert(umount2(path2(dir, "mnt"), MNT_DETACH) == 0);
+        }
+        cr_assert(exists(dir, "filled/new") && exists(dir, "replaced") && exists(dir, "link") &&
+                  exists(dir, "file") && exists(dir, "touched") && exists(dir, "mnt"));
+        cr_assert(exists(other, "target"), "the symlink's target");
+        fs_root_close(&root);
+        free(moved);
+        test_rm_rf(dir);
+        test_rm_rf(other);
+}
+
 /* ---- files: the daemon with the gated adapter ---------------------------------------------- */
 
 /*

@@ -840,14 +840,14 @@ static bool file_proven(const struct fs_file *f, uint32_t from)
         return f->proof_gen != 0 && (int32_t)(f->proof_gen - from) <= 0;
 }
 
-/* What a read does to the atime of a file on @fd's mount. */
+/* What a read does to the atime of a file on @fd's mount (read-only: nothing, as noatime). */
 static int fs_atime_mode_of(int fd, enum fs_atime_mode *ret)
 {
         struct statvfs sv;
 
         if (fstatvfs(fd, &sv) < 0)
                 return -errno;
-        *ret = sv.f_flag & ST_NOATIME ? FS_ATIME_NONE :
+        *ret = sv.f_flag & (ST_NOATIME | ST_RDONLY) ? FS_ATIME_NONE :
                sv.f_flag & ST_RELATIME ? FS_ATIME_RELATIME : FS_ATIME_STRICT;
         return 0;
 }
@@ -2136,6 +2136,7 @@ static int fs_watch_start(struct fs *fs)
 {
         int want = fs->cfg.watch;
         char why[512] = "", why_fan[512] = "", how[512];
+        struct statvfs sv;
         bool whole;
         int r;
 
@@ -2186,8 +2187,10 @@ static int fs_watch_start(struct fs *fs)
                 return 0;
         }
 
-        /* atime only: what the mount lets it show. */
-        if (fs->atime_mode == FS_ATIME_NONE) {
+        /* atime only: what the mount lets it show (a read-only one: nothing to delete anyway). */
+        if (fstatvfs(fs->root.fd, &sv) < 0)
+                return -errno;
+        if (sv.f_flag & ST_NOATIME) {
                 ca_host_log(fs->host, LOG_ERR, "%s is on a noatime mount and %s: no use of a "
                             "file could be seen, so none is proven idle; refusing",
                             fs->cfg.path, want == FS_WATCH_ATIME ? "watch = atime" :
