@@ -44,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -76,6 +77,8 @@ struct outside {
         unsigned runs;
         double opens_per_s[OUT_MODES][32];
         double ratio[OUT_MODES][32];     /* against OUT_NONE of the same round */
+        double opens_per_cpu_s[OUT_MODES][32]; /* per second of the reader's own CPU time */
+        double cpu_ratio[OUT_MODES][32];
         double daemon_cpu_s[OUT_MODES][32]; /* per second of the reader's run */
         char seen_by[OUT_MODES][16];     /* what the daemon's log says it watches with */
         double loadavg_start, loadavg_end;
@@ -365,11 +368,14 @@ static void make_outside(const char *dir, unsigned files)
 
 /*
  * A process with nothing to do with the cache: it opens and reads the @files files of @dir in
- * turn for @seconds. Returns its opens per second.
+ * turn for @seconds. Returns its opens per second of the clock, and in *ret_per_cpu_s per
+ * second of its own CPU time (what a watch adds to each open, whatever else the machine runs).
  */
-static double outside_reader(const char *dir, unsigned files, unsigned seconds)
+static double outside_reader(const char *dir, unsigned files, unsigned seconds,
+                             double *ret_per_cpu_s)
 {
         uint64_t opens = 0, t0, t1;
+        struct rusage ru;
         int p[2], status;
         pid_t pid;
 
@@ -405,11 +411,13 @@ static double outside_reader(const char *dir, unsigned files, unsigned seconds)
                 die("the outside reader");
         t1 = bench_now_usec();
         close(p[0]);
-        waitpid(pid, &status, 0);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) ||
+            WEXITSTATUS(status) != 0) {
                 fprintf(stderr, "bench-files: the outside reader failed\n");
                 exit(1);
         }
+        *ret_per_cpu_s = (double)opens / ((double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                                          (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
         return (double)opens / ((double)(t1 - t0) / 1e6);
 }
 
@@ -471,20 +479,23 @@ static void run_outside(const struct config *cfg, const char *work, struct outsi
                                 daemon_start(&d, cfg, work, out_mode_names[m], empty, 2,
                                              out_mode_names[m]);
                                 daemon_wait(&d, "t: rotation 1 done:");
-                                line = daemon_wait(&d, ": uses seen by ");
-                                snprintf(out->seen_by[m], sizeof(out->seen_by[m]), "%s",
-                                         strstr(line, "fanotify") ? "fanotify" :
-                                         strstr(line, "inotify") ? "inotify" : "atime");
+                                line = strstr(daemon_wait(&d, ": uses seen by "),
+                                              ": uses seen by ") + strlen(": uses seen by ");
+                                snprintf(out->seen_by[m], sizeof(out->seen_by[m]), "%.*s",
+                                         (int)strcspn(line, " "), line);
                                 cpu0 = process_cpu_s(d.pid);
                         }
                         out->opens_per_s[m][r] = outside_reader(other, cfg->outside_files,
-                                                                seconds);
+                                                                seconds,
+                                                                &out->opens_per_cpu_s[m][r]);
                         if (m != OUT_NONE) {
                                 cpu1 = process_cpu_s(d.pid);
                                 daemon_stop(&d);
                         }
                         out->daemon_cpu_s[m][r] = (cpu1 - cpu0) / seconds;
                         out->ratio[m][r] = out->opens_per_s[m][r] / out->opens_per_s[OUT_NONE][r];
+                        out->cpu_ratio[m][r] = out->opens_per_cpu_s[m][r] /
+                                               out->opens_per_cpu_s[OUT_NONE][r];
                 }
         }
         out->loadavg_end = bench_loadavg();
@@ -497,12 +508,17 @@ static void print_outside(const struct config *cfg, const struct outside *o)
                "directory, on its filesystem, %u s a run, %u rounds (medians; load average "
                "%.2f at start, %.2f at end)\n\n", cfg->outside_files, FILE_BYTES,
                cfg->outside_seconds, o->runs, o->loadavg_start, o->loadavg_end);
-        printf("  %-10s %-10s %14s %16s %22s\n", "watch", "seen by", "opens_per_s",
-               "vs no daemon", "daemon CPU s per s");
+        printf("  %-9s %-9s %12s %8s %16s %8s %14s\n", "watch", "seen by", "opens_per_s",
+               "vs none", "opens_per_cpu_s", "vs none", "daemon CPU s/s");
         for (int m = OUT_NONE; m < OUT_MODES; m++)
-                printf("  %-10s %-10s %14.0f %16.3f %22.3f\n", out_mode_names[m], o->seen_by[m],
-                       median(o->opens_per_s[m], o->runs), median(o->ratio[m], o->runs),
-                       median(o->daemon_cpu_s[m], o->runs));
+                printf("  %-9s %-9s %12.0f %8.3f %16.0f %8.3f %14.3f\n", out_mode_names[m],
+                       o->seen_by[m], median(o->opens_per_s[m], o->runs),
+                       median(o->ratio[m], o->runs), median(o->opens_per_cpu_s[m], o->runs),
+                       median(o->cpu_ratio[m], o->runs), median(o->daemon_cpu_s[m], o->runs));
+        printf("\n  opens_per_s: the reader's opens per second of the clock (other load moves it); "
+               "opens_per_cpu_s: per second of its own CPU time (what each open costs it); "
+               "vs none: against no daemon in the same round; daemon CPU: seconds of the "
+               "daemon's CPU per second of the run, all for events outside its tree\n");
 }
 
 static void print_outside_json(const struct outside *o)
@@ -511,8 +527,10 @@ static void print_outside_json(const struct outside *o)
                "\"runs\":%u", o->loadavg_start, o->loadavg_end, o->runs);
         for (int m = OUT_NONE; m < OUT_MODES; m++)
                 printf(",\"%s\":{\"seen_by\":\"%s\",\"opens_per_s\":%.0f,\"vs_none\":%.3f,"
+                       "\"opens_per_cpu_s\":%.0f,\"cpu_vs_none\":%.3f,"
                        "\"daemon_cpu_s_per_s\":%.3f}", out_mode_names[m], o->seen_by[m],
                        median(o->opens_per_s[m], o->runs), median(o->ratio[m], o->runs),
+                       median(o->opens_per_cpu_s[m], o->runs), median(o->cpu_ratio[m], o->runs),
                        median(o->daemon_cpu_s[m], o->runs));
         printf("}\n");
 }
@@ -553,9 +571,10 @@ static void run_tree(const struct config *cfg, const char *work, struct results 
         daemon_start(&d, cfg, work, "empty", empty, 2, "auto");
         daemon_wait(&d, "t: rotation 1 done:");
         res->rss_empty_kb = daemon_rss_kb(&d);
-        line = daemon_wait(&d, "t: aging ");
-        res->watch = strstr(line, "fanotify") ? "fanotify" : strstr(line, "inotify") ? "inotify"
-                                                                                    : "atime";
+        line = strstr(daemon_wait(&d, ": uses seen by "), ": uses seen by ");
+        line += strlen(": uses seen by ");
+        res->watch = strncmp(line, "fanotify", 8) == 0 ? "fanotify" :
+                     strncmp(line, "inotify", 7) == 0 ? "inotify" : "atime";
         daemon_stop(&d);
 
         /*
