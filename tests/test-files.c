@@ -646,6 +646,53 @@ Test(files, read_unread_atime)
         read_unread("atime", "uses seen by atime only", false);
 }
 
+/*
+ * watch = auto and fanotify's filesystem mark, which reports every open on the filesystem:
+ * taken only where the tree is its filesystem's whole (a tmpfs of its own; or tried there, if
+ * this kernel's tmpfs reports no file handles), never on a bind mount of a subdirectory of it
+ * nor on a directory of a filesystem shared with other paths (the test's other trees, on /tmp).
+ */
+Test(files, auto_takes_fanotify_only_for_a_whole_filesystem)
+{
+        char why[512], *sub, *bind, *top;
+        struct ft t;
+
+        if (!fanotify_usable("/tmp", why, sizeof(why)))
+                cr_skip_test("%s", why);
+        ft_setup(&t);
+        private_mounts();
+        top = t.tree;
+        cr_assert(mount("tmpfs", t.tree, "tmpfs", 0, "size=1m") == 0, "%s", strerror(errno));
+        sub = mksub(t.tree, "sub");
+        bind = mksub(t.outside, "bind");
+        bind_mount(sub, bind);
+        ft_start(&t, NULL);
+        cr_assert(test_daemon_wait_log(&t.d, 0, ": uses seen by ", WAIT_MS), "%s",
+                  test_daemon_log(&t.d));
+        cr_assert(logged(&t, "uses seen by fanotify and atime (a mark on the filesystem, which "
+                             "holds only this tree)") ||
+                  (logged(&t, "no fanotify: ") && logged(&t, "uses seen by inotify")), "%s",
+                  test_daemon_log(&t.d));
+        cr_assert(!logged(&t, "not fanotify"), "%s", test_daemon_log(&t.d));
+        test_daemon_stop(&t.d);
+
+        /* The bind mount of its subdirectory: a mount root, but not the filesystem's. */
+        t.tree = bind;
+        ft_start(&t, NULL);
+        cr_assert(test_daemon_wait_log(&t.d, 0, "uses seen by inotify and atime (a watch per "
+                                                "directory holding files", WAIT_MS), "%s",
+                  test_daemon_log(&t.d));
+        cr_assert(logged(&t, "; not fanotify: its mark would report every open on the whole "
+                             "filesystem, which holds more than this tree"), "%s",
+                  test_daemon_log(&t.d));
+        test_daemon_stop(&t.d);
+        cr_assert(umount2(bind, MNT_DETACH) == 0 && umount2(top, MNT_DETACH) == 0);
+        t.tree = top;
+        free(sub);
+        free(bind);
+        ft_cleanup(&t);
+}
+
 /* What the README says relatime hides: a read of a file whose atime is recent enough. */
 Test(files, relatime_hides_reads_from_atime)
 {
