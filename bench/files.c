@@ -134,16 +134,25 @@ static void tree_sync(const char *path)
         close(fd);
 }
 
+/* A new file of FILE_BYTES bytes @c at @path. */
+static void make_file(const char *path, char c)
+{
+        char data[FILE_BYTES];
+        int fd;
+
+        memset(data, c, sizeof(data));
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0 || write(fd, data, sizeof(data)) != sizeof(data) || close(fd) < 0)
+                die(path);
+}
+
 static void make_tree(const char *root, unsigned files)
 {
-        char path[4096], data[FILE_BYTES];
+        char path[4096];
 
-        memset(data, 'x', sizeof(data));
         if (mkdir(root, 0755) < 0)
                 die(root);
         for (unsigned i = 0; i < files; i++) {
-                int fd;
-
                 if (i % FILES_PER_DIR == 0) {
                         snprintf(path, sizeof(path), "%s/%02x", root, i / FILES_PER_DIR);
                         if (mkdir(path, 0755) < 0)
@@ -151,9 +160,7 @@ static void make_tree(const char *root, unsigned files)
                 }
                 snprintf(path, sizeof(path), "%s/%02x/%016" PRIx64 "%016" PRIx64 ".png", root,
                          i / FILES_PER_DIR, mix(i), mix(~(uint64_t)i));
-                fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-                if (fd < 0 || write(fd, data, sizeof(data)) != sizeof(data) || close(fd) < 0)
-                        die(path);
+                make_file(path, 'x');
         }
         /*
          * Written back, as a cache's old files are: a file still in delayed allocation has no
@@ -351,18 +358,13 @@ static uint64_t figure_after(const char *line, const char *word)
 
 static void make_outside(const char *dir, unsigned files)
 {
-        char path[4096], data[FILE_BYTES];
+        char path[4096];
 
-        memset(data, 'o', sizeof(data));
         if (mkdir(dir, 0755) < 0)
                 die(dir);
         for (unsigned i = 0; i < files; i++) {
-                int fd;
-
                 snprintf(path, sizeof(path), "%s/%05u", dir, i);
-                fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-                if (fd < 0 || write(fd, data, sizeof(data)) != sizeof(data) || close(fd) < 0)
-                        die(path);
+                make_file(path, 'o');
         }
 }
 
