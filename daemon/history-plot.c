@@ -83,7 +83,7 @@ void plot_terminal(FILE *f, const uint64_t *time_usec, size_t n, const struct pl
         clock_time(time_usec[n - 1], b, sizeof(b));
         fprintf(f, "%*s %-*s%s\n", LABEL_COLS, "", (int)(cols > strlen(b) ? cols - strlen(b) : 1),
                 a, b);
-        fprintf(f, "%*s %zu rotations\n", LABEL_COLS, "", n);
+        fprintf(f, "%*s %zu rotation%s\n", LABEL_COLS, "", n, n == 1 ? "" : "s");
 }
 
 /* A round step for about @ticks intervals over 0..@max: 1, 2 or 5 times a power of ten. */

@@ -189,9 +189,9 @@ static int run(int argc, char *argv[])
                 return EXIT_FAILURE;
         }
         if (opts.check_only) {
-                printf("%s: configuration OK, %zu caches\n",
+                printf("%s: configuration OK, %zu cache%s\n",
                        opts.config_path ? opts.config_path : CA_CONFIG_FILE,
-                       manager_conf(m)->n_caches);
+                       manager_conf(m)->n_caches, manager_conf(m)->n_caches == 1 ? "" : "s");
                 manager_free(m);
                 return EXIT_SUCCESS;
         }

@@ -415,8 +415,8 @@ static bool cache_defer(struct manager_cache *c)
                 return false;
         }
         if (c->defer_streak >= m->conf->max_defer) {
-                log_debug("%s: %s, but deferred %u times already: rotating", c->name, what,
-                          c->defer_streak);
+                log_debug("%s: %s, but deferred %u time%s already: rotating", c->name, what,
+                          c->defer_streak, c->defer_streak == 1 ? "" : "s");
                 c->defer_streak = 0;
                 return false;
         }
@@ -492,7 +492,7 @@ static void cache_rotate_now(struct manager_cache *c, int refresh_error)
                 }
         }
         due = ca_cache_rotate(c->cache);
-        log_debug("%s: rotation, %zu objects due", c->name, due);
+        log_debug("%s: rotation, %zu object%s due", c->name, due, due == 1 ? "" : "s");
         cache_start_aging(c);
 }
 
@@ -596,13 +596,14 @@ static void cache_rotation_done(struct manager_cache *c)
                                                                 : st.reclaimed;
         c->aging = false;
         if (c->rotations_behind > 0)
-                log_info("%s: caught up, after %" PRIu32 " rotations behind", c->name,
-                         c->rotations_behind);
+                log_info("%s: caught up, after %" PRIu32 " rotation%s behind", c->name,
+                         c->rotations_behind, c->rotations_behind == 1 ? "" : "s");
         c->rotations_behind = 0;
-        log_debug("%s: rotation %" PRIu64 " done: %" PRIu64 " objects, %" PRIu64
+        log_debug("%s: rotation %" PRIu64 " done: %" PRIu64 " object%s, %" PRIu64
                   " reclaimed (%" PRIu64 " single-use in all), %" PRIu64 " us, longest slice %"
                   PRIu64 " us",
-                  c->name, st.rotations, st.objects, c->last_reclaimed, st.reclaimed_single_use,
+                  c->name, st.rotations, st.objects, st.objects == 1 ? "" : "s",
+                  c->last_reclaimed, st.reclaimed_single_use,
                   st.last_rotation_duration_usec, st.longest_slice_usec);
         /* ages = auto moves them: say where they settled, once per move */
         if (st.current_single_use_age != c->logged_ages[0] ||
@@ -824,13 +825,17 @@ static void manager_update_status(struct manager *m)
         if (behind)
                 snprintf(behind_text, sizeof(behind_text), ", %zu behind", behind);
         if (deferred)
-                notify_status("%zu caches, %" PRIu64 " objects, %" PRIu64
-                              " reclaimed in the last rotations, %" PRIu64 " rotations deferred%s",
-                              m->n_caches, objects, reclaimed, deferred, behind_text);
+                notify_status("%zu cache%s, %" PRIu64 " object%s, %" PRIu64
+                              " reclaimed in the last rotations, %" PRIu64 " rotation%s "
+                              "deferred%s",
+                              m->n_caches, m->n_caches == 1 ? "" : "s", objects,
+                              objects == 1 ? "" : "s", reclaimed, deferred,
+                              deferred == 1 ? "" : "s", behind_text);
         else
-                notify_status("%zu caches, %" PRIu64 " objects, %" PRIu64
+                notify_status("%zu cache%s, %" PRIu64 " object%s, %" PRIu64
                               " reclaimed in the last rotations%s",
-                              m->n_caches, objects, reclaimed, behind_text);
+                              m->n_caches, m->n_caches == 1 ? "" : "s", objects,
+                              objects == 1 ? "" : "s", reclaimed, behind_text);
 }
 
 static void manager_apply_log_level(struct manager *m)
@@ -1061,7 +1066,7 @@ int manager_start(struct manager *m)
 
 int manager_run(struct manager *m)
 {
-        log_info("Started, %zu caches", m->n_caches);
+        log_info("Started, %zu cache%s", m->n_caches, m->n_caches == 1 ? "" : "s");
         notify_ready();
         manager_update_status(m);
         manager_write_metrics(m);
@@ -1424,7 +1429,8 @@ int manager_reload(struct manager *m, struct ca_errors *errors)
                 log_errors(errors, n_errors);
                 log_error("Reload failed, the configuration in force stays unchanged");
         } else {
-                log_info("Configuration reloaded, %zu caches", m->n_caches);
+                log_info("Configuration reloaded, %zu cache%s", m->n_caches,
+                         m->n_caches == 1 ? "" : "s");
                 manager_write_metrics(m);
         }
         /* Whatever happened, the daemon runs (the old or the new configuration). */

@@ -55,6 +55,7 @@ Test(daemon, ready_status_stop)
 {
         struct test_daemon d;
         struct test_status first, st;
+        const char *status;
         ssize_t i, j;
         uint64_t ms;
 
@@ -69,6 +70,10 @@ Test(daemon, ready_status_stop)
         cr_assert(i >= 0, "no READY=1 within 2 s\n%s", test_daemon_log(&d));
         i = test_daemon_wait_status(&d, 0, 2000, test_status_any, NULL, &first);
         cr_assert(i >= 0);
+        /* One cache is said in the singular, in the log and in STATUS= (issue 25). */
+        cr_assert(strstr(test_daemon_log(&d), "Started, 1 cache\n"), "%s", test_daemon_log(&d));
+        status = test_msg_line(d.notify.msgs[i], "STATUS=");
+        cr_assert(status && strncmp(status, "STATUS=1 cache, ", 16) == 0, "%s", d.notify.msgs[i]);
         /* Objects come and go with rotations: single-use ones are reclaimed. */
         unsigned long long want = 100;
         j = test_daemon_wait_status(&d, (size_t)i + 1, 5000, test_status_objects_at_least, &want, &st);

@@ -1522,7 +1522,7 @@ Test(files, conf_example_checks)
                                                                           "--check-config",
                                                                           NULL }),
                      0, "%s\n%s", test_read_file(t.d.conf), test_daemon_log(&t.d));
-        cr_assert(strstr(test_daemon_out(&t.d), "configuration OK, 1 caches"), "%s",
+        cr_assert(strstr(test_daemon_out(&t.d), "configuration OK, 1 cache\n"), "%s",
                   test_daemon_out(&t.d));
         free(shipped);
         free(conf_path);

@@ -514,12 +514,13 @@ static bool parse_status(const char *msg, struct test_status *st)
         if (!l)
                 return false;
         *st = (struct test_status){ 0 };
-        if (sscanf(l, "STATUS=%lu caches, %llu objects, %llu reclaimed", &st->caches,
-                   &st->objects, &st->reclaimed) != 3)
+        /* "1 cache, 1 object" or "2 caches, 5 objects": the words are skipped. */
+        if (sscanf(l, "STATUS=%lu %*s %llu %*s %llu reclaimed", &st->caches, &st->objects,
+                   &st->reclaimed) != 3)
                 return false;
         dfr = strstr(l, "reclaimed in the last rotations, ");
         if (dfr)
-                sscanf(dfr, "reclaimed in the last rotations, %llu rotations deferred",
+                sscanf(dfr, "reclaimed in the last rotations, %llu rotation",
                        &st->deferred);
         return true;
 }

@@ -79,8 +79,8 @@ enum kp_drop kp_drop_decide(const struct kp_drop_config *cfg, struct kp_drop_sta
                         snprintf(why, why_len, "%s", limit);
                 return KP_DROP_UNDER_LIMIT;
         }
-        n = why ? (size_t)snprintf(why, why_len, "%s, grew %" PRIu32 " rotations in a row",
-                                   limit, st->growing)
+        n = why ? (size_t)snprintf(why, why_len, "%s, grew %" PRIu32 " rotation%s in a row",
+                                   limit, st->growing, st->growing == 1 ? "" : "s")
                 : 0;
         if (why && n >= why_len)
                 n = why_len - 1;

@@ -488,8 +488,10 @@ static void kn_log_action(struct kn *kn, const struct kn_job *job)
                 snprintf(extra, sizeof(extra), ", %s asked",
                          ks_format_size(job->asked_bytes, a, sizeof(a)));
         else if (kn->mech == KN_MECH_SHRINKER_SCAN)
-                snprintf(extra, sizeof(extra), ", %" PRIu64 " objects of %" PRIu64
-                         " superblocks scanned", job->pass.objects, job->pass.shrinkers);
+                snprintf(extra, sizeof(extra), ", %" PRIu64 " object%s of %" PRIu64
+                         " superblock%s scanned", job->pass.objects,
+                         job->pass.objects == 1 ? "" : "s", job->pass.shrinkers,
+                         job->pass.shrinkers == 1 ? "" : "s");
         if (job->act_error < 0) {
                 kn->action_errors++;
                 ca_host_log(kn->host, LOG_WARNING, "%s%s failed: %s (%s), tried again at the "
