@@ -40,3 +40,6 @@
 #define CA_BUS_ERROR_TOO_LARGE "org.cacheage.CacheAge1.TooLarge"
 /* A page's cursor from before a change (a reload, a recreated cache): read again from 0. */
 #define CA_BUS_ERROR_CHANGED "org.cacheage.CacheAge1.Changed"
+
+/* The polkit action that lets a caller other than root change anything (its .policy file). */
+#define CA_POLKIT_ACTION_MANAGE "org.cacheage.manage"

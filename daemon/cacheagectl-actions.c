@@ -25,7 +25,7 @@ static int manager_call(sd_bus *bus, const char *command, const char *method, co
                 r = fail_lines(EXIT_FAILED, "Reload failed, the configuration in force was kept:\n%s",
                          error.message ? error.message : "(no details)");
         } else if (name && name[0] && sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_OBJECT)) {
-                r = fail(EXIT_FAILED, "No cache named %s", name);
+                r = no_such_cache(name);
         } else {
                 r = call_failed(&error, r, command, NULL);
         }

@@ -244,6 +244,7 @@ int get_cache(sd_bus *bus, const char *name, struct cache_info *ret)
 void manager_info_clear(struct manager_info *m)
 {
         free(m->version);
+        free(m->drop_in_dir);
         for (size_t i = 0; i < m->n_names; i++)
                 free(m->names[i]);
         free(m->names);
@@ -273,6 +274,12 @@ int get_manager(sd_bus *bus, struct manager_info *ret)
                         if (r >= 0) {
                                 free(m.version);
                                 m.version = strdup(s);
+                        }
+                } else if (strcmp(s, "DropInDirectory") == 0) {
+                        r = sd_bus_message_read(reply, "v", "s", &s);
+                        if (r >= 0) {
+                                free(m.drop_in_dir);
+                                m.drop_in_dir = strdup(s);
                         }
                 } else if (strcmp(s, "StartTimestampUSec") == 0) {
                         r = sd_bus_message_read(reply, "v", "t", &m.start_usec);

@@ -335,7 +335,8 @@ static int history_write_svg(const char *name, const struct history_info *h,
         if (r < 0)
                 return fail(EXIT_FAILED, "Failed to write %s: %s", arg_svg, strerror(-r));
         if (!arg_json)
-                printf("Wrote %s: %zu rotations of %s.\n", arg_svg, h->n_rows, name);
+                printf("Wrote %s: %zu rotation%s of %s.\n", arg_svg, h->n_rows,
+                       h->n_rows == 1 ? "" : "s", name);
         return 0;
 }
 
@@ -356,7 +357,7 @@ int cmd_history(sd_bus *bus, int argc, char **argv)
         r = fetch_history(bus, argv[0], since_usec, &h, &error);
         if (r < 0 && sd_bus_error_is_set(&error)) {
                 if (sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_OBJECT))
-                        r = fail(EXIT_FAILED, "No cache named %s", argv[0]);
+                        r = no_such_cache(argv[0]);
                 else
                         r = call_failed(&error, r, "history", argv[0]);
                 sd_bus_error_free(&error);

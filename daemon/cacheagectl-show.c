@@ -41,30 +41,80 @@ bool property_wanted(const char *camel, const char *snake, const char *adapter_k
         return wanted;
 }
 
-/* -p names, checked before anything is asked: a typo is an error, not an empty answer. */
-int check_properties(void)
+/* The manager's properties, in the order show prints them. */
+static const char *const manager_props[] = { "Version", "StartTimestampUSec",
+                                             "DefaultIntervalUSec", "DropInDirectory",
+                                             "Caches" };
+#define N_MANAGER_PROPS (sizeof(manager_props) / sizeof(manager_props[0]))
+
+/* @p names @camel, as written on the bus or in snake_case (the JSON's). */
+static bool property_is(const char *p, const char *camel)
 {
         char buf[SNAKE_MAX];
 
+        return strcmp(p, camel) == 0 || strcmp(p, snake_case(camel, buf)) == 0;
+}
+
+static bool cache_property_known(const char *p)
+{
+        size_t stem = strcspn(p, ".");
+
+        if (ca_stat_desc_find(p) || property_is(p, "RefaultHistogram"))
+                return true;
+        for (size_t j = 0; j < n_cache_props; j++)
+                if (property_is(p, cache_props[j].name))
+                        return true;
+        /* "AdapterStats" alone or with ".KEY" (any KEY: the adapter says which it has) */
+        if ((strncmp(p, "AdapterStats", stem) == 0 || strncmp(p, "adapter_stats", stem) == 0) &&
+            (stem == strlen("AdapterStats") || stem == strlen("adapter_stats")))
+                return p[stem] == '\0' || p[stem + 1] != '\0';
+        return false;
+}
+
+static bool manager_property_known(const char *p)
+{
+        for (size_t j = 0; j < N_MANAGER_PROPS; j++)
+                if (property_is(p, manager_props[j]))
+                        return true;
+        return false;
+}
+
+/*
+ * show [NAME]: at most one name; the -p names, checked before anything is asked, against the
+ * cache's properties or (without NAME) the manager's: a typo is an error, not an empty answer.
+ */
+int check_show(int argc, char **argv)
+{
+        if (argc > 1)
+                return fail(EXIT_USAGE, "'show' takes at most one cache name (without one: the "
+                            "daemon's properties)");
         for (size_t i = 0; i < n_arg_properties; i++) {
                 const char *p = arg_properties[i];
-                size_t stem = strcspn(p, ".");
-                bool known = ca_stat_desc_find(p) != NULL ||
-                             strcmp(p, "RefaultHistogram") == 0 ||
-                             strcmp(p, "refault_histogram") == 0;
 
-                for (size_t j = 0; j < n_cache_props && !known; j++)
-                        known = strcmp(p, cache_props[j].name) == 0 ||
-                                strcmp(p, snake_case(cache_props[j].name, buf)) == 0;
-                if (!known && (strncmp(p, "AdapterStats", stem) == 0 ||
-                               strncmp(p, "adapter_stats", stem) == 0) &&
-                    (stem == strlen("AdapterStats") || stem == strlen("adapter_stats")))
-                        known = p[stem] == '\0' || p[stem + 1] != '\0';
-                if (!known)
+                if (argc == 0 && !manager_property_known(p))
+                        return fail(EXIT_USAGE, "Unknown property '%s' of the daemon (every "
+                                    "one: cacheagectl show; a cache's: cacheagectl show NAME)",
+                                    p);
+                if (argc == 1 && !cache_property_known(p))
                         return fail(EXIT_USAGE, "Unknown property '%s' (every one: cacheagectl "
                                     "show NAME; an adapter's statistic: AdapterStats.KEY)", p);
         }
         return 0;
+}
+
+void properties_help(void)
+{
+        const struct ca_stat_desc *d;
+        size_t n_stats;
+
+        for (size_t i = 0; i < N_MANAGER_PROPS; i++)
+                printf("%s\n", manager_props[i]);
+        for (size_t i = 0; i < n_cache_props; i++)
+                printf("%s\n", cache_props[i].name);
+        d = ca_stat_descs(&n_stats);
+        for (size_t i = 0; i < n_stats; i++)
+                printf("%s\n", d[i].property);
+        printf("RefaultHistogram\nAdapterStats\n");
 }
 
 void print_cache_json(FILE *f, const struct cache_info *c)
@@ -188,6 +238,87 @@ static int check_properties_matched(const char *cache)
         return 0;
 }
 
+/* show without a name: the manager's properties, as "systemctl show" shows systemd's. */
+static int show_manager(sd_bus *bus)
+{
+        uint64_t now = now_realtime_usec();
+        struct manager_info m;
+        size_t len = 0;
+        char *caches;
+        int r;
+
+        r = get_manager(bus, &m);
+        if (r != 0)
+                return r;
+        if (arg_json) {
+                struct json_doc j;
+                FILE *f = json_begin(&j);
+                const char *sep = "";
+
+                fputc('{', f);
+                if (property_wanted("Version", NULL, NULL)) {
+                        fprintf(f, "%s\"version\":", sep);
+                        json_string(f, m.version);
+                        sep = ",";
+                }
+                if (property_wanted("StartTimestampUSec", NULL, NULL)) {
+                        fprintf(f, "%s\"start_timestamp_usec\":%" PRIu64, sep, m.start_usec);
+                        sep = ",";
+                }
+                if (property_wanted("DefaultIntervalUSec", NULL, NULL)) {
+                        fprintf(f, "%s\"default_interval_usec\":%" PRIu64, sep,
+                                m.default_interval_usec);
+                        sep = ",";
+                }
+                if (property_wanted("DropInDirectory", NULL, NULL)) {
+                        fprintf(f, "%s\"drop_in_directory\":", sep);
+                        json_string(f, m.drop_in_dir);
+                        sep = ",";
+                }
+                if (property_wanted("Caches", NULL, NULL)) {
+                        fprintf(f, "%s\"caches\":[", sep);
+                        for (size_t i = 0; i < m.n_names; i++) {
+                                if (i > 0)
+                                        fputc(',', f);
+                                json_string(f, m.names[i]);
+                        }
+                        fputc(']', f);
+                }
+                fputc('}', f);
+                json_end(&j);
+                manager_info_clear(&m);
+                return 0;
+        }
+        maybe_page();
+        if (property_wanted("Version", NULL, NULL))
+                show_line("Version", m.version ? m.version : "");
+        if (property_wanted("StartTimestampUSec", NULL, NULL))
+                show_value("StartTimestampUSec", FMT_TIMESTAMP, m.start_usec, now);
+        if (property_wanted("DefaultIntervalUSec", NULL, NULL))
+                show_value("DefaultIntervalUSec", FMT_DURATION, m.default_interval_usec, now);
+        if (property_wanted("DropInDirectory", NULL, NULL))
+                show_line("DropInDirectory", m.drop_in_dir ? m.drop_in_dir : "");
+        if (property_wanted("Caches", NULL, NULL)) {
+                /* A list, space-separated as systemctl shows one. */
+                for (size_t i = 0; i < m.n_names; i++)
+                        len += strlen(m.names[i]) + 1;
+                caches = calloc(1, len + 1);
+                if (!caches) {
+                        manager_info_clear(&m);
+                        return fail(EXIT_FAILED, "Out of memory");
+                }
+                for (size_t i = 0; i < m.n_names; i++) {
+                        if (i > 0)
+                                strcat(caches, " ");
+                        strcat(caches, m.names[i]);
+                }
+                show_line("Caches", caches);
+                free(caches);
+        }
+        manager_info_clear(&m);
+        return 0;
+}
+
 int cmd_show(sd_bus *bus, int argc, char **argv)
 {
         const struct ca_stat_desc *d;
@@ -197,8 +328,8 @@ int cmd_show(sd_bus *bus, int argc, char **argv)
         char key[256];
         int r;
 
-        if (argc != 1)
-                return fail(EXIT_USAGE, "'show' takes one cache name (see 'cacheagectl status')");
+        if (argc == 0)
+                return show_manager(bus);
         r = get_cache(bus, argv[0], &c);
         if (r != 0)
                 return r;

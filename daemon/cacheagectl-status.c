@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* cacheagectl status: the daemon's line and a table of caches; list: their names. */
+/*
+ * cacheagectl status: the daemon's line and a table of caches; list-caches: some of the
+ * table's columns and how many caches were listed, as systemctl list-units; list: the names.
+ */
 
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,10 +143,18 @@ static void status_row(const struct cache_info *c, const struct status_titles *t
         format_relative(c->stats.last_rotation_usec, now, cells[COL_LAST], CELL_MAX);
 }
 
-/* One line of the table; @row NULL prints @titles. */
-static void print_row(const size_t width[N_COLS], char (*row)[CELL_MAX],
+#define COLS_ALL ((1u << N_COLS) - 1)
+#define COL(c) (1u << (c))
+
+/* One line of the table, of the columns in @cols; @row NULL prints @titles. */
+static void print_row(unsigned cols, const size_t width[N_COLS], char (*row)[CELL_MAX],
                       const char *const titles[N_COLS])
 {
+        size_t last = 0;
+
+        for (size_t j = 0; j < N_COLS; j++)
+                if (cols & COL(j))
+                        last = j;
         /* Bold titles; the state in colour (the padding outside the colour's codes). */
         if (!row)
                 fputs(ansi(ANSI_BOLD), stdout);
@@ -150,11 +162,13 @@ static void print_row(const size_t width[N_COLS], char (*row)[CELL_MAX],
                 const char *s = row ? row[j] : titles[j];
                 const char *on = "", *off = "";
 
+                if (!(cols & COL(j)))
+                        continue;
                 if (row && j == COL_STATE) {
                         on = ansi(strcmp(s, "enabled") == 0 ? ANSI_GREEN : ANSI_GREY);
                         off = ansi(ANSI_NORMAL);
                 }
-                if (j + 1 == N_COLS)
+                if (j == last)
                         printf("%s%s%s", on, s, off);
                 else if (columns[j].right)
                         printf("%s%*s%s  ", on, (int)width[j], s, off);
@@ -164,9 +178,69 @@ static void print_row(const size_t width[N_COLS], char (*row)[CELL_MAX],
         printf("%s\n", row ? "" : ansi(ANSI_NORMAL));
 }
 
+/* The table of @caches, the columns in @cols: titles (unless --no-legend), one row each. */
+static int print_table(const struct cache_info *caches, size_t n, unsigned cols, uint64_t now)
+{
+        char (*cells)[N_COLS][CELL_MAX] = calloc(n ? n : 1, sizeof(*cells));
+        const char *titles[N_COLS];
+        struct status_titles t;
+        size_t width[N_COLS];
+
+        if (!cells)
+                return fail(EXIT_FAILED, "Out of memory");
+        status_titles(caches, n, &t);
+        for (size_t j = 0; j < N_COLS; j++)
+                titles[j] = columns[j].title;
+        titles[COL_OBJECTS] = t.objects;
+        titles[COL_PART] = t.part;
+        titles[COL_AGES] = t.ages;
+        for (size_t j = 0; j < N_COLS; j++)
+                width[j] = strlen(titles[j]);
+        for (size_t i = 0; i < n; i++) {
+                status_row(&caches[i], &t, now, cells[i]);
+                for (size_t j = 0; j < N_COLS; j++)
+                        if (strlen(cells[i][j]) > width[j])
+                                width[j] = strlen(cells[i][j]);
+        }
+        if (!arg_no_legend)
+                print_row(cols, width, NULL, titles);
+        for (size_t i = 0; i < n; i++)
+                print_row(cols, width, cells[i], titles);
+        free(cells);
+        return 0;
+}
+
+/* Every cache of @m, read (*ret_caches: m->n_names of them). Returns 0 or the exit status. */
+static int get_caches(sd_bus *bus, const struct manager_info *m, struct cache_info **ret_caches)
+{
+        struct cache_info *caches = calloc(m->n_names ? m->n_names : 1, sizeof(*caches));
+        int r;
+
+        if (!caches)
+                return fail(EXIT_FAILED, "Out of memory");
+        for (size_t i = 0; i < m->n_names; i++) {
+                r = get_cache(bus, m->names[i], &caches[i]);
+                if (r != 0) {
+                        for (size_t k = 0; k < i; k++)
+                                cache_info_clear(&caches[k]);
+                        free(caches);
+                        return r;
+                }
+        }
+        *ret_caches = caches;
+        return 0;
+}
+
+static void caches_free(struct cache_info *caches, size_t n)
+{
+        for (size_t i = 0; caches && i < n; i++)
+                cache_info_clear(&caches[i]);
+        free(caches);
+}
+
 /*
  * status NAME...: keep only those caches, in the order asked, each once; an unknown one is an
- * error (exit 1, as show's). Returns 0 or the exit status.
+ * error (exit 4, as show's). Returns 0 or the exit status.
  */
 static int select_caches(struct manager_info *m, int argc, char **argv)
 {
@@ -195,7 +269,7 @@ static int select_caches(struct manager_info *m, int argc, char **argv)
                         for (size_t k = 0; k < n; k++)
                                 free(keep[k]);
                         free(keep);
-                        return fail(EXIT_FAILED, "No cache named %s", argv[a]);
+                        return no_such_cache(argv[a]);
                 }
         }
         for (size_t i = 0; i < m->n_names; i++)
@@ -209,11 +283,7 @@ static int select_caches(struct manager_info *m, int argc, char **argv)
 static int status_once(sd_bus *bus, int argc, char **argv)
 {
         struct manager_info m;
-        struct cache_info *caches;
-        char (*cells)[N_COLS][CELL_MAX] = NULL;
-        const char *titles[N_COLS];
-        struct status_titles t;
-        size_t width[N_COLS];
+        struct cache_info *caches = NULL;
         uint64_t now;
         char d[CA_DURATION_MAX_STR], di[CA_DURATION_MAX_STR], ts[128];
         int r;
@@ -222,21 +292,10 @@ static int status_once(sd_bus *bus, int argc, char **argv)
         if (r != 0)
                 return r;
         r = select_caches(&m, argc, argv);
-        if (r != 0) {
-                manager_info_clear(&m);
-                return r;
-        }
-        caches = calloc(m.n_names ? m.n_names : 1, sizeof(*caches));
-        cells = calloc(m.n_names ? m.n_names : 1, sizeof(*cells));
-        if (!caches || !cells) {
-                r = fail(EXIT_FAILED, "Out of memory");
+        if (r == 0)
+                r = get_caches(bus, &m, &caches);
+        if (r != 0)
                 goto out_free;
-        }
-        for (size_t i = 0; i < m.n_names; i++) {
-                r = get_cache(bus, m.names[i], &caches[i]);
-                if (r != 0)
-                        goto out_free;
-        }
         now = now_realtime_usec();
 
         if (arg_json) {
@@ -271,30 +330,10 @@ static int status_once(sd_bus *bus, int argc, char **argv)
                         printf("No caches configured.\n");
                 goto out_free;
         }
-        status_titles(caches, m.n_names, &t);
-        for (size_t j = 0; j < N_COLS; j++)
-                titles[j] = columns[j].title;
-        titles[COL_OBJECTS] = t.objects;
-        titles[COL_PART] = t.part;
-        titles[COL_AGES] = t.ages;
-        for (size_t j = 0; j < N_COLS; j++)
-                width[j] = strlen(titles[j]);
-        for (size_t i = 0; i < m.n_names; i++) {
-                status_row(&caches[i], &t, now, cells[i]);
-                for (size_t j = 0; j < N_COLS; j++)
-                        if (strlen(cells[i][j]) > width[j])
-                                width[j] = strlen(cells[i][j]);
-        }
-        if (!arg_no_legend)
-                print_row(width, NULL, titles);
-        for (size_t i = 0; i < m.n_names; i++)
-                print_row(width, cells[i], titles);
+        r = print_table(caches, m.n_names, COLS_ALL, now);
 
 out_free:
-        for (size_t i = 0; caches && i < m.n_names; i++)
-                cache_info_clear(&caches[i]);
-        free(caches);
-        free(cells);
+        caches_free(caches, m.n_names);
         manager_info_clear(&m);
         return r;
 }
@@ -321,6 +360,83 @@ int cmd_status(sd_bus *bus, int argc, char **argv)
         }
 }
 
+
+/*
+ * list-caches [PATTERN...]: the caches whose names match a pattern (every one without), in the
+ * daemon's order.
+ */
+static void filter_caches(struct manager_info *m, int argc, char **argv)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < m->n_names; i++) {
+                bool match = argc == 0;
+
+                for (int a = 0; a < argc && !match; a++)
+                        match = fnmatch(argv[a], m->names[i], FNM_NOESCAPE) == 0;
+                if (match)
+                        m->names[n++] = m->names[i];
+                else
+                        free(m->names[i]);
+        }
+        m->n_names = n;
+}
+
+int cmd_list_caches(sd_bus *bus, int argc, char **argv)
+{
+        const unsigned cols = COL(COL_CACHE) | COL(COL_ADAPTER) | COL(COL_STATE) |
+                              COL(COL_INTERVAL) | COL(COL_AGES);
+        struct cache_info *caches = NULL;
+        struct manager_info m;
+        int r;
+
+        r = get_manager(bus, &m);
+        if (r != 0)
+                return r;
+        filter_caches(&m, argc, argv);
+        r = get_caches(bus, &m, &caches);
+        if (r != 0)
+                goto out_free;
+        if (arg_json) {
+                struct json_doc j;
+                FILE *f = json_begin(&j);
+                char cells[N_COLS][CELL_MAX];
+                struct status_titles t;
+
+                status_titles(caches, m.n_names, &t);
+                fputc('[', f);
+                for (size_t i = 0; i < m.n_names; i++) {
+                        status_row(&caches[i], &t, 0, cells);
+                        fprintf(f, "%s{\"cache\":", i ? "," : "");
+                        json_string(f, caches[i].name);
+                        fprintf(f, ",\"adapter\":");
+                        json_string(f, caches[i].adapter);
+                        fprintf(f, ",\"state\":");
+                        json_string(f, caches[i].rotations_behind > 0 ? "behind"
+                                       : caches[i].enabled             ? "enabled"
+                                                                       : "disabled");
+                        fprintf(f, ",\"interval_usec\":%" PRIu64 ",\"ages\":",
+                                caches[i].interval_usec);
+                        json_string(f, cells[COL_AGES]);
+                        fputc('}', f);
+                }
+                fputc(']', f);
+                json_end(&j);
+                goto out_free;
+        }
+        maybe_page();
+        if (m.n_names > 0)
+                r = print_table(caches, m.n_names, cols, now_realtime_usec());
+        /* As systemctl list-units: a blank line, then the count. */
+        if (r == 0 && !arg_no_legend)
+                printf("%s%zu cache%s listed.\n", m.n_names > 0 ? "\n" : "", m.n_names,
+                       m.n_names == 1 ? "" : "s");
+
+out_free:
+        caches_free(caches, m.n_names);
+        manager_info_clear(&m);
+        return r;
+}
 
 int cmd_list(sd_bus *bus, int argc, char **argv)
 {

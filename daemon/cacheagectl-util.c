@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <systemd/sd-bus.h>
+#include <systemd/sd-daemon.h>
 
 #include "bus-def.h"
 #include "cacheage/value.h"
@@ -34,6 +35,14 @@ void json_end(struct json_doc *j)
                 return;
         fclose(j->f);
         json_print(stdout, j->buf ? j->buf : "", arg_json == JSON_PRETTY);
+        free(j->buf);
+        *j = (struct json_doc){ 0 };
+}
+
+void json_discard(struct json_doc *j)
+{
+        if (j->f)
+                fclose(j->f);
         free(j->buf);
         *j = (struct json_doc){ 0 };
 }
@@ -203,6 +212,9 @@ const char *bus_description(char *buf, size_t len)
                 return "the system bus";
         case BUS_USER:
                 return "the user bus";
+        case BUS_REMOTE:
+                snprintf(buf, len, "the system bus of %s (over ssh)", arg_address);
+                return buf;
         default:
                 snprintf(buf, len, "the bus at %s", arg_address);
                 return buf;
@@ -253,6 +265,11 @@ int fail_lines(int status, const char *fmt, ...)
         return r;
 }
 
+int no_such_cache(const char *name)
+{
+        return fail(arg_writes ? EXIT_NOT_INSTALLED : EXIT_UNKNOWN, "No cache named %s", name);
+}
+
 /*
  * Turn a failed call into one line and an exit status. @what says what was attempted
  * ("rotate", "set"), @cache names the cache the call was about (or NULL).
@@ -264,22 +281,40 @@ int call_failed(const sd_bus_error *e, int r, const char *what, const char *cach
         if (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
                 return fail(EXIT_NOT_RUNNING, "cacheaged is not running on %s (%s has no owner)",
                             bus_description(buf, sizeof(buf)), CA_BUS_NAME);
-        /* D-Bus activation tried and failed: systemd's answer (no such unit: not enabled). */
+        /* The connection itself failed (with --host: ssh, or the bridge on the other side). */
+        if ((!sd_bus_error_is_set(e) || strncmp(e->name, "System.Error.", 13) == 0) &&
+            (r == -ENOTCONN || r == -ECONNRESET || r == -EPIPE || r == -ECONNREFUSED))
+                return fail(EXIT_NOT_RUNNING, "Failed to reach %s: %s",
+                            bus_description(buf, sizeof(buf)), strerror(-r));
+        /*
+         * D-Bus activation tried and failed: systemd's answer (no such unit: not enabled), or
+         * dbus-daemon's own. The unit is a hint only where systemd runs the machine.
+         */
         if (sd_bus_error_is_set(e) && e->name &&
             (strncmp(e->name, "org.freedesktop.systemd1.", 25) == 0 ||
              strncmp(e->name, "org.freedesktop.DBus.Error.Spawn.", 33) == 0))
                 return fail(EXIT_NOT_RUNNING, "cacheaged is not running on %s, and starting it "
-                            "failed: %s (is cacheaged.service enabled?)",
-                            bus_description(buf, sizeof(buf)),
-                            e->message ? e->message : e->name);
-        if (sd_bus_error_has_names(e, SD_BUS_ERROR_ACCESS_DENIED,
-                                   SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED) ||
-            r == -EACCES || r == -EPERM)
-                return fail(EXIT_DENIED, "Permission denied: '%s' needs root (try: sudo cacheagectl %s ...)",
-                            what, what);
+                            "failed: %s%s", bus_description(buf, sizeof(buf)),
+                            e->message ? e->message : e->name,
+                            arg_bus != BUS_REMOTE && sd_booted() > 0
+                                    ? " (is cacheaged.service enabled?)" : "");
+        /* polkit wants the caller to authenticate, and no agent could ask. */
+        if (sd_bus_error_has_name(e, SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED))
+                return fail(EXIT_DENIED, "Permission denied: '%s' needs authentication for %s, "
+                            "and no polkit agent asked for it (run it on a terminal, or: sudo "
+                            "cacheagectl %s ...)", what, CA_POLKIT_ACTION_MANAGE, what);
+        /* cacheaged says why ("Access denied: REASON"); dbus-daemon's policy does not. */
+        if (sd_bus_error_has_name(e, SD_BUS_ERROR_ACCESS_DENIED) && e->message &&
+            strncmp(e->message, "Access denied: ", 15) == 0)
+                return fail(EXIT_DENIED, "Permission denied: %s (try: sudo cacheagectl %s ...)",
+                            e->message + 15, what);
+        if (sd_bus_error_has_name(e, SD_BUS_ERROR_ACCESS_DENIED) || r == -EACCES || r == -EPERM)
+                return fail(EXIT_DENIED, "Permission denied: '%s' needs root, or polkit's "
+                            "authorization %s (try: sudo cacheagectl %s ...)", what,
+                            CA_POLKIT_ACTION_MANAGE, what);
         if (cache && sd_bus_error_has_names(e, SD_BUS_ERROR_UNKNOWN_OBJECT,
                                             SD_BUS_ERROR_UNKNOWN_INTERFACE))
-                return fail(EXIT_FAILED, "No cache named %s", cache);
+                return no_such_cache(cache);
         if (sd_bus_error_has_name(e, SD_BUS_ERROR_INVALID_ARGS))
                 return fail(EXIT_USAGE, "%s", e->message ? e->message : "Invalid value");
         if (sd_bus_error_is_set(e))
@@ -287,7 +322,6 @@ int call_failed(const sd_bus_error *e, int r, const char *what, const char *cach
                             e->message ? e->message : e->name);
         return fail(EXIT_FAILED, "Failed to %s: %s", what, strerror(-r));
 }
-
 
 /* With --json: what was done. @file: the drop-in "set --persistent" wrote (else NULL). */
 int print_done_file(const char *command, const char *cache, const char *file)

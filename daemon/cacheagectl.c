@@ -23,6 +23,8 @@
 
 enum bus_kind arg_bus = BUS_SYSTEM;
 const char *arg_address;
+bool arg_ask_password = true;
+bool arg_writes;
 enum json_mode arg_json;
 bool arg_no_pager;
 bool arg_no_legend;
@@ -35,6 +37,7 @@ size_t n_arg_properties;
 double arg_watch_sec;
 const char *arg_since;
 const char *arg_svg;
+const char *arg_config;
 unsigned arg_tty_columns;
 static const char *arg_command = "status";
 
@@ -53,9 +56,14 @@ static void help(void)
                "                         since the last rotation. The kernel adapter shows the\n"
                "                         kernel's dentries, of which negative, and its\n"
                "                         mechanism in place of the ages. The default command.\n"
-               "  show NAME              Show every property of one cache, the adapter's own\n"
-               "                         statistics included (AdapterStats.KEY=VALUE).\n"
-               "  set NAME KEY=VALUE...  Change a cache's settings at once (root only):\n"
+               "  show [NAME]            Show every property of one cache, the adapter's own\n"
+               "                         statistics included (AdapterStats.KEY=VALUE); without\n"
+               "                         NAME, the daemon's (the manager's).\n"
+               "  list-caches [PATTERN...]\n"
+               "                         One line per cache (or per cache whose name matches\n"
+               "                         a PATTERN, shell-style): adapter, state, interval,\n"
+               "                         ages; then how many were listed.\n"
+               "  set NAME KEY=VALUE...  Change a cache's settings at once (*):\n"
                "                           interval=DURATION      rotation interval, %s..%s\n"
                "                                                  (500ms, 30s, 5min, 1h 30min)\n"
                "                           single-use-age=N       rotations an object used once\n"
@@ -67,21 +75,28 @@ static void help(void)
                "                         lasts until cacheaged reloads or restarts; with\n"
                "                         --persistent it is written to the configuration\n"
                "                         (DIR/50-NAME.conf, DIR the daemon's drop-in\n"
-               "                         directory) and the daemon reloads.\n"
-               "  rotate [NAME]          Rotate one cache now, or every enabled cache (root).\n"
+               "                         directory: root only) and the daemon reloads.\n"
+               "  rotate [NAME]          Rotate one cache now, or every enabled cache (*).\n"
                "  reset-statistics [NAME]\n"
-               "                         Zero the counters of one cache or of all (root).\n"
+               "                         Zero the counters of one cache or of all (*).\n"
                "  reload                 Re-read the configuration and wait until it is in\n"
                "                         force; a bad configuration changes nothing and its\n"
-               "                         errors are printed (root).\n"
+               "                         errors are printed (*).\n"
                "  list                   The cache names, one per line.\n"
                "  metrics                Every statistic in the Prometheus text format.\n"
                "  history NAME           The cache's last rotations: a table (on a terminal,\n"
                "                         a chart of objects and reclaimed first).\n"
+               "  cat-config             The configuration files cacheaged reads, in its order,\n"
+               "                         each after a \"# PATH\" line (this machine's files,\n"
+               "                         read here: no daemon is asked).\n"
                "\n"
                "Options:\n"
                "      --system           Talk to cacheaged on the system bus (the default).\n"
                "      --user             Talk to cacheaged on the user's session bus.\n"
+               "  -H, --host=[USER@]HOST[:PORT]\n"
+               "                         Talk to cacheaged on HOST's system bus, over ssh\n"
+               "                         (ssh -xT USER@HOST systemd-stdio-bridge, as\n"
+               "                         systemctl -H).\n"
                "  -A, --address=ADDRESS  Talk to cacheaged on the bus at ADDRESS\n"
                "                         (e.g. unix:path=/run/my-bus).\n"
                "      --json[=MODE]      Machine-readable output (JSON, keys in snake_case,\n"
@@ -90,41 +105,52 @@ static void help(void)
                "                         short (one line, the default), pretty or off.\n"
                "  -p, --property=NAME    With show: only these properties (Objects or\n"
                "                         objects, AdapterStats.KEY); repeat it, or separate\n"
-               "                         names with commas.\n"
+               "                         names with commas. -p help lists them.\n"
+               "  -P NAME                With show: the value of NAME alone (-p NAME --value).\n"
                "      --value            With show: the values only, without NAME=.\n"
-               "      --no-legend        With status: no daemon line and no column titles.\n"
+               "      --no-legend        With status and list-caches: no daemon line, column\n"
+               "                         titles or count.\n"
                "      --persistent       With set: write the change to the configuration.\n"
                "      --since=TIME       With history: from TIME on (-10min, \"1h ago\",\n"
                "                         \"2026-12-03 04:51\", @SECONDS).\n"
                "      --svg=FILE         With history: write a plot (SVG) to FILE instead.\n"
                "  -w, --watch[=SECONDS]  With status: refresh every SECONDS (default %d) in\n"
                "                         place, until interrupted.\n"
+               "      --config=FILE      With cat-config: FILE and FILE.d/, as cacheaged\n"
+               "                         --config FILE reads them.\n"
+               "      --no-ask-password  Do not let polkit ask for a password on the terminal\n"
+               "                         (*): the change is then allowed or refused as is.\n"
                "      --no-pager         Do not pipe the output into a pager\n"
                "                         ($CACHEAGECTL_PAGER, $SYSTEMD_PAGER or $PAGER, else\n"
                "                         less or more; $SYSTEMD_LESS for less's options).\n"
                "  -h, --help             Show this help.\n"
                "      --version          Show the version.\n"
                "\n"
-               "Exit status:\n"
-               "  0 success; 1 the daemon refused or failed (no such cache, bad configuration);\n"
+               "Exit status (LSB's, as systemctl's):\n"
+               "  0 success; 1 the daemon refused or failed (a bad configuration...);\n"
                "  2 bad command line or value; 3 cacheaged not running on that bus (or no bus);\n"
-               "  4 permission denied (the command needs root).\n"
+               "  4 reading: no such cache (as systemctl status), changing (*): permission\n"
+               "  denied; 5 changing: no such cache (as systemctl start).\n"
                "\n"
-               "Reading is open to every user; changing settings and the actions need root.\n"
+               "Reading is open to every user. (*) Changes are for root (CAP_SYS_ADMIN), or a\n"
+               "user whom polkit authorizes for %s (by default an administrator,\n"
+               "after authenticating).\n"
                "Colour on a terminal only; NO_COLOR or SYSTEMD_COLORS=0 turn it off.\n"
                "\n"
                "Examples:\n"
                "  cacheagectl\n"
                "  cacheagectl show dentries\n"
                "  cacheagectl show dentries -p Objects,Reclaimed --value\n"
+               "  cacheagectl -P Version show\n"
                "  sudo cacheagectl set dentries interval=30s max-age=8\n"
                "  sudo cacheagectl set --persistent dentries enabled=no\n"
+               "  cacheagectl -H admin@cachehost list-caches\n"
                "  cacheagectl --json=pretty status | jq '.caches[].reclaimed'\n"
                "  cacheagectl history dentries --svg=dentries.svg\n"
                "\n"
                "See cacheagectl(1), cacheaged(8) and cacheaged.conf(5).\n",
                CA_BUS_NAME, "10ms", "1w", (unsigned)CA_AGE_MAX, (unsigned)CA_AGE_MAX,
-               CTL_WATCH_DEFAULT_SEC);
+               CTL_WATCH_DEFAULT_SEC, CA_POLKIT_ACTION_MANAGE);
 }
 
 /* -p A,B -p C: every name, in order, each checked by check_properties(). */
@@ -166,42 +192,52 @@ static void free_properties(void)
 static int parse_argv(int argc, char **argv)
 {
         enum { ARG_SYSTEM = 0x100, ARG_USER, ARG_JSON, ARG_NO_PAGER, ARG_NO_LEGEND, ARG_VALUE,
-               ARG_PERSISTENT, ARG_VERSION, ARG_SINCE, ARG_SVG };
+               ARG_PERSISTENT, ARG_VERSION, ARG_SINCE, ARG_SVG, ARG_CONFIG, ARG_NO_ASK_PASSWORD };
         static const struct option options[] = {
                 { "system", no_argument, NULL, ARG_SYSTEM },
                 { "user", no_argument, NULL, ARG_USER },
+                { "host", required_argument, NULL, 'H' },
                 { "address", required_argument, NULL, 'A' },
                 { "json", optional_argument, NULL, ARG_JSON },
                 { "watch", optional_argument, NULL, 'w' },
                 { "no-pager", no_argument, NULL, ARG_NO_PAGER },
                 { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
+                { "no-ask-password", no_argument, NULL, ARG_NO_ASK_PASSWORD },
                 { "property", required_argument, NULL, 'p' },
                 { "value", no_argument, NULL, ARG_VALUE },
                 { "persistent", no_argument, NULL, ARG_PERSISTENT },
                 { "since", required_argument, NULL, ARG_SINCE },
                 { "svg", required_argument, NULL, ARG_SVG },
+                { "config", required_argument, NULL, ARG_CONFIG },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 {},
         };
+        const char *host = NULL, *address = NULL;
+        bool user = false;
         char *end, why[256];
         int c, r;
 
         /* Options may follow the command, as with systemctl ("status --json"). */
-        while ((c = getopt_long(argc, argv, "A:w::p:h", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "A:H:w::p:P:h", options, NULL)) >= 0) {
                 switch (c) {
-                case ARG_SYSTEM:
-                        arg_bus = BUS_SYSTEM;
+                case ARG_SYSTEM: /* this machine's, whatever came before */
+                        user = false;
+                        host = address = NULL;
                         break;
                 case ARG_USER:
-                        arg_bus = BUS_USER;
+                        user = true;
+                        break;
+                case 'H':
+                        if (!*optarg)
+                                return fail(EXIT_USAGE, "--host: expected [USER@]HOST[:PORT]");
+                        host = optarg;
                         break;
                 case 'A':
                         if (!bus_address_check(optarg, why, sizeof(why)))
                                 return fail(EXIT_USAGE, "--address: '%s' is not a D-Bus address: "
                                             "%s", optarg, why);
-                        arg_bus = BUS_ADDRESS;
-                        arg_address = optarg;
+                        address = optarg;
                         break;
                 case ARG_JSON:
                         if (!optarg || strcmp(optarg, "short") == 0)
@@ -217,10 +253,23 @@ static int parse_argv(int argc, char **argv)
                 case ARG_NO_LEGEND:
                         arg_no_legend = true;
                         break;
+                case ARG_NO_ASK_PASSWORD:
+                        arg_ask_password = false;
+                        break;
                 case 'p':
+                        if (strcmp(optarg, "help") == 0) {
+                                properties_help();
+                                return -1;
+                        }
                         r = add_properties(optarg);
                         if (r != 0)
                                 return r;
+                        break;
+                case 'P':
+                        r = add_properties(optarg);
+                        if (r != 0)
+                                return r;
+                        arg_value = true;
                         break;
                 case ARG_VALUE:
                         arg_value = true;
@@ -233,6 +282,9 @@ static int parse_argv(int argc, char **argv)
                         break;
                 case ARG_SVG:
                         arg_svg = optarg;
+                        break;
+                case ARG_CONFIG:
+                        arg_config = optarg;
                         break;
                 case 'w':
                         arg_watch_sec = CTL_WATCH_DEFAULT_SEC;
@@ -260,15 +312,29 @@ static int parse_argv(int argc, char **argv)
         }
         if (optind < argc)
                 arg_command = argv[optind++];
+        /* One bus: as systemctl, the user bus of another machine is not reached this way. */
+        if (host && address)
+                return fail(EXIT_USAGE, "--host and --address name two buses: give one");
+        if ((host || address) && user)
+                return fail(EXIT_USAGE, "--user names the user bus: it cannot go with --%s",
+                            host ? "host" : "address");
+        arg_bus = host ? BUS_REMOTE : address ? BUS_ADDRESS : user ? BUS_USER : BUS_SYSTEM;
+        arg_address = host ? host : address;
         if (arg_watch_sec > 0 && strcmp(arg_command, "status") != 0)
                 return fail(EXIT_USAGE, "--watch only applies to 'status'");
         if ((n_arg_properties > 0 || arg_value) && strcmp(arg_command, "show") != 0)
-                return fail(EXIT_USAGE, "--property and --value only apply to 'show'");
+                return fail(EXIT_USAGE, "--property, -P and --value only apply to 'show'");
         if (arg_persistent && strcmp(arg_command, "set") != 0)
                 return fail(EXIT_USAGE, "--persistent only applies to 'set'");
+        /* The drop-in is written here, on this machine: not where -H goes. */
+        if (arg_persistent && arg_bus == BUS_REMOTE)
+                return fail(EXIT_USAGE, "--persistent writes this machine's configuration; with "
+                            "--host, run cacheagectl on %s instead", arg_address);
         if ((arg_since || arg_svg) && strcmp(arg_command, "history") != 0)
                 return fail(EXIT_USAGE, "--since and --svg only apply to 'history'");
-        return check_properties();
+        if (arg_config && strcmp(arg_command, "cat-config") != 0)
+                return fail(EXIT_USAGE, "--config only applies to 'cat-config'");
+        return 0;
 }
 
 static int bus_connect(sd_bus **ret)
@@ -283,6 +349,13 @@ static int bus_connect(sd_bus **ret)
                 break;
         case BUS_USER:
                 r = sd_bus_open_user(&bus);
+                break;
+        case BUS_REMOTE:
+                /* sd-bus runs "ssh -xT [-p PORT] -- [USER@]HOST systemd-stdio-bridge". */
+                r = sd_bus_open_system_remote(&bus, arg_address);
+                if (r == -EINVAL)
+                        return fail(EXIT_USAGE, "--host: '%s' is not [USER@]HOST[:PORT]",
+                                    arg_address);
                 break;
         default:
                 r = sd_bus_new(&bus);
@@ -302,6 +375,15 @@ static int bus_connect(sd_bus **ret)
         if (r < 0)
                 return fail(EXIT_NOT_RUNNING, "Failed to connect to %s: %s",
                             bus_description(desc, sizeof(desc)), strerror(-r));
+        /*
+         * A change may need polkit's authorization: let it ask on this terminal (through the
+         * agent polkit_agent_open() started), as systemctl does.
+         */
+        if (arg_writes && arg_ask_password) {
+                if (arg_bus != BUS_REMOTE)
+                        (void)polkit_agent_open();
+                (void)sd_bus_set_allow_interactive_authorization(bus, 1);
+        }
         *ret = bus;
         return 0;
 }
@@ -312,16 +394,20 @@ int main(int argc, char **argv)
                 const char *name;
                 int (*run)(sd_bus *bus, int argc, char **argv);
                 int (*check)(int argc, char **argv); /* before connecting; may be NULL */
+                bool writes;                         /* changes something: see EXIT_DENIED */
+                bool local;                          /* reads this machine only: no bus */
         } commands[] = {
-                { "status", cmd_status, NULL },
-                { "show", cmd_show, NULL },
-                { "set", cmd_set, check_set },
-                { "rotate", cmd_rotate, NULL },
-                { "reset-statistics", cmd_reset_statistics, NULL },
-                { "reload", cmd_reload, NULL },
-                { "list", cmd_list, NULL },
-                { "metrics", cmd_metrics, NULL },
-                { "history", cmd_history, NULL },
+                { "status", cmd_status, NULL, false, false },
+                { "show", cmd_show, check_show, false, false },
+                { "list-caches", cmd_list_caches, NULL, false, false },
+                { "set", cmd_set, check_set, true, false },
+                { "rotate", cmd_rotate, NULL, true, false },
+                { "reset-statistics", cmd_reset_statistics, NULL, true, false },
+                { "reload", cmd_reload, NULL, true, false },
+                { "list", cmd_list, NULL, false, false },
+                { "metrics", cmd_metrics, NULL, false, false },
+                { "history", cmd_history, NULL, false, false },
+                { "cat-config", cmd_cat_config, NULL, false, true },
         };
         sd_bus *bus = NULL;
         int r;
@@ -339,22 +425,32 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]) && r < 0; i++) {
                 if (strcmp(commands[i].name, arg_command) != 0)
                         continue;
+                arg_writes = commands[i].writes;
                 if (commands[i].check) {
                         r = commands[i].check(argc - optind, argv + optind);
                         if (r != 0)
                                 break;
                 }
-                r = bus_connect(&bus);
-                if (r != 0)
-                        break;
-                r = commands[i].run(bus, argc - optind, argv + optind);
+                if (commands[i].local) {
+                        if (arg_bus != BUS_SYSTEM) {
+                                r = fail(EXIT_USAGE, "'%s' reads this machine's files: --host, "
+                                         "--address and --user do not apply", arg_command);
+                                break;
+                        }
+                        r = commands[i].run(NULL, argc - optind, argv + optind);
+                } else {
+                        r = bus_connect(&bus);
+                        if (r != 0)
+                                break;
+                        r = commands[i].run(bus, argc - optind, argv + optind);
+                        sd_bus_flush_close_unref(bus);
+                }
                 fflush(stdout);
-                sd_bus_flush_close_unref(bus);
                 pager_close();
         }
+        polkit_agent_close();
         if (r < 0)
                 r = fail(EXIT_USAGE, "Unknown command '%s' (see 'cacheagectl --help')", arg_command);
         free_properties();
         return r;
 }
-

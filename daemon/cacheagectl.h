@@ -21,22 +21,31 @@
 #define CTL_ADAPTER_STATS_MAX 256 /* adapter statistics kept per cache */
 #define CTL_WATCH_DEFAULT_SEC 2
 
-/* Exit statuses, documented in --help. */
+/*
+ * Exit statuses: LSB's, as systemctl 252 returns them (cacheagectl(1), EXIT STATUS). A command
+ * that reads answers as "systemctl status" does (4: no such cache, "status unknown"); one that
+ * changes something as "systemctl start" does (4: permission denied, 5: no such cache, "not
+ * installed"). Reading is open to everyone, so 4 means one thing per command.
+ */
 enum {
         EXIT_OK = 0,
-        EXIT_FAILED = 1,      /* the daemon refused or failed (no such cache, bad config) */
-        EXIT_USAGE = 2,       /* bad command line or value */
-        EXIT_NOT_RUNNING = 3, /* no daemon on that bus, or no bus */
-        EXIT_DENIED = 4,      /* needs root */
+        EXIT_FAILED = 1,        /* the daemon refused or failed (a bad configuration...) */
+        EXIT_USAGE = 2,         /* bad command line or value (LSB: invalid arguments) */
+        EXIT_NOT_RUNNING = 3,   /* no daemon on that bus, or no bus (LSB: not running) */
+        EXIT_DENIED = 4,        /* a change not allowed (LSB: insufficient privilege) */
+        EXIT_UNKNOWN = 4,       /* reading a cache that does not exist (LSB: status unknown) */
+        EXIT_NOT_INSTALLED = 5, /* changing a cache that does not exist (LSB: not installed) */
 };
 
 /* ---- the options (cacheagectl.c) ---- */
 
-enum bus_kind { BUS_SYSTEM, BUS_USER, BUS_ADDRESS };
+enum bus_kind { BUS_SYSTEM, BUS_USER, BUS_ADDRESS, BUS_REMOTE };
 enum json_mode { JSON_OFF, JSON_SHORT, JSON_PRETTY };
 
 extern enum bus_kind arg_bus;
-extern const char *arg_address;
+extern const char *arg_address; /* BUS_ADDRESS: the address; BUS_REMOTE: [USER@]HOST[:PORT] */
+extern bool arg_ask_password;   /* writes: let polkit ask, through an agent on the terminal */
+extern bool arg_writes;         /* the command changes something (set by the dispatch) */
 extern enum json_mode arg_json;
 extern bool arg_no_pager;
 extern bool arg_no_legend;
@@ -49,6 +58,7 @@ extern size_t n_arg_properties;
 extern double arg_watch_sec; /* 0 = no --watch */
 extern const char *arg_since;  /* history: --since=TIME */
 extern const char *arg_svg;    /* history: --svg=FILE */
+extern const char *arg_config; /* cat-config: --config=FILE, as cacheaged's */
 extern unsigned arg_tty_columns; /* standard output's width when it is a terminal, else 0 */
 
 /* ---- output and errors (cacheagectl-util.c) ---- */
@@ -62,6 +72,7 @@ struct json_doc {
 
 FILE *json_begin(struct json_doc *j);
 void json_end(struct json_doc *j);
+void json_discard(struct json_doc *j); /* drop it unprinted (an error follows) */
 void json_string(FILE *f, const char *s);
 void json_key(FILE *f, const char *camel);
 
@@ -91,6 +102,8 @@ const char *bus_description(char *buf, size_t len);
 int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int fail_lines(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int call_failed(const sd_bus_error *e, int r, const char *what, const char *cache);
+/* "No cache named NAME": exit 5 for a command that changes something, else 4. */
+int no_such_cache(const char *name);
 int print_done_file(const char *command, const char *cache, const char *file);
 int print_done(const char *command, const char *cache);
 
@@ -154,6 +167,7 @@ int get_cache(sd_bus *bus, const char *name, struct cache_info *ret);
 
 struct manager_info {
         char *version;
+        char *drop_in_dir;
         uint64_t start_usec;
         uint64_t default_interval_usec;
         char **names; /* from ListCaches, in the daemon's order */
@@ -166,14 +180,22 @@ int get_manager(sd_bus *bus, struct manager_info *ret);
 /* ---- show -p (cacheagectl-show.c) ---- */
 
 bool property_wanted(const char *camel, const char *snake, const char *adapter_key);
-int check_properties(void);
 void print_cache_json(FILE *f, const struct cache_info *c);
+void properties_help(void); /* -p help: every name show knows */
+
+/* ---- polkit's agent on this terminal, as systemctl's (cacheagectl-agent.c) ---- */
+
+int polkit_agent_open(void);
+void polkit_agent_close(void);
 
 /* ---- the verbs: 0 or an exit status ---- */
 
 int cmd_status(sd_bus *bus, int argc, char **argv);         /* cacheagectl-status.c */
 int cmd_list(sd_bus *bus, int argc, char **argv);           /* cacheagectl-status.c */
+int check_show(int argc, char **argv);                      /* cacheagectl-show.c */
 int cmd_show(sd_bus *bus, int argc, char **argv);           /* cacheagectl-show.c */
+int cmd_list_caches(sd_bus *bus, int argc, char **argv);    /* cacheagectl-status.c */
+int cmd_cat_config(sd_bus *bus, int argc, char **argv);     /* cacheagectl-cat-config.c */
 int check_set(int argc, char **argv);                       /* cacheagectl-set.c */
 int cmd_set(sd_bus *bus, int argc, char **argv);            /* cacheagectl-set.c */
 int cmd_rotate(sd_bus *bus, int argc, char **argv);         /* cacheagectl-actions.c */

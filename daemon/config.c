@@ -994,11 +994,13 @@ static int list_dropins(struct loader *l, const char *dir, struct dropin **v, si
 }
 
 /*
- * Every drop-in of @dirs (highest priority first), merged by file name, read in strcmp() order
- * of the names (not the locale's). A name's file in the first directory that has one is read
- * and the others are not: one linked to /dev/null masks that name (it reads as empty).
+ * Every drop-in of @dirs (highest priority first), merged by file name, in strcmp() order of
+ * the names (not the locale's): a name's file in the first directory that has one, and not the
+ * others, so that one linked to /dev/null masks that name (it reads as empty). None when there
+ * are too many (reported). Returns 0 and the list in *ret_v, *ret_n, or -ENOMEM.
  */
-static int load_dropins(struct loader *l, char *const *dirs, size_t n_dirs)
+static int find_dropins(struct loader *l, char *const *dirs, size_t n_dirs, struct dropin **ret_v,
+                        size_t *ret_n)
 {
         struct dropin *v = NULL;
         bool too_many = false;
@@ -1007,13 +1009,30 @@ static int load_dropins(struct loader *l, char *const *dirs, size_t n_dirs)
 
         for (size_t i = 0; i < n_dirs && r == 0 && !too_many; i++)
                 r = list_dropins(l, dirs[i], &v, &n, &too_many);
-        if (r == 0 && !too_many && n > 0) {
+        if (r < 0 || too_many) {
+                dropins_free(v, n);
+                v = NULL;
+                n = 0;
+        }
+        if (n > 0)
                 qsort(v, n, sizeof(*v), cmp_dropins);
-                for (size_t i = 0; i < n && r == 0; i++) {
-                        r = load_file(l, v[i].path, false);
-                        if (r != -ENOMEM)
-                                r = 0; /* any other failure was reported and counted */
-                }
+        *ret_v = v;
+        *ret_n = n;
+        return r;
+}
+
+/* Read every drop-in of @dirs, in find_dropins()'s order. */
+static int load_dropins(struct loader *l, char *const *dirs, size_t n_dirs)
+{
+        struct dropin *v;
+        size_t n;
+        int r;
+
+        r = find_dropins(l, dirs, n_dirs, &v, &n);
+        for (size_t i = 0; i < n && r == 0; i++) {
+                r = load_file(l, v[i].path, false);
+                if (r != -ENOMEM)
+                        r = 0; /* any other failure was reported and counted */
         }
         dropins_free(v, n);
         return r;
@@ -1229,6 +1248,61 @@ int ca_conf_dropin_dir(const char *path, char **ret)
         while (n_dirs > 1)
                 free(dirs[--n_dirs]);
         return 0;
+}
+
+int ca_conf_files(const char *path, char **ret_main, char ***ret_files, size_t *ret_n,
+                  struct ca_errors *errors)
+{
+        struct loader l = { .errors = errors };
+        char *main_path = NULL, *dirs[N_SEARCH_DIRS], **files = NULL;
+        struct dropin *v = NULL;
+        size_t n_dirs = 0, n_v = 0, n = 0;
+        struct stat st;
+        bool main_found;
+        int r;
+
+        if (conf_paths(path, &main_path, dirs, &n_dirs) < 0)
+                return -ENOMEM;
+        main_found = stat(main_path, &st) == 0;
+        if (!main_found && !main_file_optional(path, dirs[0])) {
+                ca_errors_add(errors, "%s: cannot open: %s", main_path, strerror(ENOENT));
+                r = -ENOENT;
+                goto out_free;
+        }
+        r = find_dropins(&l, dirs, n_dirs, &v, &n_v);
+        if (r >= 0 && l.oom)
+                r = -ENOMEM;
+        if (r < 0)
+                goto out_free;
+        files = calloc(n_v + 2, sizeof(*files));
+        if (!files) {
+                r = -ENOMEM;
+                goto out_free;
+        }
+        if (main_found && !(files[n++] = strdup(main_path)))
+                r = -ENOMEM;
+        for (size_t i = 0; i < n_v && r == 0; i++) {
+                files[n++] = v[i].path;
+                v[i].path = NULL;
+        }
+        if (r < 0)
+                goto out_free;
+        *ret_main = main_path;
+        main_path = NULL;
+        *ret_files = files;
+        *ret_n = n;
+        files = NULL;
+        n = 0;
+
+out_free:
+        for (size_t i = 0; i < n; i++)
+                free(files[i]);
+        free(files);
+        dropins_free(v, n_v);
+        while (n_dirs > 0)
+                free(dirs[--n_dirs]);
+        free(main_path);
+        return r;
 }
 
 const struct ca_key_spec *ca_conf_key_table(bool cache)

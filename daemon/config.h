@@ -147,6 +147,17 @@ struct ca_conf *ca_conf_free(struct ca_conf *conf);
 int ca_conf_dropin_dir(const char *path, char **ret);
 
 /*
+ * ca_conf_files() - the files ca_conf_load(@path) would read, in its order, without reading
+ * them: the main file when it exists, then the drop-ins (merged by name, one linked to /dev/null
+ * included as it masks the name). The main file's path, found or not, goes to *ret_main; a
+ * malloc()ed array of *ret_n malloc()ed paths to *ret_files. Returns 0, -ENOMEM, or -ENOENT
+ * when ca_conf_load() would refuse a missing --config FILE (added to @errors, with any problem
+ * reading a drop-in directory).
+ */
+int ca_conf_files(const char *path, char **ret_main, char ***ret_files, size_t *ret_n,
+                  struct ca_errors *errors);
+
+/*
  * ca_conf_key_table() - the daemon's own keys of [cache NAME] sections (@cache) or of [daemon],
  * ended by CA_KEY_END: the keys cacheaged.conf(5) documents, with their defaults.
  */

@@ -6,7 +6,8 @@
 # org.cacheage.CacheAge1 (cacheagectl list) makes it ask "systemd" (tests/fake-systemd.c, which
 # starts cacheaged) for the unit that file names, and that name must be the Alias= of
 # cacheaged.service. When the unit cannot be started (not enabled: no alias), cacheagectl says
-# so with exit status 3. TAP.
+# so with exit status 3, and asks whether cacheaged.service is enabled only where systemd runs
+# the machine. TAP.
 #
 # Environment (tests/meson.build): CACHEAGED, CACHEAGECTL, CA_TEST_PLUGIN_DIR, CA_TEST_SRCDIR,
 # FAKE_SYSTEMD. Needs root and dbus-daemon.
@@ -81,7 +82,7 @@ fake_systemd() { # the unit it knows; runs it in the background
                 { echo "Bail out! fake-systemd did not start"; cat "$dir/systemd.err"; exit 1; }
 }
 
-echo "1..3"
+echo "1..5"
 fake_systemd "$alias"
 out=$("$CACHEAGECTL" --address="$addr" list 2>&1)
 rc=$?
@@ -111,4 +112,23 @@ if [ $rc = 3 ] && printf '%s' "$out" | grep -q "not running" && printf '%s' "$ou
         echo "ok 3 - when systemd cannot start it: exit 3, '$out'"
 else
         echo "not ok 3 - exit $rc, '$out' (expected 3, 'not running', the unit's name)"
+fi
+
+# The hint names the unit only where systemd runs the machine (sd_booted(): /run/systemd/system
+# exists). Both cases in a mount namespace of their own, whatever runs this machine.
+booted() { # yes|no: cacheagectl's message with or without /run/systemd/system
+        unshare -m sh -c "mount -t tmpfs tmpfs /run && { [ $1 = no ] || mkdir -p /run/systemd/system; } &&
+                exec '$CACHEAGECTL' --address='$addr' list" 2>&1
+}
+out=$(booted yes)
+if printf '%s' "$out" | grep -q "(is cacheaged.service enabled?)\$"; then
+        echo "ok 4 - where systemd is PID 1, the message asks whether cacheaged.service is enabled"
+else
+        echo "not ok 4 - booted with systemd: '$out'"
+fi
+out=$(booted no)
+if printf '%s' "$out" | grep -q "not running" && ! printf '%s' "$out" | grep -q "enabled?"; then
+        echo "ok 5 - without systemd, no word of a unit: '$out'"
+else
+        echo "not ok 5 - not booted with systemd: '$out'"
 fi

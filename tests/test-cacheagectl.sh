@@ -7,12 +7,13 @@
 # durations, the temporary directory) are masked; every --json output must parse.
 #
 # Environment (from tests/meson.build): CACHEAGED, CACHEAGECTL, CA_TEST_PLUGIN_DIR,
-# CA_TEST_SRCDIR. CA_UPDATE_GOLDEN=1 rewrites the golden file instead of comparing.
+# CA_TEST_SRCDIR, CA_TEST_CONFIG_FILE (the build's main configuration file). CA_UPDATE_GOLDEN=1 rewrites the golden file instead of comparing.
 # Exit 77 (skipped) without root, setpriv or dbus-daemon: the nobody cases need them.
 
 set -u
 
 : "${CACHEAGED:?run through meson}" "${CACHEAGECTL:?}" "${CA_TEST_PLUGIN_DIR:?}" "${CA_TEST_SRCDIR:?}"
+: "${CA_TEST_CONFIG_FILE:?}"
 golden="$CA_TEST_SRCDIR/fixtures/bus/cacheagectl.golden"
 
 if [ "$(id -u)" != 0 ] || ! command -v dbus-daemon >/dev/null || ! command -v setpriv >/dev/null; then
@@ -169,7 +170,6 @@ run_as() { # $1: the command line as recorded (the arguments hold control bytes)
 }
 run_as "set alpha 'colour<ESC>[31m=red<LF>next'" set alpha "$(printf 'colour\033[31m=red\nnext')"
 run_as "show 'no<LF>such'" show "$(printf 'no\nsuch')"
-run show
 run frobnicate
 run --watch=0 status
 run status --watch=x
@@ -187,6 +187,34 @@ run --json=pretty list
 run --json=short list
 run show alpha -p Objcts
 run show alpha -p AdapterStats.nope
+
+# show without a name: the manager's properties; -P NAME is -p NAME --value (issue 25).
+run show
+run show -p Caches,default_interval_usec
+run -P Version show
+run show alpha -P Objects
+run show alpha -P IntervalUSec -p MaxAge
+run --json show
+run --json=pretty show -p drop_in_directory,Caches
+run show -p Objects
+run show alpha beta
+run -P Version status
+run -p help
+
+# Exit statuses as systemctl's (LSB): reading an unknown cache 4 ("status unknown"), changing
+# one 5 ("not installed"); permission denied 4 (below, as nobody).
+run status nope
+run history nope
+run reset-statistics nope
+run set nope enabled=no
+
+# list-caches, as systemctl list-units: the table, then how many (one cache: singular).
+run list-caches
+run list-caches 'b*'
+run list-caches 'a*' 'g*'
+run list-caches 'x*'
+run --no-legend list-caches
+run --json list-caches 'a*'
 run status -p Objects
 run --json=loud status
 run rotate --persistent alpha
@@ -298,6 +326,39 @@ write_conf ""
 run set --persistent nope enabled=no
 ls "$dir/cacheaged.conf.d" >> "$out"
 
+# cat-config: the files the daemon reads, in order, as systemd-analyze cat-config prints them;
+# read here, no daemon asked (so no --address: run_local).
+run_local() { # recorded like run, without --address (and with $root when set)
+        echo "\$ ${CACHEAGED_CONFIG_ROOT:+CACHEAGED_CONFIG_ROOT=$CACHEAGED_CONFIG_ROOT }cacheagectl $*" >> "$out"
+        "$CACHEAGECTL" --no-pager "$@" >> "$out" 2>&1
+        echo "[exit $?]" >> "$out"
+}
+run_local cat-config --config="$dir/cacheaged.conf"
+run_local --json cat-config --config="$dir/cacheaged.conf"
+run_local cat-config --config="$dir/nonexistent.conf"
+run_local cat-config extra
+run cat-config
+# The search below a root (CACHEAGED_CONFIG_ROOT, the daemon's): the main file missing, then
+# there; drop-ins of every directory merged by name, the first directory's winning, one masked.
+root=$dir/root
+conf_d=$root$CA_TEST_CONFIG_FILE.d
+mkdir -p "$conf_d" "$root/run/cacheage/cacheaged.conf.d" "$root/usr/lib/cacheage/cacheaged.conf.d"
+printf '[daemon]\ninterval = 2min\n' > "$conf_d/10-a.conf"
+ln -s /dev/null "$conf_d/30-masked.conf"
+printf '[daemon]\ninterval = 9min\n' > "$root/run/cacheage/cacheaged.conf.d/10-a.conf"
+printf '[cache b]\nadapter = fixed\n' > "$root/run/cacheage/cacheaged.conf.d/20-b.conf"
+printf '[cache masked]\nadapter = fixed\n' > "$root/usr/lib/cacheage/cacheaged.conf.d/30-masked.conf"
+printf '# the distribution'"'"'s\n' > "$root/usr/lib/cacheage/cacheaged.conf.d/40-c.conf"
+printf 'not a drop-in\n' > "$root/usr/lib/cacheage/cacheaged.conf.d/50-d.txt"
+CACHEAGED_CONFIG_ROOT=$root run_local cat-config
+printf '[daemon]\nlog_level = info\n' > "$root$CA_TEST_CONFIG_FILE"
+CACHEAGED_CONFIG_ROOT=$root run_local cat-config
+# The daemon reads exactly those: --check-config on the same search agrees.
+echo "\$ cacheaged --check-config (the same root)" >> "$out"
+CACHEAGED_CONFIG_ROOT=$root CACHEAGED_PLUGIN_DIR=$CA_TEST_PLUGIN_DIR "$CACHEAGED" --check-config \
+        >> "$out" 2>&1
+echo "[exit $?]" >> "$out"
+
 # No daemon on that bus.
 bus_start "$dir/empty" || { echo "the second dbus-daemon did not answer" >&2; exit 1; }
 dbus2_pid=$bus_pid
@@ -336,6 +397,17 @@ complete_line "cacheagectl --address=$addr reload "
 complete_line "cacheagectl --address=$addr status b"
 complete_line "cacheagectl --json=p"
 complete_line "cacheagectl --no-l"
+complete_line "cacheagectl l"
+# -p and -P complete property names: a cache's own (its adapter's statistics too) when one is
+# named, else every name cacheagectl knows; after a comma, the next name of the list.
+complete_line "cacheagectl --address=$addr show alpha -p AdapterStats.c"
+complete_line "cacheagectl --address=$addr show alpha -p Name,Objects,Sing"
+complete_line "cacheagectl --address=$addr show -P Ver"
+complete_line "cacheagectl --address=$addr show alpha --property=Refault"
+complete_line "cacheagectl -p Drop"
+# What bash registers once the file is sourced.
+echo "\$ complete -p cacheagectl" >> "$out"
+bash -c '. "$1"; complete -p cacheagectl' sh "$CA_TEST_SRCDIR/../completion/cacheagectl" >> "$out" 2>&1
 
 run --version
 echo "\$ cacheagectl --help | head -1" >> "$out"
@@ -354,7 +426,8 @@ if [ $rc != 0 ] || grep -q -e Sanitizer -e 'runtime error:' "$dir/cacheaged.log"
 fi
 
 # Mask what changes from run to run.
-sed -E -e "s|$dir|@DIR@|g" \
+sed -E -e "s|$dir/root$CA_TEST_CONFIG_FILE|@ROOT@@CONFIG_FILE@|g" -e "s|$CA_TEST_CONFIG_FILE|@CONFIG_FILE@|g" \
+    -e "s|$CA_TEST_PLUGIN_DIR|@PLUGIN_DIR@|g" -e "s|$dir|@DIR@|g" \
     -e 's/up [^(]*\(since [^)]*\)/up UPTIME (since TIME)/' \
     -e 's/(=|: )(Mon|Tue|Wed|Thu|Fri|Sat|Sun) [0-9-]+ [0-9:]+ [A-Z0-9+-]+ \([^)]*\)/\1TIME (AGO)/' \
     -e 's/(just now|([0-9]+(w|d|h|min|s|ms|us) )*[0-9]+(w|d|h|min|s|ms|us) ago)$/AGO/' \

@@ -143,10 +143,10 @@ check "history: a table, a title line and 5 rows" sh -c "
 check "history --since=-1h: all 5; a time to come: none" sh -c "
         [ \$('$CACHEAGECTL' --address='$addr' --no-pager --no-legend history alpha --since=-1h | wc -l) = 5 ] &&
         '$CACHEAGECTL' --address='$addr' history alpha --since=@4102444800 | grep -qx 'No rotation of alpha in its history since then.'"
-check "history: a bad --since (exit 2), no such cache (exit 1)" sh -c "
+check "history: a bad --since (exit 2), no such cache (exit 4, as systemctl status)" sh -c "
         '$CACHEAGECTL' --address='$addr' history alpha --since=yesterdayish 2>&1; [ \$? = 2 ] &&
         '$CACHEAGECTL' --address='$addr' history nope 2>&1 | grep -qx 'cacheagectl: No cache named nope' &&
-        { '$CACHEAGECTL' --address='$addr' history nope >/dev/null 2>&1; [ \$? = 1 ]; }"
+        { '$CACHEAGECTL' --address='$addr' history nope >/dev/null 2>&1; [ \$? = 4 ]; }"
 
 # Reset, then a rotation: the counters of the row count from the reset.
 ctl reset-statistics alpha > /dev/null

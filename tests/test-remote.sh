@@ -1,0 +1,194 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# cacheagectl -H [USER@]HOST[:PORT] (TAP): the system bus of another machine over ssh, as
+# systemctl -H reaches it (sd-bus runs "ssh -xT [-p PORT] -- [USER@]HOST systemd-stdio-bridge").
+#
+#   - What ssh is asked: a stand-in "ssh" first on PATH records its arguments and bridges to the
+#     test's bus with systemd-stdio-bridge --bus-path (so the arguments are sd-bus's, for real).
+#   - For real: an sshd of the test's own on 127.0.0.1 (a free port, keys made here), in a
+#     mount namespace where /run/dbus/system_bus_socket is the test's bus, so that the plain
+#     "systemd-stdio-bridge" that sshd runs reaches it as it would reach a machine's system bus.
+#     The real ssh client is run through a one-line wrapper that adds "-F CONFIG" (the test's
+#     key and known hosts: ssh reads ~/.ssh/config from the passwd home, which a test must not
+#     touch); everything else is as an administrator would have it.
+#   - What is refused before anything is run (exit 2), and a host that cannot be reached (3).
+#
+# Environment (tests/meson.build): CACHEAGED, CACHEAGECTL, CA_TEST_PLUGIN_DIR, CA_TEST_SRCDIR.
+# Needs root, dbus-daemon, systemd-stdio-bridge, unshare, sshd and ssh (scripts/deps.sh).
+
+set -u
+: "${CACHEAGED:?run through meson}" "${CACHEAGECTL:?}" "${CA_TEST_PLUGIN_DIR:?}" "${CA_TEST_SRCDIR:?}"
+
+if [ "$(id -u)" != 0 ] || ! command -v dbus-daemon >/dev/null; then
+        echo "1..0 # SKIP needs root and dbus-daemon"
+        exit 0
+fi
+sshd=/usr/sbin/sshd
+for p in systemd-stdio-bridge unshare ssh ssh-keygen "$sshd"; do
+        command -v "$p" >/dev/null ||
+                { echo "Bail out! $p is missing (scripts/deps.sh installs it)"; exit 1; }
+done
+
+dir=$(mktemp -d /tmp/cacheage-remote-XXXXXX) || exit 1
+chmod 755 "$dir"
+# shellcheck disable=SC2034 # read by bus-lib.sh
+bus_lib_tests=$CA_TEST_SRCDIR
+. "$CA_TEST_SRCDIR/bus-lib.sh"
+daemon_pid=
+sshd_pid=
+cleanup() {
+        [ -n "$sshd_pid" ] && kill "$sshd_pid" 2>/dev/null
+        bus_cleanup
+}
+trap cleanup EXIT
+
+n=0
+failed=
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); echo "not ok $n - $1"; failed=1; }
+check() { # description, then a command that must succeed; its output is shown on failure
+        what=$1
+        shift
+        if "$@" > "$dir/check.out" 2>&1; then
+                ok "$what"
+        else
+                not_ok "$what"
+                sed 's/^/# /' "$dir/check.out"
+        fi
+}
+
+bus_start "$dir/bus" || { echo "Bail out! dbus-daemon did not answer"; exit 1; }
+addr="unix:path=$dir/bus"
+cat > "$dir/cacheaged.conf" <<CONF
+[daemon]
+interval = 1h
+plugin_dir = $CA_TEST_PLUGIN_DIR
+idle_cpu_pressure = 0
+idle_memory_pressure = 0
+[cache alpha]
+adapter = fixed
+objects = 100
+CONF
+"$CACHEAGED" --config "$dir/cacheaged.conf" --bus "$addr" > "$dir/cacheaged.log" 2>&1 &
+daemon_pid=$!
+bus_wait 20 "$CACHEAGECTL" --address="$addr" list ||
+        { echo "Bail out! cacheaged did not answer"; sed 's/^/# /' "$dir/cacheaged.log"; exit 1; }
+
+# --- The stand-in: what sd-bus asks ssh to run ---
+mkdir "$dir/fake"
+cat > "$dir/fake/ssh" <<EOF
+#!/bin/sh
+printf '%s\n' "\$@" > "$dir/argv"
+exec systemd-stdio-bridge --bus-path="$addr"
+EOF
+chmod 755 "$dir/fake/ssh"
+fake() { PATH="$dir/fake:$PATH" "$CACHEAGECTL" --no-pager "$@"; }
+
+check "-H USER@HOST:PORT: ssh -xT -p PORT -- USER@HOST systemd-stdio-bridge; the caches listed" \
+        sh -c "out=\$(PATH='$dir/fake':\$PATH '$CACHEAGECTL' -H admin@cachehost:2222 list) &&
+               [ \"\$out\" = alpha ] &&
+               [ \"\$(tr '\n' ' ' < '$dir/argv')\" = '-xT -p 2222 -- admin@cachehost systemd-stdio-bridge ' ]"
+check "--host=HOST: ssh -xT -- HOST systemd-stdio-bridge; show of the manager" \
+        sh -c "PATH='$dir/fake':\$PATH '$CACHEAGECTL' --host=cachehost show -P Caches | grep -qx alpha &&
+               [ \"\$(tr '\n' ' ' < '$dir/argv')\" = '-xT -- cachehost systemd-stdio-bridge ' ]"
+
+# --- Refused before anything runs (2), or a host that cannot be reached (3) ---
+usage() { # description, then cacheagectl's arguments: exit 2, and ssh was not run
+        what=$1
+        shift
+        rm -f "$dir/argv"
+        fake "$@" > "$dir/out" 2>&1
+        rc=$?
+        if [ $rc = 2 ] && [ ! -e "$dir/argv" ]; then
+                ok "$what: exit 2, $(cat "$dir/out")"
+        else
+                not_ok "$what: exit $rc (expected 2, and no ssh)"
+                sed 's/^/# /' "$dir/out"
+        fi
+}
+usage "--user with -H" -H cachehost --user status
+usage "-H and -A" -H cachehost --address="$addr" status
+usage "an empty host" --host= status
+usage "set --persistent writes this machine's files" -H cachehost set --persistent alpha enabled=no
+usage "cat-config reads this machine's files" -H cachehost cat-config
+mkdir "$dir/unreachable"
+cat > "$dir/unreachable/ssh" <<'EOF'
+#!/bin/sh
+echo "ssh: connect to host nohost port 22: Connection refused" >&2
+exit 255
+EOF
+chmod 755 "$dir/unreachable/ssh"
+check "a host ssh cannot reach: exit 3, ssh's own message, then which bus" sh -c "
+        PATH='$dir/unreachable':\$PATH '$CACHEAGECTL' -H nohost status > '$dir/out' 2>&1
+        [ \$? = 3 ] && grep -q 'Connection refused' '$dir/out' &&
+        grep -qx 'cacheagectl: Failed to reach the system bus of nohost (over ssh): .*' '$dir/out' ||
+        { cat '$dir/out'; false; }"
+
+# --- For real: sshd on 127.0.0.1, whose "system bus" is the test's ---
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+ssh-keygen -q -t ed25519 -N '' -f "$dir/host_key" && ssh-keygen -q -t ed25519 -N '' -f "$dir/client_key" ||
+        { echo "Bail out! ssh-keygen failed"; exit 1; }
+cp "$dir/client_key.pub" "$dir/authorized_keys"
+echo "[127.0.0.1]:$port $(cat "$dir/host_key.pub")" > "$dir/known_hosts"
+cat > "$dir/sshd_config" <<EOF
+ListenAddress 127.0.0.1:$port
+HostKey $dir/host_key
+PidFile none
+AuthorizedKeysFile $dir/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+EOF
+cat > "$dir/ssh_config" <<EOF
+Host *
+        IdentityFile $dir/client_key
+        UserKnownHostsFile $dir/known_hosts
+        StrictHostKeyChecking yes
+        BatchMode yes
+EOF
+mkdir "$dir/real"
+cat > "$dir/real/ssh" <<EOF
+#!/bin/sh
+exec $(command -v ssh) -F "$dir/ssh_config" "\$@"
+EOF
+chmod 755 "$dir/real/ssh"
+# Its own /run: the privilege separation directory, and the test's bus where the system's is.
+unshare -m sh -c "mount -t tmpfs tmpfs /run && mkdir -p /run/sshd /run/dbus &&
+        touch /run/dbus/system_bus_socket && mount --bind '$dir/bus' /run/dbus/system_bus_socket &&
+        exec $sshd -D -e -f '$dir/sshd_config'" > "$dir/sshd.log" 2>&1 &
+sshd_pid=$!
+real() { PATH="$dir/real:$PATH" "$CACHEAGECTL" --no-pager -H "root@127.0.0.1:$port" "$@"; }
+bus_wait 20 sh -c "PATH='$dir/real':\$PATH ssh -p $port root@127.0.0.1 true" ||
+        { echo "Bail out! sshd did not answer"; sed 's/^/# /' "$dir/sshd.log"; exit 1; }
+
+check "over sshd: status of the remote daemon" sh -c "
+        PATH='$dir/real':\$PATH '$CACHEAGECTL' --no-pager -H root@127.0.0.1:$port status |
+        grep -q '^alpha  *fixed  *enabled '"
+before=$("$CACHEAGECTL" --address="$addr" show alpha -P Rotations)
+rotated() { [ "$("$CACHEAGECTL" --address="$addr" show alpha -P Rotations)" = $((before + 1)) ]; }
+if real rotate alpha > "$dir/out" 2>&1 && bus_wait 10 rotated; then
+        ok "over sshd: a write as the remote root (rotate), seen on the bus itself"
+else
+        not_ok "over sshd: a write as the remote root (rotate), seen on the bus itself"
+        sed 's/^/# /' "$dir/out" "$dir/cacheaged.log"
+fi
+check "over sshd: --json show of the manager" sh -c "
+        PATH='$dir/real':\$PATH '$CACHEAGECTL' --no-pager -H root@127.0.0.1:$port --json show |
+        python3 -c 'import json, sys; assert json.load(sys.stdin)[\"caches\"] == [\"alpha\"]'"
+check "over sshd: no such cache, exit 4 as locally" sh -c "
+        PATH='$dir/real':\$PATH '$CACHEAGECTL' --no-pager -H root@127.0.0.1:$port status nope
+        [ \$? = 4 ]"
+check "sshd saw the public key logins" grep -q "Accepted publickey for root from 127.0.0.1" "$dir/sshd.log"
+
+kill "$daemon_pid"
+wait "$daemon_pid"
+rc=$?
+daemon_pid=
+check "cacheaged stopped cleanly, no sanitizer report" sh -c "
+        [ $rc = 0 ] && ! grep -q -e Sanitizer -e 'runtime error:' '$dir/cacheaged.log' ||
+        { cat '$dir/cacheaged.log'; false; }"
+echo "1..$n"
+[ -z "$failed" ]
