@@ -20,6 +20,7 @@
 
 #include "bus-def.h"
 #include "bus-loop.h"
+#include "bus-polkit.h"
 /* The build's config.h (CA_VERSION); "config.h" alone is the parser's, beside this file. */
 #include "cacheage-build.h"
 #include "config.h"
@@ -125,7 +126,7 @@ static int method_manager_rotate(sd_bus_message *msg, void *userdata, sd_bus_err
         struct manager_cache *c;
         int r;
 
-        r = bus_verify_admin(msg, "Rotate", error);
+        r = bus_polkit_verify(msg, "Rotate", error);
         if (r < 0)
                 return r;
 
@@ -146,7 +147,7 @@ static int method_manager_reset_statistics(sd_bus_message *msg, void *userdata,
         struct manager_cache *c;
         int r;
 
-        r = bus_verify_admin(msg, "ResetStatistics", error);
+        r = bus_polkit_verify(msg, "ResetStatistics", error);
         if (r < 0)
                 return r;
 
@@ -166,7 +167,7 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         FILE *f;
         int r;
 
-        r = bus_verify_admin(msg, "Reload", error);
+        r = bus_polkit_verify(msg, "Reload", error);
         if (r < 0)
                 return r;
         r = manager_reload(m, &errors);
@@ -431,7 +432,7 @@ static int property_set_default_interval(sd_bus *bus, const char *path, const ch
         uint64_t usec;
         int r;
 
-        r = bus_verify_admin(value, "setting DefaultIntervalUSec", error);
+        r = bus_polkit_verify(value, "setting DefaultIntervalUSec", error);
         if (r < 0)
                 return r;
 
@@ -489,17 +490,18 @@ static const sd_bus_vtable manager_vtable[] = {
                         SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_WRITABLE_PROPERTY("DefaultIntervalUSec", "t", property_get_default_interval,
                                  property_set_default_interval, 0,
-                                 SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+                                 SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE | SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_PROPERTY("Caches", "as", property_get_caches, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_METHOD_WITH_ARGS("ListCaches", SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("a(sso)", caches), method_list_caches,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Rotate", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
-                                method_manager_rotate, 0),
-        SD_BUS_METHOD_WITH_ARGS("Reload", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_reload, 0),
+                                method_manager_rotate, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Reload", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_reload,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ResetStatistics", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
-                                method_manager_reset_statistics, 0),
+                                method_manager_reset_statistics, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetMetrics", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", text),
                                 method_get_metrics, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetMetricsPage", SD_BUS_ARGS("t", cursor),
@@ -603,7 +605,7 @@ static int property_set_interval(sd_bus *bus, const char *path, const char *inte
         uint64_t usec;
         int r;
 
-        r = bus_verify_admin(value, "setting IntervalUSec", error);
+        r = bus_polkit_verify(value, "setting IntervalUSec", error);
         if (r < 0)
                 return r;
 
@@ -638,7 +640,7 @@ static int property_set_age(sd_bus *bus, const char *path, const char *interface
         uint32_t age;
         int r;
 
-        r = bus_verify_admin(value, "setting an age", error);
+        r = bus_polkit_verify(value, "setting an age", error);
         if (r < 0)
                 return r;
 
@@ -717,7 +719,7 @@ static int property_set_enabled(sd_bus *bus, const char *path, const char *inter
         struct manager_cache *c = userdata;
         int b, r;
 
-        r = bus_verify_admin(value, "setting Enabled", error);
+        r = bus_polkit_verify(value, "setting Enabled", error);
         if (r < 0)
                 return r;
 
@@ -802,7 +804,7 @@ static int method_cache_rotate(sd_bus_message *msg, void *userdata, sd_bus_error
         struct manager_cache *c = userdata;
         int r;
 
-        r = bus_verify_admin(msg, "Rotate", error);
+        r = bus_polkit_verify(msg, "Rotate", error);
         if (r < 0)
                 return r;
         r = manager_rotate(c->manager, c);
@@ -817,7 +819,7 @@ static int method_cache_reset_statistics(sd_bus_message *msg, void *userdata,
         struct manager_cache *c = userdata;
         int r;
 
-        r = bus_verify_admin(msg, "ResetStatistics", error);
+        r = bus_polkit_verify(msg, "ResetStatistics", error);
         if (r < 0)
                 return r;
         manager_reset_statistics(c->manager, c); /* says PropertiesChanged */
@@ -834,13 +836,14 @@ static const sd_bus_vtable cache_vtable_head[] = {
         SD_BUS_PROPERTY("Adapter", "s", property_get_cache_string, 0,
                         SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_WRITABLE_PROPERTY("IntervalUSec", "t", property_get_interval,
-                                 property_set_interval, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+                                 property_set_interval, 0,
+                                 SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE | SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_WRITABLE_PROPERTY("SingleUseAge", "u", property_get_age, property_set_age, 0,
-                                 SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+                                 SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE | SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_WRITABLE_PROPERTY("MaxAge", "u", property_get_age, property_set_age, 0,
-                                 SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+                                 SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE | SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_WRITABLE_PROPERTY("Enabled", "b", property_get_enabled, property_set_enabled, 0,
-                                 SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+                                 SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE | SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_PROPERTY("Ages", "s", property_get_refault_setting, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("RefaultWindow", "u", property_get_refault_setting, 0,
@@ -865,8 +868,9 @@ static const sd_bus_vtable cache_vtable_tail[] = {
         /* What each adapter statistic is: the adapter's, for the life of the cache. */
         SD_BUS_PROPERTY("AdapterStatsInfo", "a(sss)", property_get_adapter_stats, 0,
                         SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_METHOD("Rotate", NULL, NULL, method_cache_rotate, 0),
-        SD_BUS_METHOD("ResetStatistics", NULL, NULL, method_cache_reset_statistics, 0),
+        SD_BUS_METHOD("Rotate", NULL, NULL, method_cache_rotate, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("ResetStatistics", NULL, NULL, method_cache_reset_statistics,
+                      SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
 };
 
@@ -929,11 +933,38 @@ static int cache_vtable_build(sd_bus_vtable **ret_vtable, const char ***ret_chan
 struct manager_bus {
         struct manager *manager;
         struct bus_loop *loop;
+        struct bus_polkit *polkit; /* the write gate, before every object */
         sd_bus_vtable *cache_vtable;
         const char **cache_changed; /* NULL-terminated */
         struct event *flush_event;  /* priority 0: says what is owed */
         bool caches_changed;        /* the manager's Caches property is owed */
 };
+
+/*
+ * What anyone may call under CA_BUS_MANAGER_PATH; every other call there is a write, which
+ * the gate lets through for root or for whom polkit authorizes (bus-polkit.h).
+ */
+static bool manager_bus_is_read(const char *interface, const char *member)
+{
+        static const struct {
+                const char *interface, *member;
+        } reads[] = {
+                { "org.freedesktop.DBus.Properties", "Get" },
+                { "org.freedesktop.DBus.Properties", "GetAll" },
+                { "org.freedesktop.DBus.Introspectable", "Introspect" },
+                { "org.freedesktop.DBus.Peer", "Ping" },
+                { "org.freedesktop.DBus.Peer", "GetMachineId" },
+                { CA_BUS_MANAGER_IFACE, "ListCaches" },
+                { CA_BUS_MANAGER_IFACE, "GetMetrics" },
+                { CA_BUS_MANAGER_IFACE, "GetHistory" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(reads); i++)
+                if (strcmp(reads[i].interface, interface) == 0 &&
+                    strcmp(reads[i].member, member) == 0)
+                        return true;
+        return false;
+}
 
 static int manager_bus_attach(sd_bus *bus, void *userdata)
 {
@@ -941,6 +972,9 @@ static int manager_bus_attach(sd_bus *bus, void *userdata)
         struct manager *m = b->manager;
         int r;
 
+        r = bus_polkit_attach(b->polkit, bus);
+        if (r < 0)
+                return r;
         r = sd_bus_add_object_vtable(bus, NULL, CA_BUS_MANAGER_PATH, CA_BUS_MANAGER_IFACE,
                                      manager_vtable, m);
         if (r < 0)
@@ -1035,6 +1069,12 @@ int manager_bus_new(struct manager *m, const char *address, struct manager_bus *
                 log_error_errno(r, "Failed to build the cache objects' vtable: %m");
                 goto out_free;
         }
+        r = bus_polkit_new(CA_BUS_MANAGER_PATH, CA_POLKIT_ACTION_MANAGE, manager_bus_is_read,
+                           &b->polkit);
+        if (r < 0) {
+                log_error_errno(r, "Out of memory");
+                goto out_free;
+        }
         r = bus_loop_new(manager_event_base(m), address, CA_BUS_NAME, &manager_bus_loop_ops, b,
                          &b->loop); /* logs every failure */
         if (r < 0)
@@ -1052,6 +1092,7 @@ struct manager_bus *manager_bus_free(struct manager_bus *b)
                 return NULL;
         /* The connection first: it holds the vtable. */
         b->loop = bus_loop_free(b->loop);
+        b->polkit = bus_polkit_free(b->polkit); /* the calls waiting for polkit, unanswered */
         if (b->flush_event)
                 event_free(b->flush_event);
         free(b->cache_vtable);

@@ -15,8 +15,8 @@ packages=(
     acl
     # ss shows a message queued on the daemon's bus socket (tests/test-bus-signals.sh)
     iproute2
-    # ssh and sshd (tests/test-remote.sh)
-    openssh-client openssh-server
+    # polkit's daemon and tools (tests/test-polkit.sh); ssh and sshd (tests/test-remote.sh)
+    polkitd openssh-client openssh-server
     # promtool checks the metrics (tests/test-metrics.sh)
     prometheus
     # fuzz targets: clang's libFuzzer is in libclang-rt-14-dev, only recommended by clang

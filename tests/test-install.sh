@@ -16,7 +16,9 @@
 #      event base): it compiles and links against libevent;
 #   7. debian/libcacheage0.symbols lists exactly the symbols the library exports, with their
 #      version, so that an ABI change is a change of that file (the .deb build checks it again,
-#      strictly: scripts/deb.sh).
+#      strictly: scripts/deb.sh);
+#   8. the polkit action is where polkitd reads actions, defines the action the daemon asks
+#      about (bus-def.h) with auth_admin_keep for everyone, and the example rule names it.
 # Usage: test-install.sh BUILD_DIR SOURCE_DIR PREFIX LIBDIR INCLUDEDIR DATADIR MANDIR CC...
 set -eu
 build=$1 src=$2 prefix=$3 libdir=$4 includedir=$5 datadir=$6 mandir=$7
@@ -30,7 +32,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 dest=$tmp/dest
 
-echo "1..7"
+echo "1..8"
 if ! meson install -C "$build" --destdir "$dest" --no-rebuild --quiet >"$tmp/install.log" 2>&1; then
     sed 's/^/# /' "$tmp/install.log"
     echo "Bail out! meson install failed"
@@ -181,4 +183,24 @@ if [ -s "$tmp/abi" ] && cmp -s "$tmp/abi" "$tmp/listed"; then
 else
     echo "not ok 7 - debian/libcacheage0.symbols and the library's symbols differ (< exported, > listed):"
     diff "$tmp/abi" "$tmp/listed" | sed 's/^/# /' || true
+fi
+
+# 8. The polkit action, where polkitd reads them ($datadir/polkit-1/actions), as the daemon names it.
+policy=$dest$datadir/polkit-1/actions/org.cacheage.CacheAge1.policy
+action=$(sed -n 's/^#define CA_POLKIT_ACTION_MANAGE "\(.*\)"$/\1/p' "$src/daemon/bus-def.h")
+rules=$dest$datadir/doc/cacheage/examples/50-cacheage.rules
+if [ -n "$action" ] && [ -f "$rules" ] && grep -q "action.id == \"$action\"" "$rules" &&
+   python3 - "$policy" "$action" <<'EOF'
+import sys
+import xml.etree.ElementTree as ET
+
+action = [a for a in ET.parse(sys.argv[1]).getroot().iter("action") if a.get("id") == sys.argv[2]]
+defaults = {d.tag: d.text for d in action[0].find("defaults")} if action else {}
+sys.exit(0 if defaults == {k: "auth_admin_keep" for k in
+                           ("allow_any", "allow_inactive", "allow_active")} else 1)
+EOF
+then
+    echo "ok 8 - $action (auth_admin_keep) in polkit's actions directory, and the example rule"
+else
+    echo "not ok 8 - no action '$action' with auth_admin_keep in $policy, or no example $rules"
 fi

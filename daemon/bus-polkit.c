@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The write gate (bus-polkit.h says the rule). The way a call waits for polkit follows
+ * systemd's bus_verify_polkit_async() (src/shared/bus-polkit.c): the call is left unanswered
+ * while polkit is asked, and polkit's yes puts the very message back in sd-bus's read queue
+ * (sd_bus_enqueue_for_read()), so that it is dispatched again, from the start, with every
+ * check on the way; the gate then knows it and lets it through. Unlike systemd, the gate is a
+ * filter, before any handler: a property's setter cannot leave a Set unanswered (sd-bus
+ * replies when it returns), so the question is asked before sd-bus reaches the setter, the
+ * same way for properties and methods.
+ */
+
+#include <errno.h>
+#include <linux/capability.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <systemd/sd-bus.h>
+
+#include "bus-polkit.h"
+#include "log.h"
+
+#define POLKIT_NAME "org.freedesktop.PolicyKit1"
+#define POLKIT_PATH "/org/freedesktop/PolicyKit1/Authority"
+#define POLKIT_IFACE "org.freedesktop.PolicyKit1.Authority"
+#define POLKIT_CHECK_ALLOW_USER_INTERACTION 1u /* CheckAuthorization's flags */
+#define WHAT_MAX 128                            /* bytes of "setting PROPERTY" */
+
+/* A write waiting for polkit, then (allowed) for its second dispatch. */
+struct polkit_query {
+        struct polkit_query *next;
+        struct bus_polkit *gate;
+        sd_bus_message *msg; /* the call, referenced until it is answered or dispatched */
+        sd_bus_slot *slot;   /* CheckAuthorization, until polkit answers */
+        bool allowed;        /* polkit said yes: let msg through when it comes again */
+        uid_t uid;
+        pid_t pid;
+        char what[WHAT_MAX];
+};
+
+struct bus_polkit {
+        char *path;
+        char *action;
+        bool (*is_read)(const char *interface, const char *member);
+        struct polkit_query *queries;
+        size_t n_queries;
+};
+
+/*
+ * The write the filter let through, while sd-bus dispatches it to its handler: one thread
+ * serves the bus and the filter runs before every handler, so this is the message being
+ * handled, or one whose handler never ran (an unknown object), until the next message. It
+ * holds a reference, so that its address cannot be another message's meanwhile.
+ */
+static sd_bus_message *passed;
+
+static void passed_set(sd_bus_message *m)
+{
+        sd_bus_message_unref(passed);
+        passed = m ? sd_bus_message_ref(m) : NULL;
+}
+
+static struct polkit_query *query_free(struct polkit_query *q)
+{
+        struct polkit_query **pp;
+
+        if (!q)
+                return NULL;
+        for (pp = &q->gate->queries; *pp; pp = &(*pp)->next)
+                if (*pp == q) {
+                        *pp = q->next;
+                        q->gate->n_queries--;
+                        break;
+                }
+        sd_bus_slot_unref(q->slot);
+        sd_bus_message_unref(q->msg);
+        free(q);
+        return NULL;
+}
+
+static bool path_under(const char *path, const char *prefix)
+{
+        size_t n = strlen(prefix);
+
+        return path && strncmp(path, prefix, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* "Rotate", or "setting IntervalUSec" for a Set (the body is read, then rewound). */
+static void describe(sd_bus_message *m, char *buf, size_t len, const char **ret_property)
+{
+        const char *iface = NULL, *prop = NULL;
+
+        *ret_property = NULL;
+        if (sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Properties", "Set") &&
+            sd_bus_message_read(m, "ss", &iface, &prop) >= 0) {
+                snprintf(buf, len, "setting %s", prop);
+                *ret_property = prop; /* valid while m lives */
+        } else {
+                snprintf(buf, len, "%s", sd_bus_message_get_member(m));
+        }
+        (void)sd_bus_message_rewind(m, true);
+}
+
+static int reply_denied(sd_bus_message *m, const char *name, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static int reply_denied(sd_bus_message *m, const char *name, const char *fmt, ...)
+{
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        char text[512];
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        vsnprintf(text, sizeof(text), fmt, ap);
+        va_end(ap);
+        (void)sd_bus_error_set(&error, name, text);
+        r = sd_bus_reply_method_error(m, &error);
+        sd_bus_error_free(&error);
+        return r;
+}
+
+/* Polkit's answer (or the bus's error) for q: reply to the call, or put it back in the queue. */
+static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+{
+        struct polkit_query *q = userdata;
+        struct bus_polkit *g = q->gate;
+        const sd_bus_error *e;
+        int authorized = 0, challenge = 0, r;
+
+        q->slot = sd_bus_slot_unref(q->slot);
+        e = sd_bus_message_get_error(reply);
+        if (e && sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN,
+                                        SD_BUS_ERROR_NAME_HAS_NO_OWNER)) {
+                /* No polkit on this bus: the rule before it, root with CAP_SYS_ADMIN alone. */
+                log_info("%s denied to uid %u (pid %d): not root, and polkit is not running",
+                         q->what, (unsigned)q->uid, (int)q->pid);
+                (void)reply_denied(q->msg, SD_BUS_ERROR_ACCESS_DENIED,
+                                   "Access denied: %s needs root with CAP_SYS_ADMIN; polkit, "
+                                   "which could authorize others for %s, is not running",
+                                   q->what, g->action);
+                query_free(q);
+                return 1;
+        }
+        if (e) {
+                log_warning("%s denied to uid %u (pid %d): polkit failed: %s", q->what,
+                            (unsigned)q->uid, (int)q->pid, e->message ? e->message : e->name);
+                (void)reply_denied(q->msg, SD_BUS_ERROR_ACCESS_DENIED,
+                                   "Access denied: %s needs root, or polkit's authorization for "
+                                   "%s, and polkit failed: %s", q->what, g->action,
+                                   e->message ? e->message : e->name);
+                query_free(q);
+                return 1;
+        }
+        r = sd_bus_message_enter_container(reply, 'r', "bba{ss}");
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "bb", &authorized, &challenge);
+        if (r < 0) {
+                log_warning("%s denied to uid %u (pid %d): polkit's reply could not be read: %s",
+                            q->what, (unsigned)q->uid, (int)q->pid, strerror(-r));
+                (void)reply_denied(q->msg, SD_BUS_ERROR_ACCESS_DENIED,
+                                   "Access denied: polkit's reply about %s could not be read",
+                                   q->what);
+                query_free(q);
+                return 1;
+        }
+        if (!authorized) {
+                log_info("%s denied to uid %u (pid %d) by polkit (%s)%s", q->what,
+                         (unsigned)q->uid, (int)q->pid, g->action,
+                         challenge ? ": it wants the caller to authenticate" : "");
+                if (challenge)
+                        (void)reply_denied(q->msg,
+                                           SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED,
+                                           "Interactive authentication required: %s needs "
+                                           "polkit's authorization for %s", q->what, g->action);
+                else
+                        (void)reply_denied(q->msg, SD_BUS_ERROR_ACCESS_DENIED,
+                                           "Access denied: %s needs root, or polkit's "
+                                           "authorization for %s, which it refused", q->what,
+                                           g->action);
+                query_free(q);
+                return 1;
+        }
+
+        /* Allowed: dispatch the call again, from the start; the filter lets it through then. */
+        log_info("%s allowed to uid %u (pid %d) by polkit (%s)", q->what, (unsigned)q->uid,
+                 (int)q->pid, g->action);
+        q->allowed = true;
+        r = sd_bus_message_rewind(q->msg, true);
+        if (r >= 0)
+                r = sd_bus_enqueue_for_read(sd_bus_message_get_bus(q->msg), q->msg);
+        if (r < 0) {
+                (void)sd_bus_reply_method_errnof(q->msg, -r, "Failed to resume %s: %m", q->what);
+                query_free(q);
+        }
+        return 1;
+}
+
+/*
+ * Ask polkit about @m, a write by @uid: the call waits meanwhile. Returns 0, or a negative
+ * errno (-EBUSY: too many calls wait already).
+ */
+static int query_start(struct bus_polkit *g, sd_bus_message *m, uid_t uid, pid_t pid)
+{
+        sd_bus *bus = sd_bus_message_get_bus(m);
+        sd_bus_message *call = NULL;
+        struct polkit_query *q;
+        const char *property;
+        unsigned flags = 0;
+        int r;
+
+        if (g->n_queries >= BUS_POLKIT_PENDING_MAX)
+                return -EBUSY;
+        q = calloc(1, sizeof(*q));
+        if (!q)
+                return -ENOMEM;
+        q->gate = g;
+        q->msg = sd_bus_message_ref(m);
+        q->uid = uid;
+        q->pid = pid;
+        q->next = g->queries;
+        g->queries = q;
+        g->n_queries++;
+        describe(m, q->what, sizeof(q->what), &property);
+
+        /* The caller asked for a question on its terminal (systemctl's --no-ask-password). */
+        if (sd_bus_message_get_allow_interactive_authorization(m) > 0)
+                flags |= POLKIT_CHECK_ALLOW_USER_INTERACTION;
+        r = sd_bus_message_new_method_call(bus, &call, POLKIT_NAME, POLKIT_PATH, POLKIT_IFACE,
+                                           "CheckAuthorization");
+        /* The subject is the calling connection: polkit asks the bus who it is. */
+        if (r >= 0)
+                r = sd_bus_message_append(call, "(sa{sv})s", "system-bus-name", 1, "name", "s",
+                                          sd_bus_message_get_sender(m), g->action);
+        /* Details a rule can read (action.lookup("member")). */
+        if (r >= 0)
+                r = sd_bus_message_open_container(call, 'a', "{ss}");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "{ss}{ss}{ss}", "path",
+                                          sd_bus_message_get_path(m), "interface",
+                                          sd_bus_message_get_interface(m), "member",
+                                          sd_bus_message_get_member(m));
+        if (r >= 0 && property)
+                r = sd_bus_message_append(call, "{ss}", "property", property);
+        if (r >= 0)
+                r = sd_bus_message_close_container(call);
+        if (r >= 0)
+                r = sd_bus_message_append(call, "us", flags, "");
+        if (r >= 0)
+                r = sd_bus_call_async(bus, &q->slot, call, on_polkit_reply, q, 0);
+        sd_bus_message_unref(call);
+        if (r < 0) {
+                query_free(q);
+                return r;
+        }
+        log_debug("%s by uid %u (pid %d): asking polkit (%zu waiting)", q->what, (unsigned)uid,
+                  (int)pid, g->n_queries);
+        return 0;
+}
+
+static struct polkit_query *query_find(struct bus_polkit *g, sd_bus_message *m)
+{
+        for (struct polkit_query *q = g->queries; q; q = q->next)
+                if (q->msg == m)
+                        return q;
+        return NULL;
+}
+
+/*
+ * Root with CAP_SYS_ADMIN: 1; root without it: 0; another user: -ENOENT (polkit decides).
+ * The uid is dbus-daemon's (the connection's, as it connected), the capabilities are read from
+ * /proc/PID/status (the caller waits in its call meanwhile).
+ */
+static int sender_root(sd_bus_message *m, uid_t *ret_uid, pid_t *ret_pid, sd_bus_error *error)
+{
+        sd_bus_creds *creds = NULL;
+        uid_t uid = (uid_t)-1;
+        pid_t pid = 0;
+        int r;
+
+        r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID | SD_BUS_CREDS_PID |
+                                                 SD_BUS_CREDS_EFFECTIVE_CAPS |
+                                                 SD_BUS_CREDS_AUGMENT,
+                                      &creds);
+        if (r >= 0 && (sd_bus_creds_get_augmented_mask(creds) & SD_BUS_CREDS_EUID))
+                r = -EPERM; /* read from /proc, not vouched for by the bus: not for a decision */
+        if (r >= 0)
+                r = sd_bus_creds_get_euid(creds, &uid);
+        if (r >= 0 && sd_bus_creds_get_pid(creds, &pid) < 0)
+                pid = 0;
+        if (r >= 0 && uid == 0)
+                r = sd_bus_creds_has_effective_cap(creds, CAP_SYS_ADMIN);
+        else if (r >= 0)
+                r = -ENOENT;
+        sd_bus_creds_unref(creds);
+        *ret_uid = uid;
+        *ret_pid = pid;
+        if (r < 0 && r != -ENOENT)
+                sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                  "Access denied: the caller's credentials could not be read: %s",
+                                  strerror(-r));
+        return r;
+}
+
+static int gate_filter(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+        struct bus_polkit *g = userdata;
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        const char *scope = NULL, *iface, *member;
+        struct polkit_query *q;
+        char what[WHAT_MAX];
+        const char *property;
+        uid_t uid;
+        pid_t pid;
+        int r;
+
+        passed_set(NULL);
+        if (!sd_bus_message_is_method_call(m, NULL, NULL) ||
+            !path_under(sd_bus_message_get_path(m), g->path))
+                return 0;
+        iface = sd_bus_message_get_interface(m);
+        member = sd_bus_message_get_member(m);
+        /* Without an interface sd-bus dispatches nothing (UnknownMethod): nothing to guard. */
+        if (!iface || !member || g->is_read(iface, member))
+                return 0;
+
+        q = query_find(g, m);
+        if (q && q->allowed) { /* polkit's yes, the call's second coming */
+                passed_set(m);
+                query_free(q);
+                return 0;
+        }
+        if (q) /* still waiting for polkit (cannot be: it is not queued again before) */
+                return 1;
+
+        if (sd_bus_get_scope(sd_bus_message_get_bus(m), &scope) >= 0 && strcmp(scope, "user") == 0) {
+                passed_set(m);
+                return 0;
+        }
+        r = sender_root(m, &uid, &pid, &error);
+        if (r > 0) {
+                passed_set(m);
+                return 0;
+        }
+        describe(m, what, sizeof(what), &property);
+        if (r == 0) {
+                /* uid 0 is decided here: polkit would allow it whatever its capabilities. */
+                log_info("%s denied to uid 0 (pid %d): no CAP_SYS_ADMIN in its effective set",
+                         what, (int)pid);
+                (void)reply_denied(m, SD_BUS_ERROR_ACCESS_DENIED,
+                                   "Access denied: %s needs CAP_SYS_ADMIN (root); the caller "
+                                   "(pid %d) lacks it in its effective set", what, (int)pid);
+                return 1;
+        }
+        if (r != -ENOENT) {
+                log_warning("Credentials of %s unknown: %s denied", sd_bus_message_get_sender(m),
+                            what);
+                (void)sd_bus_reply_method_error(m, &error);
+                sd_bus_error_free(&error);
+                return 1;
+        }
+        r = query_start(g, m, uid, pid);
+        if (r == -EBUSY) {
+                log_warning("%s refused to uid %u (pid %d): %d calls wait for polkit already",
+                            what, (unsigned)uid, (int)pid, BUS_POLKIT_PENDING_MAX);
+                (void)reply_denied(m, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                   "Too many calls wait for polkit (%d); try again",
+                                   BUS_POLKIT_PENDING_MAX);
+        } else if (r < 0) {
+                (void)sd_bus_reply_method_errnof(m, -r, "Failed to ask polkit about %s: %m",
+                                                 what);
+        }
+        return 1; /* answered, or answered when polkit has */
+}
+
+int bus_polkit_new(const char *path, const char *action,
+                   bool (*is_read)(const char *interface, const char *member),
+                   struct bus_polkit **ret)
+{
+        struct bus_polkit *g = calloc(1, sizeof(*g));
+
+        if (!g)
+                return -ENOMEM;
+        g->path = strdup(path);
+        g->action = strdup(action);
+        g->is_read = is_read;
+        if (!g->path || !g->action) {
+                bus_polkit_free(g);
+                return -ENOMEM;
+        }
+        *ret = g;
+        return 0;
+}
+
+static void drop_queries(struct bus_polkit *g)
+{
+        while (g->queries)
+                query_free(g->queries);
+        passed_set(NULL);
+}
+
+struct bus_polkit *bus_polkit_free(struct bus_polkit *g)
+{
+        if (!g)
+                return NULL;
+        drop_queries(g);
+        free(g->path);
+        free(g->action);
+        free(g);
+        return NULL;
+}
+
+int bus_polkit_attach(struct bus_polkit *g, sd_bus *bus)
+{
+        drop_queries(g); /* of a lost connection: their callers are gone with it */
+        return sd_bus_add_filter(bus, NULL, gate_filter, g);
+}
+
+int bus_polkit_verify(sd_bus_message *m, const char *what, sd_bus_error *error)
+{
+        if (m && m == passed)
+                return 1;
+        log_warning("%s reached its handler without the write gate: denied", what);
+        return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                 "Access denied: %s did not pass the write gate", what);
+}

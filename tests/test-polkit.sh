@@ -1,0 +1,322 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Writes through polkit (TAP), with Debian's real polkitd on the test's private system bus:
+#
+#   - polkitd runs in a mount namespace of the test's own, where /usr/share/polkit-1/actions
+#     holds only our action (systemd/org.cacheage.CacheAge1.policy, as installed), the rules
+#     directories only the test's rules (the shipped example conf/50-cacheage.rules for a test
+#     group, and one that logs every question), and /etc/passwd and /etc/group know three test
+#     users: ca-admin (in the group), ca-user (not), ca-slow (in the group; its question holds
+#     polkitd until the test lets it go). dbus-daemon runs with the same passwd and group.
+#   - cacheaged runs as root outside, on that bus; cacheagectl runs as each user (setpriv).
+#
+# What is checked: the action as polkit reads it (pkaction); a user of the group may write
+# (methods and properties), another may not (polkit wants an administrator's password, and no
+# agent can ask: exit 4); root with CAP_SYS_ADMIN is not asked about, root without it is
+# refused without asking; nothing is kept by the daemon (each write asks polkit again, and a
+# rule changed to "no" refuses the next write at once); a write waiting for polkit leaves the
+# daemon serving others; at most 64 wait at once (the next is refused, the 64 all complete);
+# and without polkitd, the rule before polkit (root only).
+#
+# Environment (tests/meson.build): CACHEAGED, CACHEAGECTL, CA_TEST_PLUGIN_DIR, CA_TEST_SRCDIR.
+# Needs root, dbus-daemon, unshare and polkitd (scripts/deps.sh).
+
+set -u
+: "${CACHEAGED:?run through meson}" "${CACHEAGECTL:?}" "${CA_TEST_PLUGIN_DIR:?}" "${CA_TEST_SRCDIR:?}"
+src=$CA_TEST_SRCDIR/..
+
+if [ "$(id -u)" != 0 ] || ! command -v dbus-daemon >/dev/null; then
+        echo "1..0 # SKIP needs root and dbus-daemon"
+        exit 0
+fi
+polkitd=/usr/lib/polkit-1/polkitd
+for p in unshare setpriv pkaction "$polkitd"; do
+        command -v "$p" >/dev/null ||
+                { echo "Bail out! $p is missing (scripts/deps.sh installs polkitd)"; exit 1; }
+done
+
+dir=$(mktemp -d /tmp/cacheage-polkit-XXXXXX) || exit 1
+chmod 755 "$dir"
+addr=unix:path=$dir/bus
+pids=
+daemon_pid=
+polkit_pid=
+cleanup() {
+        [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null
+        [ -n "$polkit_pid" ] && kill "$polkit_pid" 2>/dev/null
+        touch "$dir/release" # a question held by the slow rule
+        # shellcheck disable=SC2086 # a list of pids
+        [ -n "$pids" ] && kill $pids 2>/dev/null
+        wait 2>/dev/null
+        [ -z "${CA_TEST_KEEP:-}" ] && rm -rf "$dir"
+}
+trap cleanup EXIT
+
+n=0
+failed=
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); echo "not ok $n - $1"; failed=1; }
+wait_for() { # seconds, then a command that succeeds when ready
+        t=$(($1 * 20))
+        shift
+        until "$@" >/dev/null 2>&1; do
+                t=$((t - 1))
+                [ $t -gt 0 ] || return 1
+                sleep 0.05
+        done
+}
+
+# The test's users and group, known to dbus-daemon and polkitd only.
+admin_uid=61001 user_uid=61002 slow_uid=61003 group=ca-test-admins
+cp /etc/passwd "$dir/passwd"
+cp /etc/group "$dir/group"
+cat >> "$dir/passwd" <<EOF
+ca-admin:x:$admin_uid:$admin_uid::/nonexistent:/usr/sbin/nologin
+ca-user:x:$user_uid:$user_uid::/nonexistent:/usr/sbin/nologin
+ca-slow:x:$slow_uid:$slow_uid::/nonexistent:/usr/sbin/nologin
+EOF
+cat >> "$dir/group" <<EOF
+ca-admin:x:$admin_uid:
+ca-user:x:$user_uid:
+ca-slow:x:$slow_uid:
+$group:x:61010:ca-admin,ca-slow
+EOF
+chmod 644 "$dir/passwd" "$dir/group"
+users_ns() { # mount the test's passwd and group, then run the rest of the line
+        printf 'mount --bind %s/passwd /etc/passwd && mount --bind %s/group /etc/group && ' \
+                "$dir" "$dir"
+}
+
+# The bus: the tests' system-type one, with our policy and polkit's own.
+sed -e "s|@SOCKET@|$dir/bus|" -e "s|@POLICY@|$src/systemd/org.cacheage.CacheAge1.conf|" \
+    -e "s|</busconfig>|<include>/usr/share/dbus-1/system.d/org.freedesktop.PolicyKit1.conf</include></busconfig>|" \
+    "$CA_TEST_SRCDIR/fixtures/bus/system.conf.in" > "$dir/bus.conf"
+unshare -m sh -c "$(users_ns) exec dbus-daemon --nofork --config-file='$dir/bus.conf'" \
+        > "$dir/bus.log" 2>&1 &
+pids="$pids $!"
+wait_for 20 busctl --address="$addr" call org.freedesktop.DBus /org/freedesktop/DBus \
+        org.freedesktop.DBus GetId || { echo "Bail out! dbus-daemon did not answer"; exit 1; }
+
+# polkitd's actions and rules (it reads them as its own user, polkitd).
+mkdir -m 755 "$dir/actions" "$dir/rules.d"
+cp "$src/systemd/org.cacheage.CacheAge1.policy" "$dir/actions/"
+sed "s/\"cacheage-admin\"/\"$group\"/" "$src/conf/50-cacheage.rules" > "$dir/rules.d/50-cacheage.rules"
+cat > "$dir/rules.d/10-test.rules" <<EOF
+// Every question is logged; ca-slow's waits until the test creates $dir/release.
+polkit.addRule(function(action, subject) {
+        if (action.id != "org.cacheage.manage")
+                return;
+        polkit.log("question: user=" + subject.user + " member=" + action.lookup("member") +
+                   " property=" + action.lookup("property"));
+        if (subject.user == "ca-slow")
+                polkit.spawn(["/bin/sh", "-c", "while [ ! -e $dir/release ]; do sleep 0.05; done"]);
+});
+EOF
+chmod 644 "$dir/actions/"* "$dir/rules.d/"*
+start_polkitd() {
+        DBUS_SYSTEM_BUS_ADDRESS=$addr unshare -m sh -c "$(users_ns)
+                mount --bind '$dir/actions' /usr/share/polkit-1/actions &&
+                mount --bind '$dir/rules.d' /usr/share/polkit-1/rules.d &&
+                mount -t tmpfs tmpfs /etc/polkit-1/rules.d && exec $polkitd" \
+                >> "$dir/polkitd.log" 2>&1 &
+        polkit_pid=$!
+        wait_for 20 sh -c "busctl --address='$addr' status org.freedesktop.PolicyKit1" ||
+                { echo "Bail out! polkitd did not start"; sed 's/^/# /' "$dir/polkitd.log"; exit 1; }
+}
+start_polkitd
+questions() { grep -c 'question: ' "$dir/polkitd.log"; }
+
+# cacheaged, as root, on that bus.
+cat > "$dir/cacheaged.conf" <<EOF
+[daemon]
+interval = 1h
+plugin_dir = $CA_TEST_PLUGIN_DIR
+idle_cpu_pressure = 0
+idle_memory_pressure = 0
+log_level = debug
+[cache alpha]
+adapter = fixed
+objects = 100
+EOF
+"$CACHEAGED" --config "$dir/cacheaged.conf" --bus "$addr" > "$dir/cacheaged.log" 2>&1 &
+daemon_pid=$!
+wait_for 20 "$CACHEAGECTL" --address="$addr" list ||
+        { echo "Bail out! cacheaged did not answer"; sed 's/^/# /' "$dir/cacheaged.log"; exit 1; }
+
+as() { # uid, then cacheagectl's arguments; output in $dir/out, the exit status returned
+        u=$1
+        shift
+        setpriv --reuid="$u" --regid="$u" --clear-groups \
+                "$CACHEAGECTL" --address="$addr" --no-pager "$@" > "$dir/out" 2>&1
+}
+expect() { # description, expected exit status, uid, then cacheagectl's arguments
+        what=$1 want=$2
+        shift 2
+        as "$@"
+        rc=$?
+        if [ "$rc" = "$want" ]; then
+                ok "$what (exit $rc)"
+        else
+                not_ok "$what: exit $rc, expected $want"
+                sed 's/^/# /' "$dir/out"
+                tail -5 "$dir/cacheaged.log" | sed 's/^/# daemon: /'
+        fi
+}
+show() { "$CACHEAGECTL" --address="$addr" show alpha -P "$1"; }
+
+# The action as polkitd read it from the installed file.
+if DBUS_SYSTEM_BUS_ADDRESS=$addr pkaction --verbose --action-id org.cacheage.manage > "$dir/out" 2>&1 &&
+   grep -q 'implicit any: *auth_admin_keep' "$dir/out" &&
+   grep -q 'implicit active: *auth_admin_keep' "$dir/out"; then
+        ok "pkaction: org.cacheage.manage, auth_admin_keep"
+else
+        not_ok "pkaction: org.cacheage.manage"
+        sed 's/^/# /' "$dir/out"
+fi
+
+# A member of the group: methods and properties, each one polkit's question.
+q0=$(questions)
+expect "ca-admin (in $group) rotates alpha" 0 $admin_uid rotate alpha
+expect "ca-admin sets alpha's interval and max-age (two Sets)" 0 $admin_uid \
+        set alpha interval=5min max-age=9
+if [ "$(show IntervalUSec)" = 5min ] && [ "$(show MaxAge)" = 9 ] &&
+   [ $(($(questions) - q0)) = 3 ] &&
+   grep -q "Rotate allowed to uid $admin_uid (pid [0-9]*) by polkit (org.cacheage.manage)" "$dir/cacheaged.log" &&
+   grep -q "setting IntervalUSec allowed to uid $admin_uid" "$dir/cacheaged.log" &&
+   grep -q "question: user=ca-admin member=Set property=MaxAge" "$dir/polkitd.log"; then
+        ok "the settings changed; polkit was asked once per write (3), with the member and property"
+else
+        not_ok "after ca-admin's writes: interval $(show IntervalUSec), max-age $(show MaxAge), $(($(questions) - q0)) questions"
+        grep -e question -e allowed "$dir/polkitd.log" "$dir/cacheaged.log" | sed 's/^/# /'
+fi
+expect "ca-admin reloads" 0 $admin_uid reload
+
+# Not a member: polkit wants an administrator's password (auth_admin_keep), no agent asks.
+expect "ca-user (not in the group) may not rotate" 4 $user_uid rotate alpha
+if grep -q "needs authentication for org.cacheage.manage" "$dir/out" &&
+   grep -q "Rotate denied to uid $user_uid (pid [0-9]*) by polkit (org.cacheage.manage): it wants the caller to authenticate" "$dir/cacheaged.log"; then
+        ok "ca-user is told authentication is needed; the daemon says polkit wanted it"
+else
+        not_ok "ca-user's refusal"
+        sed 's/^/# /' "$dir/out"
+fi
+expect "ca-user may not set, --no-ask-password either" 4 $user_uid --no-ask-password set alpha enabled=no
+expect "ca-user may still read" 0 $user_uid show alpha -p Enabled
+
+# Root is decided by the daemon: with CAP_SYS_ADMIN always, without it never, polkit unasked.
+q0=$(questions)
+expect "root rotates" 0 0 rotate alpha
+if setpriv --bounding-set=-sys_admin "$CACHEAGECTL" --address="$addr" rotate alpha > "$dir/out" 2>&1; then
+        not_ok "root without CAP_SYS_ADMIN rotated"
+else
+        rc=$?
+        if [ $rc = 4 ] && grep -q "Rotate denied to uid 0 (pid [0-9]*): no CAP_SYS_ADMIN" "$dir/cacheaged.log"; then
+                ok "root without CAP_SYS_ADMIN is refused (exit 4), though polkit allows uid 0 anything"
+        else
+                not_ok "root without CAP_SYS_ADMIN: exit $rc"
+                sed 's/^/# /' "$dir/out"
+        fi
+fi
+if [ "$(questions)" = "$q0" ]; then
+        ok "polkit was not asked about root's writes"
+else
+        not_ok "polkit was asked about root: $(($(questions) - q0)) questions"
+fi
+
+# Nothing kept by the daemon: a rule that says no takes effect at the next write.
+cat > "$dir/rules.d/20-no.rules" <<'EOF'
+polkit.addRule(function(action, subject) {
+        if (action.id == "org.cacheage.manage")
+                return polkit.Result.NO;
+});
+EOF
+chmod 644 "$dir/rules.d/20-no.rules"
+if wait_for 20 sh -c "! setpriv --reuid=$admin_uid --regid=$admin_uid --clear-groups \
+        '$CACHEAGECTL' --address='$addr' reset-statistics alpha"; then
+        expect "with the rule saying no, ca-admin's next write is refused" 4 $admin_uid rotate alpha
+        grep -qx "cacheagectl: Permission denied: Rotate needs root, or polkit's authorization for org.cacheage.manage, which it refused (try: sudo cacheagectl rotate ...)" "$dir/out" ||
+                { not_ok "the refusal does not say polkit refused"; sed 's/^/# /' "$dir/out"; }
+else
+        not_ok "ca-admin still allowed 20 s after polkit's rules said no"
+fi
+rm "$dir/rules.d/20-no.rules"
+if wait_for 20 setpriv --reuid=$admin_uid --regid=$admin_uid --clear-groups \
+        "$CACHEAGECTL" --address="$addr" reset-statistics alpha; then
+        ok "the rule removed, ca-admin's writes are allowed again"
+else
+        not_ok "ca-admin refused 20 s after the rule was removed"
+fi
+
+# A write waiting for polkit does not stop the daemon: ca-slow's question holds polkitd (its
+# rule waits for $dir/release); meanwhile reads are answered, and at most 64 writes wait.
+rm -f "$dir/release"
+as $slow_uid rotate alpha &
+slow_pid=$!
+pids="$pids $slow_pid"
+wait_for 20 grep -q "question: user=ca-slow" "$dir/polkitd.log" ||
+        not_ok "ca-slow's question did not reach polkitd"
+start=$(date +%s%N)
+"$CACHEAGECTL" --address="$addr" --no-pager status > "$dir/status.out" 2>&1
+rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+if [ $rc = 0 ] && [ $ms -lt 2000 ] && kill -0 "$slow_pid" 2>/dev/null; then
+        ok "while a write waits for polkit, status is answered ($ms ms)"
+else
+        not_ok "status while a write waits for polkit: exit $rc after $ms ms"
+        sed 's/^/# /' "$dir/status.out"
+fi
+waiting=
+for i in $(seq 63); do
+        setpriv --reuid=$admin_uid --regid=$admin_uid --clear-groups \
+                "$CACHEAGECTL" --address="$addr" reset-statistics alpha > "$dir/w$i.out" 2>&1 &
+        waiting="$waiting $!"
+done
+pids="$pids $waiting"
+if wait_for 30 grep -q "asking polkit (64 waiting)" "$dir/cacheaged.log"; then
+        expect "with 64 writes waiting for polkit, the next is refused" 1 $admin_uid rotate alpha
+        grep -q "Too many calls wait for polkit (64)" "$dir/out" ||
+                { not_ok "the refusal does not say why"; sed 's/^/# /' "$dir/out"; }
+else
+        not_ok "64 writes never waited at once"
+        grep "asking polkit" "$dir/cacheaged.log" | tail -3 | sed 's/^/# /'
+fi
+touch "$dir/release"
+wait "$slow_pid"
+rc=$?
+bad=0
+for p in $waiting; do
+        wait "$p" || bad=$((bad + 1))
+done
+if [ $rc = 0 ] && [ $bad = 0 ]; then
+        ok "polkit let go: ca-slow's write and the 63 waiting ones all done"
+else
+        not_ok "after polkit let go: ca-slow exit $rc, $bad of 63 failed"
+        cat "$dir"/w*.out | sort | uniq -c | sed 's/^/# /'
+fi
+
+# Without polkit on the bus: root only, as before polkit.
+kill "$polkit_pid"
+wait "$polkit_pid" 2>/dev/null
+polkit_pid=
+wait_for 20 sh -c "! busctl --address='$addr' status org.freedesktop.PolicyKit1"
+expect "polkitd stopped: ca-admin is refused" 4 $admin_uid rotate alpha
+if grep -q "Rotate denied to uid $admin_uid (pid [0-9]*): not root, and polkit is not running" "$dir/cacheaged.log"; then
+        ok "the daemon says polkit is not running"
+else
+        not_ok "no word of polkit's absence in the log"
+fi
+expect "polkitd stopped: root still rotates" 0 0 rotate alpha
+
+kill "$daemon_pid"
+wait "$daemon_pid"
+rc=$?
+daemon_pid=
+if [ $rc = 0 ] && ! grep -q -e Sanitizer -e 'runtime error:' "$dir/cacheaged.log"; then
+        ok "cacheaged stopped cleanly, no sanitizer report"
+else
+        not_ok "cacheaged exited with $rc"
+        sed 's/^/# /' "$dir/cacheaged.log"
+fi
+echo "1..$n"
+[ -z "$failed" ]
