@@ -255,8 +255,9 @@ static int query_start(struct bus_polkit *g, sd_bus_message *m, uid_t uid, pid_t
                 query_free(q);
                 return r;
         }
-        log_debug("%s by uid %u (pid %d): asking polkit (%zu waiting)", q->what, (unsigned)uid,
-                  (int)pid, g->n_queries);
+        log_debug("%s by uid %u (pid %d): asking polkit%s (%zu waiting)", q->what, (unsigned)uid,
+                  (int)pid, flags & POLKIT_CHECK_ALLOW_USER_INTERACTION ? ", which may ask" : "",
+                  g->n_queries);
         return 0;
 }
 

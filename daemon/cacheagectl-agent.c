@@ -3,18 +3,22 @@
  * polkit's text agent for this process, as systemctl starts one: when a change needs polkit's
  * authorization and polkit wants the caller to authenticate (auth_admin_keep), pkttyagent
  * asks for the password on this terminal. It registers for its parent (this process), and
- * says it is ready by closing the file descriptor given with --notify-fd; --fallback leaves an
- * agent of the session (a desktop's) in charge where there is one.
+ * says it is ready by closing the file descriptor given with --notify-fd. In a login session,
+ * --fallback leaves the session's agent (a desktop's) in charge, as systemctl does; outside
+ * one (no logind, a container) polkit uses a fallback agent for nobody, so it is not one then.
  */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <systemd/sd-login.h>
 
 #include "cacheagectl.h"
 
@@ -32,6 +36,7 @@ int polkit_agent_open(void)
 {
         char fd_arg[16];
         char buf[64];
+        bool in_session;
         int fds[2];
         pid_t pid;
 
@@ -39,6 +44,7 @@ int polkit_agent_open(void)
                 return 1;
         if (geteuid() == 0 || !isatty(STDIN_FILENO) || access(POLKIT_AGENT_PATH, X_OK) < 0)
                 return 0;
+        in_session = sd_pid_get_session(0, NULL) >= 0;
         if (pipe2(fds, O_CLOEXEC) < 0)
                 return 0;
         fflush(stdout);
@@ -54,8 +60,8 @@ int polkit_agent_open(void)
                 if (fcntl(fds[1], F_SETFD, 0) < 0)
                         _exit(127);
                 snprintf(fd_arg, sizeof(fd_arg), "%d", fds[1]);
-                execl(POLKIT_AGENT_PATH, POLKIT_AGENT_PATH, "--notify-fd", fd_arg, "--fallback",
-                      (char *)NULL);
+                execl(POLKIT_AGENT_PATH, POLKIT_AGENT_PATH, "--notify-fd", fd_arg,
+                      in_session ? "--fallback" : (char *)NULL, (char *)NULL);
                 _exit(127);
         }
         close(fds[1]);

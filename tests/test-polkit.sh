@@ -15,9 +15,11 @@
 # (methods and properties), another may not (polkit wants an administrator's password, and no
 # agent can ask: exit 4); root with CAP_SYS_ADMIN is not asked about, root without it is
 # refused without asking; nothing is kept by the daemon (each write asks polkit again, and a
-# rule changed to "no" refuses the next write at once); a write waiting for polkit leaves the
-# daemon serving others; at most 64 wait at once (the next is refused, the 64 all complete);
-# and without polkitd, the rule before polkit (root only).
+# rule changed to "no" refuses the next write at once); what polkit keeps: an administrator's
+# authentication through the agent cacheagectl starts on a terminal (pkttyagent, the setuid
+# helper, PAM), kept by polkit for the rest of that command; a write waiting for polkit leaves
+# the daemon serving others; at most 64 wait at once (the next is refused, the 64 all
+# complete); and without polkitd, the rule before polkit (root only).
 #
 # Environment (tests/meson.build): CACHEAGED, CACHEAGECTL, CA_TEST_PLUGIN_DIR, CA_TEST_SRCDIR.
 # Needs root, dbus-daemon, unshare and polkitd (scripts/deps.sh).
@@ -31,7 +33,7 @@ if [ "$(id -u)" != 0 ] || ! command -v dbus-daemon >/dev/null; then
         exit 0
 fi
 polkitd=/usr/lib/polkit-1/polkitd
-for p in unshare setpriv pkaction "$polkitd"; do
+for p in unshare setpriv script pkaction pkttyagent "$polkitd"; do
         command -v "$p" >/dev/null ||
                 { echo "Bail out! $p is missing (scripts/deps.sh installs polkitd)"; exit 1; }
 done
@@ -248,6 +250,78 @@ else
         not_ok "ca-admin refused 20 s after the rule was removed"
 fi
 
+# auth_admin_keep, for real: ca-user on a terminal (script(1)); cacheagectl starts polkit's
+# text agent (pkttyagent), which authenticates as the administrator ca-auth (addAdminRule)
+# through polkit-agent-helper-1 and PAM, in a mount namespace where /etc/shadow gives ca-auth
+# an empty password (pam_unix nullok: no prompt) and /run/dbus/system_bus_socket is the test's
+# bus (the setuid helper reports to polkitd there). polkit then keeps the authorization for
+# that caller: the second Set of the same command is allowed without authenticating again. With
+# no login session here, polkit keeps it for the connection: the next command authenticates.
+cp /etc/shadow "$dir/shadow"
+echo "ca-auth::19000:0:99999:7:::" >> "$dir/shadow"
+chmod 640 "$dir/shadow"
+echo "ca-auth:x:61004:61004::/nonexistent:/usr/sbin/nologin" >> "$dir/passwd"
+echo "ca-auth:x:61004:" >> "$dir/group"
+loads0=$(grep -c 'Finished loading' "$dir/polkitd.log")
+cat > "$dir/rules.d/05-admin.rules" <<'EOF'
+polkit.addAdminRule(function(action, subject) {
+        return ["unix-user:ca-auth"];
+});
+EOF
+chmod 644 "$dir/rules.d/05-admin.rules"
+cat > "$dir/on-terminal" <<EOF
+#!/bin/sh
+mount -t tmpfs tmpfs /run && mkdir -p /run/dbus && touch /run/dbus/system_bus_socket &&
+mount --bind '$dir/bus' /run/dbus/system_bus_socket &&
+mount --bind '$dir/passwd' /etc/passwd && mount --bind '$dir/group' /etc/group &&
+mount --bind '$dir/shadow' /etc/shadow &&
+exec setpriv --reuid=$user_uid --regid=$user_uid --clear-groups \
+        "$CACHEAGECTL" --address="$addr" --no-pager "\$@"
+EOF
+chmod 755 "$dir/on-terminal"
+authentications() { grep -c "successfully authenticated as unix-user:ca-auth to gain TEMPORARY authorization for action org.cacheage.manage" "$dir/polkitd.log"; }
+on_terminal() { # cacheagectl's arguments: as ca-user on a terminal; output in $dir/tty.out
+        script -qec "unshare -m '$dir/on-terminal' $*" /dev/null < /dev/null > "$dir/tty.out" 2>&1
+}
+wait_for 20 sh -c "[ \$(grep -c 'Finished loading' '$dir/polkitd.log') -gt $loads0 ]" ||
+        not_ok "polkitd did not load the administrator's rule"
+q0=$(questions)
+a0=$(authentications)
+on_terminal set alpha interval=7min max-age=7
+rc=$?
+if [ $rc = 0 ] && [ "$(show IntervalUSec)" = 7min ] && [ "$(show MaxAge)" = 7 ] &&
+   grep -q "AUTHENTICATING FOR org.cacheage.manage" "$dir/tty.out" &&
+   grep -q "Authentication is required to change cacheaged's caches" "$dir/tty.out" &&
+   grep -q "Authenticating as: ca-auth" "$dir/tty.out"; then
+        ok "ca-user authenticates as the administrator on the terminal, with the action's message: both Sets done"
+else
+        not_ok "ca-user on a terminal: exit $rc"
+        sed 's/^/# /' "$dir/tty.out"
+        tail -5 "$dir/polkitd.log" | sed 's/^/# polkitd: /'
+fi
+if [ $(($(questions) - q0)) = 2 ] && [ $(($(authentications) - a0)) = 1 ]; then
+        ok "polkit asked about both Sets, authenticated once: it kept the authorization for the second"
+else
+        not_ok "$(($(questions) - q0)) questions, $(($(authentications) - a0)) authentications (expected 2 and 1)"
+fi
+on_terminal rotate alpha
+rc=$?
+if [ $rc = 0 ] && [ $(($(authentications) - a0)) = 2 ]; then
+        ok "the next command authenticates again (no login session: polkit kept it for the connection)"
+else
+        not_ok "the next command: exit $rc, $(($(authentications) - a0)) authentications in all (expected 2)"
+        sed 's/^/# /' "$dir/tty.out"
+fi
+expect "without a terminal, ca-user is still refused" 4 $user_uid rotate alpha
+on_terminal --no-ask-password rotate alpha
+rc=$?
+if [ $rc = 4 ] && [ $(($(authentications) - a0)) = 2 ] && ! grep -q AUTHENTICATING "$dir/tty.out"; then
+        ok "on a terminal with --no-ask-password: no agent, refused (exit 4)"
+else
+        not_ok "--no-ask-password on a terminal: exit $rc"
+        sed 's/^/# /' "$dir/tty.out"
+fi
+
 # A write waiting for polkit does not stop the daemon: ca-slow's question holds polkitd (its
 # rule waits for $dir/release); meanwhile reads are answered, and at most 64 writes wait.
 rm -f "$dir/release"
@@ -273,7 +347,7 @@ for i in $(seq 63); do
         waiting="$waiting $!"
 done
 pids="$pids $waiting"
-if wait_for 30 grep -q "asking polkit (64 waiting)" "$dir/cacheaged.log"; then
+if wait_for 30 grep -q "asking polkit.* (64 waiting)" "$dir/cacheaged.log"; then
         expect "with 64 writes waiting for polkit, the next is refused" 1 $admin_uid rotate alpha
         grep -q "Too many calls wait for polkit (64)" "$dir/out" ||
                 { not_ok "the refusal does not say why"; sed 's/^/# /' "$dir/out"; }
