@@ -20,6 +20,7 @@
 #include <systemd/sd-bus.h>
 
 #include "bus-polkit.h"
+#include "escape.h"
 #include "log.h"
 
 #define POLKIT_NAME "org.freedesktop.PolicyKit1"
@@ -87,15 +88,20 @@ static bool path_under(const char *path, const char *prefix)
         return path && strncmp(path, prefix, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-/* "Rotate", or "setting IntervalUSec" for a Set (the body is read, then rewound). */
+/*
+ * "Rotate", or "setting IntervalUSec" for a Set (the body is read, then rewound), for messages
+ * and the log: the caller's property name with its control bytes escaped (escape.h).
+ */
 static void describe(sd_bus_message *m, char *buf, size_t len, const char **ret_property)
 {
         const char *iface = NULL, *prop = NULL;
+        char escaped[WHAT_MAX];
 
         *ret_property = NULL;
         if (sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Properties", "Set") &&
             sd_bus_message_read(m, "ss", &iface, &prop) >= 0) {
-                snprintf(buf, len, "setting %s", prop);
+                snprintf(buf, len, "setting %.100s",
+                         escape_control(prop, false, escaped, sizeof(escaped)));
                 *ret_property = prop; /* valid while m lives */
         } else {
                 snprintf(buf, len, "%s", sd_bus_message_get_member(m));

@@ -206,6 +206,18 @@ else
 fi
 expect "ca-user may not set, --no-ask-password either" 4 $user_uid --no-ask-password set alpha enabled=no
 expect "ca-user may still read" 0 $user_uid show alpha -p Enabled
+# A property name with control bytes is quoted escaped, in the error and in the log (busctl
+# itself prints it raw before the daemon's message).
+setpriv --reuid=$user_uid --regid=$user_uid --clear-groups busctl --address="$addr" set-property \
+        org.cacheage.CacheAge1 /org/cacheage/CacheAge1/cache/alpha org.cacheage.CacheAge1.Cache \
+        "$(printf 'Max\033[31mAge')" u 3 > "$dir/out" 2>&1
+if grep -q 'required: setting Max\\x1b\[31mAge needs' "$dir/out" && ! grep -q "$(printf '\033')" "$dir/cacheaged.log" &&
+   grep -q 'setting Max\\x1b\[31mAge denied to uid' "$dir/cacheaged.log"; then
+        ok "a Set of a property named with control bytes: refused, the name escaped (\\x1b)"
+else
+        not_ok "the property name with control bytes"
+        sed 's/^/# /' "$dir/out"
+fi
 
 # Root is decided by the daemon: with CAP_SYS_ADMIN always, without it never, polkit unasked.
 q0=$(questions)
