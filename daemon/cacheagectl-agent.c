@@ -59,6 +59,13 @@ int polkit_agent_open(void)
                 (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
                 if (fcntl(fds[1], F_SETFD, 0) < 0)
                         _exit(127);
+                /* Its questions go to the terminal, not into output piped elsewhere (JSON). */
+                if (!isatty(STDOUT_FILENO)) {
+                        int tty = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+
+                        if (tty >= 0 && dup2(tty, STDOUT_FILENO) < 0)
+                                _exit(127);
+                }
                 snprintf(fd_arg, sizeof(fd_arg), "%d", fds[1]);
                 execl(POLKIT_AGENT_PATH, POLKIT_AGENT_PATH, "--notify-fd", fd_arg,
                       in_session ? "--fallback" : (char *)NULL, (char *)NULL);
