@@ -112,7 +112,7 @@ polkit.addRule(function(action, subject) {
         polkit.log("question: user=" + subject.user + " member=" + action.lookup("member") +
                    " property=" + action.lookup("property"));
         if (subject.user == "ca-slow")
-                polkit.spawn(["/bin/sh", "-c", "end=\$((\$(date +%s) + 7)); while [ ! -e $dir/release ] " +
+                polkit.spawn(["/bin/sh", "-c", "end=\$((\$(date +%s) + 5)); while [ ! -e $dir/release ] " +
                               "&& [ \$(date +%s) -lt \$end ]; do sleep 0.05; done; true"]);
 });
 EOF
@@ -336,13 +336,16 @@ else
 fi
 
 # A write waiting for polkit does not stop the daemon: each of ca-slow's questions holds
-# polkitd until the test creates $dir/release (7 s at most: polkit kills a rule's helper at
+# polkitd until the test creates $dir/release (5 s at most: polkit kills a rule's helper at
 # 10 s). Meanwhile reads are answered; 71 of ca-slow's writes pile up, and the daemon refuses
-# those past 64 at once; once polkitd is let go, every waiting one is done.
+# those past 64 at once; once polkitd is let go, every waiting one is done. The pile is sent
+# with busctl (quick to start, and told to wait 120 s where cacheagectl waits sd-bus's 25 s):
+# it is the daemon's limit under test, not the client.
 rm -f "$dir/release"
 launch_slow() { # $1: its number; its pid is added to $waiting
-        setpriv --reuid=$slow_uid --regid=$slow_uid --clear-groups \
-                "$CACHEAGECTL" --address="$addr" reset-statistics alpha > "$dir/w$1.out" 2>&1 &
+        setpriv --reuid=$slow_uid --regid=$slow_uid --clear-groups busctl --address="$addr" \
+                --timeout=120 call org.cacheage.CacheAge1 /org/cacheage/CacheAge1 \
+                org.cacheage.CacheAge1.Manager ResetStatistics s alpha > "$dir/w$1.out" 2>&1 &
         waiting="$waiting $!"
         pids="$pids $!"
 }
@@ -367,7 +370,7 @@ done
 if wait_for 60 grep -q "refused to uid $slow_uid (pid [0-9]*): 64 calls wait for polkit already" \
         "$dir/cacheaged.log" &&
    grep -q "asking polkit.* (64 waiting)" "$dir/cacheaged.log" &&
-   wait_for 10 sh -c "grep -lx 'cacheagectl: Failed to reset-statistics: Too many calls wait for polkit (64); try again' '$dir'/w*.out"; then
+   wait_for 10 sh -c "grep -l 'Too many calls wait for polkit (64); try again' '$dir'/w*.out"; then
         ok "with 64 writes waiting for polkit, the next is refused at once, polkitd still held"
 else
         not_ok "no write refused for the limit"
@@ -381,7 +384,7 @@ for p in $waiting; do
         rc=$?
         if [ $rc = 0 ]; then
                 done_ok=$((done_ok + 1))
-        elif [ $rc = 1 ] && grep -q "Too many calls wait for polkit" "$dir/w$n_w.out"; then
+        elif grep -q "Too many calls wait for polkit" "$dir/w$n_w.out"; then
                 refused=$((refused + 1))
         else
                 bad=$((bad + 1))
