@@ -42,6 +42,7 @@ cleanup() {
         bus_cleanup
 }
 trap cleanup EXIT
+trap "exit 143" TERM INT # a timeout's SIGTERM: the EXIT trap cleans up
 
 n=0
 failed=
