@@ -29,21 +29,6 @@ bus_lib_tests=$CA_TEST_SRCDIR
 daemon_pid=
 trap bus_cleanup EXIT
 
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); echo "not ok $n - $1"; failed=1; }
-check() { # description, then a command that must succeed
-        what=$1
-        shift
-        if "$@" > "$dir/check.out" 2>&1; then
-                ok "$what"
-        else
-                not_ok "$what"
-                sed 's/^/# /' "$dir/check.out"
-        fi
-}
-failed=
-
 wait_for() { # what, then a command that succeeds when ready (30 s at most)
         what=$1
         shift
@@ -225,15 +210,5 @@ check "metrics_file below another user's directory: refused with the reason, not
         grep -q 'Failed to write metrics to $dir/theirs/prom/cacheage.prom: $dir/theirs is owned by uid 65534, not by root' '$dir/cacheaged.log' &&
         [ -z \"\$(ls -A '$dir/victim')\" ]"
 
-kill "$daemon_pid"
-wait "$daemon_pid"
-rc=$?
-daemon_pid=
-if [ $rc = 0 ] && ! grep -q -e Sanitizer -e 'runtime error:' "$dir/cacheaged.log"; then
-        ok "cacheaged stopped cleanly, no sanitizer report"
-else
-        not_ok "cacheaged exited with $rc"
-        sed 's/^/# /' "$dir/cacheaged.log"
-fi
-echo "1..$n"
-[ -z "$failed" ]
+bus_daemon_stop
+tap_end

@@ -40,6 +40,9 @@ done
 
 dir=$(mktemp -d /tmp/cacheage-polkit-XXXXXX) || exit 1
 chmod 755 "$dir"
+# shellcheck disable=SC2034 # read by bus-lib.sh (its TAP helpers; this bus is started here)
+bus_lib_tests=$CA_TEST_SRCDIR
+. "$CA_TEST_SRCDIR/bus-lib.sh"
 addr=unix:path=$dir/bus
 pids=
 daemon_pid=
@@ -56,10 +59,6 @@ cleanup() {
 trap cleanup EXIT
 trap "exit 143" TERM INT # a timeout's SIGTERM: the EXIT trap cleans up
 
-n=0
-failed=
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); echo "not ok $n - $1"; failed=1; }
 wait_for() { # seconds, then a command that succeeds when ready
         t=$(($1 * 20))
         shift
@@ -126,21 +125,9 @@ start_polkitd
 questions() { grep -c 'question: ' "$dir/polkitd.log"; }
 
 # cacheaged, as root, on that bus.
-cat > "$dir/cacheaged.conf" <<EOF
-[daemon]
-interval = 1h
-plugin_dir = $CA_TEST_PLUGIN_DIR
-idle_cpu_pressure = 0
-idle_memory_pressure = 0
-log_level = debug
-[cache alpha]
-adapter = fixed
-objects = 100
-EOF
-"$CACHEAGED" --config "$dir/cacheaged.conf" --bus "$addr" > "$dir/cacheaged.log" 2>&1 &
-daemon_pid=$!
-wait_for 20 "$CACHEAGECTL" --address="$addr" list ||
-        { echo "Bail out! cacheaged did not answer"; sed 's/^/# /' "$dir/cacheaged.log"; exit 1; }
+{ bus_daemon_conf; printf 'log_level = debug\n[cache alpha]\nadapter = fixed\nobjects = 100\n'; } \
+        > "$dir/cacheaged.conf"
+bus_daemon_start "$addr"
 
 as() { # uid, then cacheagectl's arguments; output in $dir/out, the exit status returned
         u=$1
@@ -415,15 +402,5 @@ else
 fi
 expect "polkitd stopped: root still rotates" 0 0 rotate alpha
 
-kill "$daemon_pid"
-wait "$daemon_pid"
-rc=$?
-daemon_pid=
-if [ $rc = 0 ] && ! grep -q -e Sanitizer -e 'runtime error:' "$dir/cacheaged.log"; then
-        ok "cacheaged stopped cleanly, no sanitizer report"
-else
-        not_ok "cacheaged exited with $rc"
-        sed 's/^/# /' "$dir/cacheaged.log"
-fi
-echo "1..$n"
-[ -z "$failed" ]
+bus_daemon_stop
+tap_end

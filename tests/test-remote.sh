@@ -44,37 +44,10 @@ cleanup() {
 trap cleanup EXIT
 trap "exit 143" TERM INT # a timeout's SIGTERM: the EXIT trap cleans up
 
-n=0
-failed=
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); echo "not ok $n - $1"; failed=1; }
-check() { # description, then a command that must succeed; its output is shown on failure
-        what=$1
-        shift
-        if "$@" > "$dir/check.out" 2>&1; then
-                ok "$what"
-        else
-                not_ok "$what"
-                sed 's/^/# /' "$dir/check.out"
-        fi
-}
-
 bus_start "$dir/bus" || { echo "Bail out! dbus-daemon did not answer"; exit 1; }
 addr="unix:path=$dir/bus"
-cat > "$dir/cacheaged.conf" <<CONF
-[daemon]
-interval = 1h
-plugin_dir = $CA_TEST_PLUGIN_DIR
-idle_cpu_pressure = 0
-idle_memory_pressure = 0
-[cache alpha]
-adapter = fixed
-objects = 100
-CONF
-"$CACHEAGED" --config "$dir/cacheaged.conf" --bus "$addr" > "$dir/cacheaged.log" 2>&1 &
-daemon_pid=$!
-bus_wait 20 "$CACHEAGECTL" --address="$addr" list ||
-        { echo "Bail out! cacheaged did not answer"; sed 's/^/# /' "$dir/cacheaged.log"; exit 1; }
+{ bus_daemon_conf; printf '[cache alpha]\nadapter = fixed\nobjects = 100\n'; } > "$dir/cacheaged.conf"
+bus_daemon_start "$addr"
 
 # --- The stand-in: what sd-bus asks ssh to run ---
 mkdir "$dir/fake"
@@ -184,12 +157,5 @@ check "over sshd: no such cache, exit 4 as locally" sh -c "
         [ \$? = 4 ]"
 check "sshd saw the public key logins" grep -q "Accepted publickey for root from 127.0.0.1" "$dir/sshd.log"
 
-kill "$daemon_pid"
-wait "$daemon_pid"
-rc=$?
-daemon_pid=
-check "cacheaged stopped cleanly, no sanitizer report" sh -c "
-        [ $rc = 0 ] && ! grep -q -e Sanitizer -e 'runtime error:' '$dir/cacheaged.log' ||
-        { cat '$dir/cacheaged.log'; false; }"
-echo "1..$n"
-[ -z "$failed" ]
+bus_daemon_stop
+tap_end
