@@ -276,13 +276,8 @@ static int show_manager(sd_bus *bus)
                         sep = ",";
                 }
                 if (property_wanted("Caches", NULL, NULL)) {
-                        fprintf(f, "%s\"caches\":[", sep);
-                        for (size_t i = 0; i < m.n_names; i++) {
-                                if (i > 0)
-                                        fputc(',', f);
-                                json_string(f, m.names[i]);
-                        }
-                        fputc(']', f);
+                        fprintf(f, "%s\"caches\":", sep);
+                        json_strings(f, m.names, m.n_names);
                 }
                 fputc('}', f);
                 json_end(&j);

@@ -452,13 +452,7 @@ int cmd_list(sd_bus *bus, int argc, char **argv)
                 struct json_doc j;
                 FILE *f = json_begin(&j);
 
-                fputc('[', f);
-                for (size_t i = 0; i < m.n_names; i++) {
-                        if (i > 0)
-                                fputc(',', f);
-                        json_string(f, m.names[i]);
-                }
-                fputc(']', f);
+                json_strings(f, m.names, m.n_names);
                 json_end(&j);
         } else {
                 for (size_t i = 0; i < m.n_names; i++)

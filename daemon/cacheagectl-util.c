@@ -130,6 +130,17 @@ char *snake_case(const char *camel, char buf[static SNAKE_MAX])
         return buf;
 }
 
+void json_strings(FILE *f, char *const *v, size_t n)
+{
+        fputc('[', f);
+        for (size_t i = 0; i < n; i++) {
+                if (i > 0)
+                        fputc(',', f);
+                json_string(f, v[i]);
+        }
+        fputc(']', f);
+}
+
 void json_key(FILE *f, const char *camel)
 {
         char buf[SNAKE_MAX];

@@ -74,6 +74,7 @@ FILE *json_begin(struct json_doc *j);
 void json_end(struct json_doc *j);
 void json_discard(struct json_doc *j); /* drop it unprinted (an error follows) */
 void json_string(FILE *f, const char *s);
+void json_strings(FILE *f, char *const *v, size_t n); /* an array of @n strings */
 void json_key(FILE *f, const char *camel);
 
 bool colors_wanted(void);
