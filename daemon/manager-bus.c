@@ -956,7 +956,9 @@ static bool manager_bus_is_read(const char *interface, const char *member)
                 { "org.freedesktop.DBus.Peer", "GetMachineId" },
                 { CA_BUS_MANAGER_IFACE, "ListCaches" },
                 { CA_BUS_MANAGER_IFACE, "GetMetrics" },
+                { CA_BUS_MANAGER_IFACE, "GetMetricsPage" },
                 { CA_BUS_MANAGER_IFACE, "GetHistory" },
+                { CA_BUS_MANAGER_IFACE, "GetHistoryPage" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(reads); i++)
