@@ -188,6 +188,22 @@ else
 fi
 expect "ca-user may not set, --no-ask-password either" 4 $user_uid --no-ask-password set alpha enabled=no
 expect "ca-user may still read" 0 $user_uid show alpha -p Enabled
+# Every read of the Manager, without a question to polkit (the gate's list of reads).
+q0=$(questions)
+reads_ok=yes
+for call in "ListCaches" "GetMetrics" "GetMetricsPage t 0" "GetHistory st alpha 0" \
+            "GetHistoryPage stt alpha 0 0"; do
+        # shellcheck disable=SC2086 # the method and its arguments
+        setpriv --reuid=$user_uid --regid=$user_uid --clear-groups busctl --address="$addr" \
+                call org.cacheage.CacheAge1 /org/cacheage/CacheAge1 \
+                org.cacheage.CacheAge1.Manager $call > "$dir/out" 2>&1 ||
+                { reads_ok="no: $call: $(cat "$dir/out")"; break; }
+done
+if [ "$reads_ok" = yes ] && [ "$(questions)" = "$q0" ]; then
+        ok "ca-user calls every read of the Manager, and polkit is not asked"
+else
+        not_ok "the Manager's reads as ca-user: $reads_ok, $(($(questions) - q0)) questions"
+fi
 # A property name with control bytes is quoted escaped, in the error and in the log (busctl
 # itself prints it raw before the daemon's message).
 setpriv --reuid=$user_uid --regid=$user_uid --clear-groups busctl --address="$addr" set-property \
