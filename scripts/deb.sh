@@ -50,13 +50,15 @@ cp "$tmp"/*.deb "$tmp"/*.changes "$tmp"/*.buildinfo "$out"/ 2>/dev/null
 changes=$(ls "$out"/cacheage_*.changes 2>/dev/null)
 check "lintian finds no error" lintian --fail-on error --display-info --no-tag-display-limit "$changes"
 # The packages' contents, as a user and as the tests rely on them.
-check "the packages hold the daemon, the unit, the D-Bus and polkit files, the man pages, the library" \
+check "the packages hold the daemon, the unit, the D-Bus and polkit files, the man pages, the guides, the library" \
     sh -c "for p in '$out'/cacheage_*.deb '$out'/libcacheage0_*.deb '$out'/libcacheage-dev_*.deb; do dpkg-deb -c \"\$p\"; done >'$tmp/contents' &&
         for f in ./usr/sbin/cacheaged ./usr/bin/cacheagectl ./lib/systemd/system/cacheaged.service \
                  ./usr/share/dbus-1/system-services/org.cacheage.CacheAge1.service \
                  ./usr/share/dbus-1/system.d/org.cacheage.CacheAge1.conf ./etc/cacheage/cacheaged.conf \
                  ./usr/share/polkit-1/actions/org.cacheage.CacheAge1.policy \
                  ./usr/share/doc/cacheage/examples/50-cacheage.rules \
+                 ./usr/share/doc/cacheage/README.md ./usr/share/doc/cacheage/doc/daemon.md \
+                 ./usr/share/doc/cacheage/doc/adapters/files.md \
                  ./usr/share/man/man8/cacheaged.8.gz ./usr/share/man/man5/cacheaged.conf.5.gz \
                  ./usr/share/man/man1/cacheagectl.1.gz ./usr/share/man/man3/libcacheage.3.gz \
                  ./usr/include/cacheage/age.h ./usr/lib/x86_64-linux-gnu/pkgconfig/libcacheage.pc \
@@ -65,7 +67,7 @@ check "the packages hold the daemon, the unit, the D-Bus and polkit files, the m
             grep -q \" \$f\\\$\" '$tmp/contents' || grep -q \" \$f -> \" '$tmp/contents' || { echo \"missing: \$f\"; exit 1; }
         done"
 
-# The user unit is each user's to enable (the README: users opt in): dh_installsystemduser
+# The user unit is each user's to enable (doc/daemon.md: users opt in): dh_installsystemduser
 # --no-enable, whose postinst enables it only for a user who had enabled it before (the
 # "debian-installed" guard); the default one enables it for every user at the first install.
 check "the user unit is not enabled for every user: no unconditional enable in the postinst" \
