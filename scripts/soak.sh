@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The full soak (issue 11; tests/soak.sh says what it does and checks), its figures for the
-# README: a plain build with 5,000,000 objects across 5 caches at a 250ms interval for 300 s
+# The full soak (issue 11; tests/soak.sh says what it does and checks), its figures for
+# doc/benchmarks.md: a plain build with 5,000,000 objects across 5 caches at a 250ms interval for 300 s
 # (over 1,000 rotations each) with the RSS, rotation and slice checks; an ASan+UBSan build for
 # 90 s with 1,000,000 objects (LeakSanitizer at exit); valgrind memcheck for 90 s with 200,000
 # objects (zero errors, nothing definitely lost). About 10 minutes. Ends with "N passed, N failed".

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The adapter of the README's "Writing an adapter" guide, whole: the README shows this file
+ * The adapter of doc/plugins.md's "Writing an adapter" guide, whole: the guide shows this file
  * in pieces (tests/test-example-plugin.sh checks that it still does, and builds it from the
  * installed headers alone); tests/test-daemon.c loads it into cacheaged.
  *
@@ -174,7 +174,7 @@ __attribute__((visibility("default"))) const struct ca_plugin cacheage_plugin = 
         .abi = CA_PLUGIN_ABI,
         .size = sizeof(struct ca_plugin),
         .name = "example",
-        .description = "the README's example: objects made at start, some used again",
+        .description = "the plugin guide's example: objects made at start, some used again",
         .create = ex_create,
         .destroy = ex_destroy,
 };

@@ -902,7 +902,7 @@ Test(daemon, shipped_configs_check)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* The README's example adapter (tests/plugin-example.c): its key table and the host API.      */
+/* doc/plugins.md's example adapter (tests/plugin-example.c): its key table and the host API. */
 
 /* Every bad key of the section at once, each at its line, through the plugin's key table. */
 Test(daemon, example_plugin_keys)

@@ -693,7 +693,7 @@ Test(files, auto_takes_fanotify_only_for_a_whole_filesystem)
         ft_cleanup(&t);
 }
 
-/* What the README says relatime hides: a read of a file whose atime is recent enough. */
+/* What doc/adapters/files.md says relatime hides: a read of a file whose atime is recent enough. */
 Test(files, relatime_hides_reads_from_atime)
 {
         struct statvfs sv;

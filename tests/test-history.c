@@ -75,7 +75,7 @@ Test(history, columns_from_the_table_then_the_adapter)
         }
         cr_expect_str_eq(c[n_descs].name, "live");
         cr_expect_eq(c[n_descs + 1].kind, CA_STAT_COUNTER);
-        /* the memory per row, as the README states it */
+        /* the memory per row, as doc/operating.md and cacheaged.conf(5) state it */
         cr_expect_eq(history_bytes_per_row(h), 8 * (1 + n_descs + 2));
         history_free(h);
 }

@@ -3,7 +3,7 @@
 # temporary DESTDIR, then
 #   1. the library exports exactly the functions its installed headers declare, each at
 #      version CACHEAGE_0 (lib/libcacheage.sym), and nothing else;
-#   2. the README's "Writing an adapter" guide shows tests/plugin-example.c: its C blocks,
+#   2. doc/plugins.md's "Writing an adapter" guide shows tests/plugin-example.c: its C blocks,
 #      in order, are that file from its first #include on (blank lines aside);
 #   3. that file, as installed among the examples, builds into a plugin with the installed
 #      headers only, as the guide says (pkg-config --cflags --libs libcacheage,

@@ -26,7 +26,8 @@
  *
  * The host API below lives in libcacheage, which plugins link; the daemon fills in a
  * struct ca_host_ops. Plugins are built with hidden visibility but for the table. The
- * README's "Writing an adapter" walks through a whole plugin (tests/plugin-example.c).
+ * guide in doc/plugins.md, "Writing an adapter", walks through a whole plugin
+ * (tests/plugin-example.c).
  */
 
 #include <stdarg.h>
