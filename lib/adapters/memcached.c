@@ -46,38 +46,32 @@
  * aging slices do; replies are buffered up to MC_INPUT_MAX (the socket is not read beyond);
  * one batch of checks is in flight at a time; dump lines and checks are paced to `rate` items
  * a second (the socket is not read while a paced step waits); items live in a pool of their
- * own (see struct mc_pool), so that forgetting a million of them costs no one long free().
+ * own (adapter-pool.h), so that forgetting a million of them costs no one long free().
  */
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <inttypes.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <syslog.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cacheage/plugin.h"
 #include "cacheage/value.h"
+#include "adapter-net.h"
+#include "adapter-pool.h"
 #include "memcached-proto.h"
 
 #define MC_STEP_USEC 500                  /* longest run of one step in the host's loop */
 #define MC_STEP_CLOCK_EVERY 4             /* lines or items between two reads of the clock */
 #define MC_RATE_DEFAULT 50000             /* items per second read from a dump or checked */
 #define MC_RATE_MAX 100000000             /* items per second */
-#define MC_PACE_BURST_USEC 10000          /* a paced step may catch up on this much time */
-#define MC_PACE_WAIT_MIN_USEC 1000        /* the shortest pause of a paced read */
 #define MC_INPUT_MAX (1024 * 1024)        /* bytes of replies buffered before reading stops */
 /*
  * Short runs for the server's threads. A read frees that much of the socket, and memcached's
@@ -93,7 +87,6 @@
 #define MC_MAX_ITEMS_DEFAULT 1000000      /* items */
 #define MC_MAX_ITEMS_MAX 100000000        /* items */
 #define MC_BUCKETS_MIN 1024               /* hash buckets */
-#define MC_MSG_MAX 512                    /* bytes of an error message */
 #define MC_REFRESH_TIMEOUT_MAX_USEC (7ULL * 24 * 3600 * 1000000) /* 1 week */
 #define MC_REFRESH_SLACK_USEC 60000000ULL /* refresh_timeout = 0: this, plus ... */
 #define MC_REFRESH_PER_ITEM 3             /* ... this many times max_items at rate */
@@ -115,81 +108,19 @@ struct mc_config {
         socklen_t addr_len;
 };
 
-static int mc_check_port(const char *s, uint16_t *ret)
-{
-        uint64_t port;
-
-        if (mc_parse_u64(s, strlen(s), 65535, &port) < 0 || port == 0)
-                return -EINVAL;
-        *ret = (uint16_t)port;
-        return 0;
-}
-
-/*
- * server = IPv4:PORT, [IPv6]:PORT, localhost:PORT or /absolute/socket/path. Names are not
- * resolved: a DNS lookup would block the host's loop.
- */
+/* server = an address or a socket path (adapter-net.h): names are not resolved. */
 static int mc_check_server(const char *v, void *target, char *msg, size_t msg_len)
 {
         struct mc_config *cfg = target;
-        struct sockaddr_storage ss = { 0 };
+        struct sockaddr_storage ss;
         socklen_t len;
-        char host[64];
-        const char *colon;
-        uint16_t port;
+        int r = ad_server_parse(v, &ss, &len, msg, msg_len);
 
-        if (v[0] == '/') {
-                struct sockaddr_un *un = (struct sockaddr_un *)&ss;
-
-                if (strlen(v) >= sizeof(un->sun_path)) {
-                        snprintf(msg, msg_len, "socket path \"%s\" longer than %zu bytes", v,
-                                 sizeof(un->sun_path) - 1);
-                        return -EINVAL;
-                }
-                un->sun_family = AF_UNIX;
-                strcpy(un->sun_path, v);
-                len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(v) + 1);
-                goto out;
-        }
-        colon = strrchr(v, ':');
-        if (!colon || colon == v || (size_t)(colon - v) >= sizeof(host) ||
-            mc_check_port(colon + 1, &port) < 0)
-                goto out_bad;
-        memcpy(host, v, (size_t)(colon - v));
-        host[colon - v] = '\0';
-        if (host[0] == '[') {
-                struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-                size_t n = strlen(host);
-
-                if (n < 3 || host[n - 1] != ']')
-                        goto out_bad;
-                host[n - 1] = '\0';
-                if (inet_pton(AF_INET6, host + 1, &in6->sin6_addr) != 1)
-                        goto out_bad;
-                in6->sin6_family = AF_INET6;
-                in6->sin6_port = htons(port);
-                len = sizeof(*in6);
-        } else {
-                struct sockaddr_in *in = (struct sockaddr_in *)&ss;
-
-                if (strcmp(host, "localhost") == 0)
-                        strcpy(host, "127.0.0.1");
-                if (inet_pton(AF_INET, host, &in->sin_addr) != 1)
-                        goto out_bad;
-                in->sin_family = AF_INET;
-                in->sin_port = htons(port);
-                len = sizeof(*in);
-        }
-out:
-        if (cfg) {
+        if (r == 0 && cfg) {
                 cfg->addr = ss;
                 cfg->addr_len = len;
         }
-        return 0;
-out_bad:
-        snprintf(msg, msg_len, "invalid server \"%s\" (expected IPv4:PORT, [IPv6]:PORT, "
-                 "localhost:PORT or an absolute socket path; names are not resolved)", v);
-        return -EINVAL;
+        return r;
 }
 
 static const struct ca_key_spec mc_keys[] = {
@@ -243,101 +174,6 @@ struct mc_item {
         uint8_t key[];
 };
 
-/*
- * Items come from a pool of their own: fixed slots by key length (16-byte classes) carved from
- * 64 KiB blocks, a free list per class. A rotation forgets hundreds of thousands of items at
- * once; freed to malloc, they would wait in glibc's fastbins until the next large allocation
- * anywhere in the daemon consolidated them all in one call (26 ms of the loop's CPU, measured
- * with bench-memcached after 673,000 deletions). From the pool a forgotten item is one push;
- * the blocks go back to malloc only with the instance, as memcached keeps its slabs.
- */
-#define MC_POOL_BLOCK_BYTES (64 * 1024)
-#define MC_POOL_CLASS_BYTES 16
-#define MC_POOL_CLASSES ((MC_KEY_MAX + MC_POOL_CLASS_BYTES - 1) / MC_POOL_CLASS_BYTES + 1)
-
-struct mc_pool_block {
-        struct mc_pool_block *next;
-        size_t used;                  /* bytes handed out from data[] */
-        max_align_t data[];
-};
-
-struct mc_pool {
-        struct mc_item *free[MC_POOL_CLASSES];
-        struct mc_pool_block *blocks[MC_POOL_CLASSES]; /* the first has room left */
-        struct mc_pool_block *full;   /* blocks with no room left, to free with the pool */
-        size_t bytes;                 /* in blocks, for the statistics */
-};
-
-static unsigned mc_pool_class(size_t key_len)
-{
-        return (unsigned)((key_len + MC_POOL_CLASS_BYTES - 1) / MC_POOL_CLASS_BYTES);
-}
-
-static size_t mc_pool_slot_bytes(unsigned cls)
-{
-        size_t n = sizeof(struct mc_item) + (size_t)cls * MC_POOL_CLASS_BYTES;
-
-        return (n + _Alignof(struct mc_item) - 1) & ~(_Alignof(struct mc_item) - 1);
-}
-
-/* A zeroed item with room for @key_len bytes of key, or NULL. */
-static struct mc_item *mc_pool_get(struct mc_pool *pool, size_t key_len)
-{
-        unsigned cls = mc_pool_class(key_len);
-        size_t slot = mc_pool_slot_bytes(cls);
-        size_t room = MC_POOL_BLOCK_BYTES - offsetof(struct mc_pool_block, data);
-        struct mc_pool_block *b = pool->blocks[cls];
-        struct mc_item *it = pool->free[cls];
-
-        if (it) {
-                pool->free[cls] = it->next;
-        } else {
-                if (!b || b->used + slot > room) {
-                        if (b) {
-                                pool->blocks[cls] = NULL;
-                                b->next = pool->full;
-                                pool->full = b;
-                        }
-                        b = malloc(MC_POOL_BLOCK_BYTES);
-                        if (!b)
-                                return NULL;
-                        b->next = NULL;
-                        b->used = 0;
-                        pool->blocks[cls] = b;
-                        pool->bytes += MC_POOL_BLOCK_BYTES;
-                }
-                it = (struct mc_item *)((char *)b->data + b->used);
-                b->used += slot;
-        }
-        memset(it, 0, slot);
-        return it;
-}
-
-static void mc_pool_put(struct mc_pool *pool, struct mc_item *it)
-{
-        unsigned cls = mc_pool_class(it->key_len);
-
-        it->next = pool->free[cls];
-        pool->free[cls] = it;
-}
-
-static void mc_pool_free(struct mc_pool *pool)
-{
-        struct mc_pool_block *b, *next;
-
-        for (unsigned i = 0; i < MC_POOL_CLASSES; i++) {
-                free(pool->blocks[i]);
-                pool->blocks[i] = NULL;
-                pool->free[i] = NULL;
-        }
-        for (b = pool->full; b; b = next) {
-                next = b->next;
-                free(b);
-        }
-        pool->full = NULL;
-        pool->bytes = 0;
-}
-
 enum mc_phase {
         MC_DOWN,       /* no connection */
         MC_CONNECTING,
@@ -389,7 +225,7 @@ struct mc {
         uint32_t lru_age_sec[MC_CLASSES]; /* max(age_hot, age_warm) */
 
         /* The items: a list that owns them, and a fixed array of buckets sized from max_items. */
-        struct mc_pool pool;      /* where they live */
+        struct ad_pool pool;      /* where they live (adapter-pool.h) */
         struct mc_item *all;
         struct mc_item **buckets;
         size_t n_buckets;
@@ -412,42 +248,25 @@ struct mc {
         uint64_t rot_victims, rot_start_usec;
 
         /* Health, for logging once per change. */
-        bool failing;
-        char last_kind[MC_MSG_MAX]; /* of the last failure (mc_fail_kind()) */
+        struct ad_health health;
         bool over_max_logged, unaddressable_logged;
 
         /* Statistics. */
         uint64_t deleted, would_delete, cas_conflicts, changed, maybe_active, gone, errors, dumps;
         uint64_t refresh_timeouts;
         uint64_t dump_lines_seen; /* the most lines a dump had (or had when cut short) */
-        uint64_t dump_usec, longest_step_usec, longest_step_cpu_usec;
-        uint64_t steps, steps_over_slice; /* the adapter's runs in the loop, and those over
-                                             slice_time on the CPU */
-        uint64_t refresh_steps, refresh_steps_over; /* the same, at the refresh's start */
-        uint64_t step_work;       /* lines read or items swept by the step under way */
+        uint64_t dump_usec;
+        struct ad_steps steps;    /* the adapter's runs in the loop, marked at each refresh */
 
-        /* Pacing (rate): items read or checked since pace_start_usec. */
-        uint64_t pace_start_usec, pace_items;
+        struct ad_pace pace;      /* rate: the dump's lines, the round's checks */
         uint64_t items_unfetched, items_untracked, items_unaddressable; /* of the last dump */
 };
 
 static void mc_step_schedule(struct mc *mc, uint64_t delay_usec);
 
-static uint64_t mc_hash(const uint8_t *key, size_t len)
-{
-        /* FNV-1a, 64 bits: keys are short, and the table's size is a power of two. */
-        uint64_t h = 0xcbf29ce484222325ULL;
-
-        for (size_t i = 0; i < len; i++) {
-                h ^= key[i];
-                h *= 0x100000001b3ULL;
-        }
-        return h ^ (h >> 29);
-}
-
 static struct mc_item **mc_bucket(struct mc *mc, const uint8_t *key, size_t len)
 {
-        return &mc->buckets[mc_hash(key, len) & (mc->n_buckets - 1)];
+        return &mc->buckets[ad_hash(key, len) & (mc->n_buckets - 1)];
 }
 
 static struct mc_item *mc_lookup(struct mc *mc, const uint8_t *key, size_t len)
@@ -517,7 +336,7 @@ static void mc_fail_kind(struct mc *mc, const char *kind, const char *fmt, ...)
 
 static void mc_fail_kind(struct mc *mc, const char *kind, const char *fmt, ...)
 {
-        char msg[MC_MSG_MAX];
+        char msg[AD_MSG_MAX];
         va_list ap;
 
         va_start(ap, fmt);
@@ -525,14 +344,12 @@ static void mc_fail_kind(struct mc *mc, const char *kind, const char *fmt, ...)
         va_end(ap);
 
         mc->errors++;
-        if (!mc->failing || strcmp(kind, mc->last_kind) != 0)
+        if (ad_health_fail(&mc->health, kind))
                 ca_host_log(mc->host, LOG_WARNING, "memcached at %s: %s; nothing is deleted "
                             "until a dump succeeds, retrying at the next rotation", mc->server,
                             msg);
         else
                 ca_host_log(mc->host, LOG_DEBUG, "memcached at %s: %s (again)", mc->server, msg);
-        mc->failing = true;
-        snprintf(mc->last_kind, sizeof(mc->last_kind), "%s", kind);
         mc->stale = true;
         mc_round_abort(mc);
         mc_close(mc);
@@ -563,16 +380,9 @@ static void mc_write(struct mc *mc, const char *fmt, ...)
         va_end(ap);
 }
 
-/* Wait for the server at most `timeout` while it owes us bytes; forever when it owes none. */
 static void mc_timeouts(struct mc *mc, bool waiting)
 {
-        struct timeval tv = { .tv_sec = (time_t)(mc->cfg.timeout_usec / 1000000),
-                              .tv_usec = (suseconds_t)(mc->cfg.timeout_usec % 1000000) };
-
-        if (waiting)
-                bufferevent_set_timeouts(mc->bev, &tv, &tv);
-        else
-                bufferevent_set_timeouts(mc->bev, NULL, NULL);
+        ad_timeouts(mc->bev, mc->cfg.timeout_usec, waiting);
 }
 
 /* ---- refresh: stats, then the metadump ---- */
@@ -587,49 +397,15 @@ static void mc_refresh_start(struct mc *mc)
         mc->segmented = mc->cas_enabled = mc->crawler = mc->dump_enabled = false;
         memset(mc->lru_age_sec, 0, sizeof(mc->lru_age_sec));
         mc->refresh_start_usec = ca_now_usec();
-        mc->longest_step_usec = mc->longest_step_cpu_usec = 0;
-        mc->refresh_steps = mc->steps;
-        mc->refresh_steps_over = mc->steps_over_slice;
+        ad_steps_mark(&mc->steps);
         mc_timeouts(mc, true);
         ca_host_log(mc->host, LOG_DEBUG, "refresh: stats, then the metadump");
         mc_write(mc, "stats\r\nstats settings\r\nstats items\r\n");
 }
 
-/* Pacing starts again: a dump requested, or a round begun. */
-static void mc_pace_start(struct mc *mc)
-{
-        mc->pace_start_usec = ca_now_usec();
-        mc->pace_items = 0;
-}
-
-/*
- * rate: 0 when the next item may be read or checked now (it is counted), else how long to
- * wait for it. Reading slower than the server sends fills the input buffer, then the socket:
- * memcached's crawler (or the worker serving the checks) waits on it and leaves the CPU to the
- * server's clients. A pause longer than a burst is not saved up for later.
- */
-static uint64_t mc_pace(struct mc *mc)
-{
-        uint64_t now, due;
-
-        if (mc->cfg.rate == 0)
-                return 0;
-        now = ca_now_usec();
-        due = mc->pace_start_usec + mc->pace_items * 1000000 / mc->cfg.rate;
-        if (now > due + MC_PACE_BURST_USEC) {
-                mc->pace_start_usec = now - MC_PACE_BURST_USEC;
-                mc->pace_items = 0;
-                due = mc->pace_start_usec;
-        }
-        if (due > now)
-                return due - now > MC_PACE_WAIT_MIN_USEC ? due - now : MC_PACE_WAIT_MIN_USEC;
-        mc->pace_items++;
-        return 0;
-}
-
 static void mc_dump_request(struct mc *mc)
 {
-        mc_pace_start(mc);
+        ad_pace_start(&mc->pace, mc->cfg.rate);
         mc->busy_retry = false;
         mc_timeouts(mc, true);
         mc_write(mc, "lru_crawler metadump %s\r\n", mc->lru_walk ? "all" : "hash");
@@ -760,7 +536,7 @@ static uint64_t mc_idle_sec(const struct mc *mc, uint32_t la)
 
 static struct mc_item *mc_item_new(struct mc *mc, const struct mc_dump_entry *e)
 {
-        struct mc_item *it = mc_pool_get(&mc->pool, e->key_len);
+        struct mc_item *it = ad_pool_get(&mc->pool, sizeof(*it) + e->key_len);
         struct mc_item **b;
 
         if (!it)
@@ -870,15 +646,14 @@ static void mc_dump_done(struct mc *mc)
         mc->items_untracked = mc->dump_untracked;
         mc->items_unaddressable = mc->dump_unaddressable;
         mc_log_limits(mc);
-        if (mc->failing)
+        if (ad_health_ok(&mc->health))
                 ca_host_log(mc->host, LOG_NOTICE, "memcached at %s answers again", mc->server);
-        mc->failing = false;
         mc->stale = false;
         ca_host_log(mc->host, LOG_DEBUG, "dump: %" PRIu64 " items in %" PRIu64 " ms (%" PRIu64
                     " never fetched), %zu tracked, longest step %" PRIu64 " us (%" PRIu64
                     " us on the CPU)",
                     mc->dump_lines, usec / 1000, mc->dump_unfetched, mc->n_items,
-                    mc->longest_step_usec, mc->longest_step_cpu_usec);
+                    mc->steps.longest_usec, mc->steps.longest_cpu_usec);
         mc->phase = MC_IDLE;
         mc_timeouts(mc, false);
         mc->summary_due = true;
@@ -903,9 +678,9 @@ static void mc_sweep(struct mc *mc)
                         if (!(it->flags & MC_ITEM_DEAD))
                                 mc_forget(mc, it);
                         *mc->sweep_at = it->all;
-                        mc_pool_put(&mc->pool, it);
+                        ad_pool_put(&mc->pool, it, sizeof(*it) + it->key_len);
                 }
-                mc->step_work++;
+                mc->steps.work++;
                 if (++n % MC_STEP_CLOCK_EVERY == 0 && ca_now_usec() >= deadline) {
                         mc_step_schedule(mc, 0);
                         return;
@@ -951,7 +726,7 @@ static void mc_round_start(struct mc *mc)
         mc->checked = mc->batch_end = 0;
         mc->md_since_mn = mc->md_fenced = 0;
         mc->ex_seen = mc->nf_seen = 0;
-        mc_pace_start(mc);
+        ad_pace_start(&mc->pace, mc->cfg.rate);
         mc_round_write_batch(mc);
 }
 
@@ -985,8 +760,8 @@ static void mc_rotation_summary(struct mc *mc)
                     PRIu64 " cas conflicts, %" PRIu64 " changed since the dump, %" PRIu64
                     " maybe active, %" PRIu64 " gone, %" PRIu64 " would delete",
                     mc->rot_victims, (ca_now_usec() - mc->rot_start_usec) / 1000,
-                    mc->longest_step_usec, mc->longest_step_cpu_usec,
-                    mc->steps_over_slice - mc->refresh_steps_over, mc->steps - mc->refresh_steps,
+                    mc->steps.longest_usec, mc->steps.longest_cpu_usec,
+                    mc->steps.over_slice - mc->steps.mark_over, mc->steps.steps - mc->steps.mark_steps,
                     mc->deleted, mc->cas_conflicts, mc->changed,
                     mc->maybe_active, mc->gone, mc->would_delete);
 }
@@ -1176,46 +951,19 @@ static void mc_line(struct mc *mc, const char *line, size_t len)
         }
 }
 
-/*
- * How long the adapter held the loop, for its statistics: on the clock, and on the CPU. On a
- * loaded machine (or at SCHED_IDLE, as the unit runs) the first includes the time the kernel
- * gave to others mid-step; the second is the adapter's own work.
- */
-struct mc_step {
-        uint64_t start_usec, start_cpu_usec;
-};
-
-static uint64_t mc_cpu_usec(void)
+static struct ad_step mc_step_begin(struct mc *mc)
 {
-        struct timespec ts;
-
-        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
-                return 0;
-        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+        return ad_step_begin(&mc->steps);
 }
 
-static struct mc_step mc_step_begin(struct mc *mc)
+static void mc_step_end(struct mc *mc, const struct ad_step *step)
 {
-        mc->step_work = 0;
-        return (struct mc_step){ .start_usec = ca_now_usec(), .start_cpu_usec = mc_cpu_usec() };
-}
+        uint64_t cpu, d;
 
-static void mc_step_end(struct mc *mc, const struct mc_step *step)
-{
-        uint64_t d = ca_now_usec() - step->start_usec;
-        uint64_t cpu = mc_cpu_usec() - step->start_cpu_usec;
-
-        if (d > mc->longest_step_usec)
-                mc->longest_step_usec = d;
-        if (cpu > mc->longest_step_cpu_usec)
-                mc->longest_step_cpu_usec = cpu;
-        mc->steps++;
-        if (cpu > ca_host_slice_usec(mc->host)) {
-                mc->steps_over_slice++;
+        if (ad_step_end(&mc->steps, step, ca_host_slice_usec(mc->host), &cpu, &d))
                 ca_host_log(mc->host, LOG_DEBUG, "a step over slice_time: %" PRIu64 " us on the "
                             "CPU (%" PRIu64 " us on the clock) for %" PRIu64 " lines or items, "
-                            "%s", cpu, d, mc->step_work, mc_phase_name[mc->phase]);
-        }
+                            "%s", cpu, d, mc->steps.work, mc_phase_name[mc->phase]);
 }
 
 /*
@@ -1271,7 +1019,7 @@ static void mc_read(struct mc *mc)
                 }
                 if ((size_t)eol.pos > MC_LINE_MAX)
                         return mc_fail(mc, "a reply line longer than %d bytes", MC_LINE_MAX);
-                if ((phase == MC_DUMP || phase == MC_ROUND) && (wait = mc_pace(mc)) > 0) {
+                if ((phase == MC_DUMP || phase == MC_ROUND) && (wait = ad_pace(&mc->pace, 1)) > 0) {
                         /*
                          * Not even read into the buffer meanwhile: the loop does not wake for
                          * every segment that comes, and the server waits on its socket.
@@ -1286,7 +1034,7 @@ static void mc_read(struct mc *mc)
                         len--;
                 line[len] = '\0';
                 mc_line(mc, line, len);
-                mc->step_work++;
+                mc->steps.work++;
                 if (++n % MC_STEP_CLOCK_EVERY == 0 && ca_now_usec() >= deadline) {
                         mc_step_schedule(mc, 0);
                         return;
@@ -1298,7 +1046,7 @@ static void mc_read(struct mc *mc)
 static void mc_step_cb(evutil_socket_t fd, short what, void *userdata)
 {
         struct mc *mc = userdata;
-        struct mc_step step;
+        struct ad_step step;
 
         if (mc->ready_due) {
                 mc_rotate_ready(mc);
@@ -1333,7 +1081,7 @@ static void mc_step_schedule(struct mc *mc, uint64_t delay_usec)
 static void mc_read_cb(struct bufferevent *bev, void *userdata)
 {
         struct mc *mc = userdata;
-        struct mc_step step;
+        struct ad_step step;
 
         /* A step already scheduled reads what came; reading now would run two at once. */
         if (evtimer_pending(mc->step, NULL))
@@ -1346,7 +1094,7 @@ static void mc_read_cb(struct bufferevent *bev, void *userdata)
 static void mc_event_cb(struct bufferevent *bev, short what, void *userdata)
 {
         struct mc *mc = userdata;
-        struct mc_step step = mc_step_begin(mc);
+        struct ad_step step = mc_step_begin(mc);
 
         if (what & BEV_EVENT_CONNECTED) {
                 ca_host_log(mc->host, LOG_DEBUG, "connected to memcached at %s", mc->server);
@@ -1377,42 +1125,15 @@ static void mc_event_cb(struct bufferevent *bev, short what, void *userdata)
 
 static int mc_connect(struct mc *mc)
 {
-        int fd, r;
+        int r = ad_connect(mc->base, &mc->cfg.addr, mc->cfg.addr_len, mc->priority, MC_READ_MAX,
+                           MC_INPUT_MAX, &mc->bev);
 
-        fd = socket(mc->cfg.addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return -errno;
-        /*
-         * Connected here rather than by libevent, which reports a refusal it sees at once
-         * without its errno: a refused or missing server reads the same at every rotation.
-         */
-        /*
-         * Requests go in small writes (a batch's deletes, then the next checks): without this,
-         * Nagle's algorithm holds the second behind the server's delayed ACK, 40 ms a batch.
-         */
-        if (mc->cfg.addr.ss_family != AF_UNIX)
-                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
-        if (connect(fd, (struct sockaddr *)&mc->cfg.addr, mc->cfg.addr_len) < 0 &&
-            errno != EINPROGRESS) {
-                r = -errno;
-                close(fd);
+        if (r < 0)
                 return r;
-        }
-        mc->bev = bufferevent_socket_new(mc->base, fd, BEV_OPT_CLOSE_ON_FREE);
-        if (!mc->bev) {
-                close(fd);
-                return -ENOMEM;
-        }
-        bufferevent_priority_set(mc->bev, mc->priority);
         bufferevent_setcb(mc->bev, mc_read_cb, NULL, mc_event_cb, mc);
-        bufferevent_setwatermark(mc->bev, EV_READ, 0, MC_INPUT_MAX);
-        bufferevent_set_max_single_read(mc->bev, MC_READ_MAX);
         mc->phase = MC_CONNECTING;
         mc_timeouts(mc, true);
         bufferevent_enable(mc->bev, EV_READ | EV_WRITE);
-        /* No address: wait for the connection under way (or made) to be writable. */
-        if (bufferevent_socket_connect(mc->bev, NULL, 0) < 0)
-                return -ENOMEM;
         return 0;
 }
 
@@ -1469,7 +1190,7 @@ static void mc_deadline_start(struct mc *mc)
 static int mc_before_rotate(struct ca_cache *cache, void *userdata)
 {
         struct mc *mc = userdata;
-        struct mc_step step = mc_step_begin(mc);
+        struct ad_step step = mc_step_begin(mc);
         int r;
 
         mc->refreshing = true;
@@ -1533,7 +1254,7 @@ static const struct ca_cache_ops mc_ops = {
 static void mc_after_age(struct ca_cache *cache, void *userdata)
 {
         struct mc *mc = userdata;
-        struct mc_step step = mc_step_begin(mc);
+        struct ad_step step = mc_step_begin(mc);
 
         /* A round under way takes the new victims in its next batches. */
         if (mc->phase == MC_IDLE && mc->n_victims > 0)
@@ -1586,14 +1307,14 @@ static void mc_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
               mc->dump_usec);
         GAUGE("longest_step_usec", "usec",
               "longest run of the adapter in the loop since the last refresh began",
-              mc->longest_step_usec);
+              mc->steps.longest_usec);
         GAUGE("longest_step_cpu_usec", "usec",
               "the same step's own CPU time (without the time the kernel gave to others)",
-              mc->longest_step_cpu_usec);
-        COUNTER("steps", "steps", "runs of the adapter in the host's loop", mc->steps);
+              mc->steps.longest_cpu_usec);
+        COUNTER("steps", "steps", "runs of the adapter in the host's loop", mc->steps.steps);
         COUNTER("steps_over_slice", "steps",
                 "runs that took longer than slice_time on the CPU (a host that takes the "
-                "virtual CPU away mid-step counts here too)", mc->steps_over_slice);
+                "virtual CPU away mid-step counts here too)", mc->steps.over_slice);
         GAUGE("pool_bytes", "bytes", "memory of the tracked items (kept for reuse)",
               mc->pool.bytes);
 #undef GAUGE
@@ -1623,7 +1344,7 @@ static void mc_destroy(void *instance)
         if (mc->deadline)
                 event_free(mc->deadline);
         mc->cache = ca_cache_free(mc->cache);
-        mc_pool_free(&mc->pool);
+        ad_pool_free(&mc->pool);
         free(mc->buckets);
         free(mc->victims);
         free(mc->server);
@@ -1653,11 +1374,10 @@ static int mc_create(struct ca_host *host, const struct ca_section *s, void **re
         mc->stale = true;      /* nothing goes before a first complete dump */
         mc->server = strdup(cfg.server);
         /* A fixed table, half a bucket per item at most: no rehash ever blocks the loop. */
-        mc->n_buckets = MC_BUCKETS_MIN;
-        while (mc->n_buckets < cfg.max_items / 2)
-                mc->n_buckets *= 2;
+        mc->n_buckets = ad_buckets_for(cfg.max_items, MC_BUCKETS_MIN);
         mc->buckets = calloc(mc->n_buckets, sizeof(*mc->buckets));
-        if (!mc->server || !mc->buckets)
+        if (!mc->server || !mc->buckets || ad_pool_init(&mc->pool, sizeof(struct mc_item) +
+                                                        MC_KEY_MAX) < 0)
                 goto out_oom;
         mc->base = ca_host_event_base(host);
         if (!mc->base) {

@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What the network adapters share (see adapter-net.h). */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cacheage/age.h"
+#include "adapter-net.h"
+
+/* ---- the server's address ---- */
+
+static int parse_port(const char *s, uint16_t *ret)
+{
+        unsigned port = 0;
+
+        if (!*s)
+                return -EINVAL;
+        for (; *s; s++) {
+                if (*s < '0' || *s > '9')
+                        return -EINVAL;
+                port = port * 10 + (unsigned)(*s - '0');
+                if (port > 65535)
+                        return -EINVAL;
+        }
+        if (port == 0)
+                return -EINVAL;
+        *ret = (uint16_t)port;
+        return 0;
+}
+
+int ad_server_parse(const char *v, struct sockaddr_storage *ret_addr, socklen_t *ret_len,
+                    char *msg, size_t msg_len)
+{
+        struct sockaddr_storage ss = { 0 };
+        socklen_t len;
+        char host[64];
+        const char *colon;
+        uint16_t port;
+
+        if (v[0] == '/') {
+                struct sockaddr_un *un = (struct sockaddr_un *)&ss;
+
+                if (strlen(v) >= sizeof(un->sun_path)) {
+                        snprintf(msg, msg_len, "socket path \"%s\" longer than %zu bytes", v,
+                                 sizeof(un->sun_path) - 1);
+                        return -EINVAL;
+                }
+                un->sun_family = AF_UNIX;
+                strcpy(un->sun_path, v);
+                len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(v) + 1);
+                goto out;
+        }
+        colon = strrchr(v, ':');
+        if (!colon || colon == v || (size_t)(colon - v) >= sizeof(host) ||
+            parse_port(colon + 1, &port) < 0)
+                goto out_bad;
+        memcpy(host, v, (size_t)(colon - v));
+        host[colon - v] = '\0';
+        if (host[0] == '[') {
+                struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+                size_t n = strlen(host);
+
+                if (n < 3 || host[n - 1] != ']')
+                        goto out_bad;
+                host[n - 1] = '\0';
+                if (inet_pton(AF_INET6, host + 1, &in6->sin6_addr) != 1)
+                        goto out_bad;
+                in6->sin6_family = AF_INET6;
+                in6->sin6_port = htons(port);
+                len = sizeof(*in6);
+        } else {
+                struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+
+                if (strcmp(host, "localhost") == 0)
+                        strcpy(host, "127.0.0.1");
+                if (inet_pton(AF_INET, host, &in->sin_addr) != 1)
+                        goto out_bad;
+                in->sin_family = AF_INET;
+                in->sin_port = htons(port);
+                len = sizeof(*in);
+        }
+out:
+        *ret_addr = ss;
+        *ret_len = len;
+        return 0;
+out_bad:
+        snprintf(msg, msg_len, "invalid server \"%s\" (expected IPv4:PORT, [IPv6]:PORT, "
+                 "localhost:PORT or an absolute socket path; names are not resolved)", v);
+        return -EINVAL;
+}
+
+/* ---- the connection ---- */
+
+int ad_connect(struct event_base *base, const struct sockaddr_storage *addr, socklen_t addr_len,
+               int priority, size_t read_max, size_t input_max, struct bufferevent **ret_bev)
+{
+        struct bufferevent *bev;
+        int fd, r;
+
+        fd = socket(addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (addr->ss_family != AF_UNIX)
+                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
+        if (connect(fd, (const struct sockaddr *)addr, addr_len) < 0 && errno != EINPROGRESS) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
+        bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
+        if (!bev) {
+                close(fd);
+                return -ENOMEM;
+        }
+        bufferevent_priority_set(bev, priority);
+        bufferevent_setwatermark(bev, EV_READ, 0, input_max);
+        bufferevent_set_max_single_read(bev, read_max);
+        /* No address: wait for the connection under way (or made) to be writable. */
+        if (bufferevent_socket_connect(bev, NULL, 0) < 0) {
+                bufferevent_free(bev);
+                return -ENOMEM;
+        }
+        *ret_bev = bev;
+        return 0;
+}
+
+void ad_timeouts(struct bufferevent *bev, uint64_t timeout_usec, bool waiting)
+{
+        struct timeval tv = { .tv_sec = (time_t)(timeout_usec / 1000000),
+                              .tv_usec = (suseconds_t)(timeout_usec % 1000000) };
+
+        if (waiting)
+                bufferevent_set_timeouts(bev, &tv, &tv);
+        else
+                bufferevent_set_timeouts(bev, NULL, NULL);
+}
+
+/* ---- steps in the host's loop ---- */
+
+uint64_t ad_cpu_usec(void)
+{
+        struct timespec ts;
+
+        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+                return 0;
+        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+struct ad_step ad_step_begin(struct ad_steps *s)
+{
+        s->work = 0;
+        return (struct ad_step){ .start_usec = ca_now_usec(), .start_cpu_usec = ad_cpu_usec() };
+}
+
+bool ad_step_end(struct ad_steps *s, const struct ad_step *step, uint64_t slice_usec,
+                 uint64_t *ret_cpu_usec, uint64_t *ret_usec)
+{
+        uint64_t d = ca_now_usec() - step->start_usec;
+        uint64_t cpu = ad_cpu_usec() - step->start_cpu_usec;
+
+        if (d > s->longest_usec)
+                s->longest_usec = d;
+        if (cpu > s->longest_cpu_usec)
+                s->longest_cpu_usec = cpu;
+        s->steps++;
+        if (cpu <= slice_usec)
+                return false;
+        s->over_slice++;
+        *ret_cpu_usec = cpu;
+        *ret_usec = d;
+        return true;
+}
+
+void ad_steps_mark(struct ad_steps *s)
+{
+        s->longest_usec = s->longest_cpu_usec = 0;
+        s->mark_steps = s->steps;
+        s->mark_over = s->over_slice;
+}
+
+/* ---- pace ---- */
+
+void ad_pace_start(struct ad_pace *p, uint64_t rate)
+{
+        p->rate = rate;
+        p->start_usec = ca_now_usec();
+        p->items = 0;
+}
+
+uint64_t ad_pace(struct ad_pace *p, uint64_t n)
+{
+        uint64_t now, due;
+
+        if (p->rate == 0)
+                return 0;
+        now = ca_now_usec();
+        due = p->start_usec + p->items * 1000000 / p->rate;
+        if (now > due + AD_PACE_BURST_USEC) {
+                p->start_usec = now - AD_PACE_BURST_USEC;
+                p->items = 0;
+                due = p->start_usec;
+        }
+        if (due > now)
+                return due - now > AD_PACE_WAIT_MIN_USEC ? due - now : AD_PACE_WAIT_MIN_USEC;
+        p->items += n;
+        return 0;
+}
+
+/* ---- health ---- */
+
+bool ad_health_fail(struct ad_health *h, const char *kind)
+{
+        bool news = !h->failing || strcmp(kind, h->last_kind) != 0;
+
+        h->failing = true;
+        snprintf(h->last_kind, sizeof(h->last_kind), "%s", kind);
+        return news;
+}
+
+bool ad_health_ok(struct ad_health *h)
+{
+        bool was = h->failing;
+
+        h->failing = false;
+        h->last_kind[0] = '\0';
+        return was;
+}
+
+/* ---- an index of keys ---- */
+
+uint64_t ad_hash(const uint8_t *key, size_t len)
+{
+        /* FNV-1a, 64 bits: keys are short, and the tables' sizes are powers of two. */
+        uint64_t h = 0xcbf29ce484222325ULL;
+
+        for (size_t i = 0; i < len; i++) {
+                h ^= key[i];
+                h *= 0x100000001b3ULL;
+        }
+        return h ^ (h >> 29);
+}
+
+size_t ad_buckets_for(uint64_t max_items, size_t min)
+{
+        size_t n = min;
+
+        while (n < max_items / 2)
+                n *= 2;
+        return n;
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * What the adapters of network caches (memcached, redis) share: the server's address as the
+ * "server =" key writes it, a non-blocking connection on the host's loop, the accounting of the
+ * adapter's steps in that loop, the pace of a walk (items a second), and the rule that a
+ * failure is logged once per change. All of it runs on the host's loop thread.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+struct bufferevent;
+struct event_base;
+
+#define AD_MSG_MAX 512 /* bytes of an error message kept for "once per change" */
+
+/* ---- the server's address ---- */
+
+/*
+ * ad_server_parse() - "server =": IPv4:PORT, [IPv6]:PORT, localhost:PORT (127.0.0.1) or an
+ * absolute unix socket path. Names are not resolved: a DNS lookup would block the host's loop.
+ * Returns 0 and the address in *ret_addr, *ret_len, or -EINVAL with the reason in @msg.
+ */
+int ad_server_parse(const char *v, struct sockaddr_storage *ret_addr, socklen_t *ret_len,
+                    char *msg, size_t msg_len);
+
+/* ---- the connection ---- */
+
+/*
+ * ad_connect() - a non-blocking stream socket connecting to @addr (TCP_NODELAY: requests go in
+ * small writes, which Nagle's algorithm would hold behind the server's delayed ACK), wrapped in
+ * a bufferevent on @base at @priority that reads at most @read_max bytes at once and stops
+ * reading while @input_max bytes wait in its input. The caller sets its callbacks and enables
+ * it. Connecting is asked here rather than by libevent, which reports a refusal it sees at once
+ * without its errno. Returns 0 and the bufferevent, or a negative errno (the connect's own).
+ */
+int ad_connect(struct event_base *base, const struct sockaddr_storage *addr, socklen_t addr_len,
+               int priority, size_t read_max, size_t input_max, struct bufferevent **ret_bev);
+
+/*
+ * ad_timeouts() - wait for the server at most @timeout_usec while it owes bytes (@waiting),
+ * forever when it owes none.
+ */
+void ad_timeouts(struct bufferevent *bev, uint64_t timeout_usec, bool waiting);
+
+/* ---- steps in the host's loop ---- */
+
+/*
+ * How long the adapter held the loop, on the clock and on the CPU. On a loaded machine (or at
+ * SCHED_IDLE, as the unit runs) the first includes the time the kernel gave to others mid-step;
+ * the second is the adapter's own work, the one compared with the host's slice_time.
+ */
+struct ad_steps {
+        uint64_t steps, over_slice;     /* runs in the loop, and those over slice_time on the CPU */
+        uint64_t longest_usec, longest_cpu_usec; /* since ad_steps_mark() */
+        uint64_t mark_steps, mark_over; /* steps and over_slice at the mark */
+        uint64_t work;                  /* lines or items of the step under way */
+};
+
+struct ad_step {
+        uint64_t start_usec, start_cpu_usec;
+};
+
+/* ad_cpu_usec() - this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), 0 when unknown. */
+uint64_t ad_cpu_usec(void);
+struct ad_step ad_step_begin(struct ad_steps *s);
+/*
+ * ad_step_end() - count the step. Returns true when it took longer than @slice_usec on the CPU
+ * (its figures in *ret_cpu_usec and *ret_usec), for the adapter to log what it was doing.
+ */
+bool ad_step_end(struct ad_steps *s, const struct ad_step *step, uint64_t slice_usec,
+                 uint64_t *ret_cpu_usec, uint64_t *ret_usec);
+/* ad_steps_mark() - a refresh begins: the longest steps start again, the counts are marked. */
+void ad_steps_mark(struct ad_steps *s);
+
+/* ---- pace ---- */
+
+#define AD_PACE_BURST_USEC 10000     /* a paced walk may catch up on this much time */
+#define AD_PACE_WAIT_MIN_USEC 1000   /* the shortest pause of a paced walk */
+
+/*
+ * A walk paced to @rate items a second (0: no limit). Reading slower than the server sends
+ * fills the socket: the server's thread writing it waits and leaves the CPU to its clients.
+ * A pause longer than a burst is not saved up for later.
+ */
+struct ad_pace {
+        uint64_t rate;
+        uint64_t start_usec, items;
+};
+
+/* ad_pace_start() - a walk begins (a dump requested, a round of checks, a scan). */
+void ad_pace_start(struct ad_pace *p, uint64_t rate);
+/*
+ * ad_pace() - 0 when the next @n items may go now (they are counted), else how long to wait
+ * for them (at least AD_PACE_WAIT_MIN_USEC).
+ */
+uint64_t ad_pace(struct ad_pace *p, uint64_t n);
+
+/* ---- health: a failure logged once per change ---- */
+
+struct ad_health {
+        bool failing;
+        char last_kind[AD_MSG_MAX];
+};
+
+/*
+ * ad_health_fail() - a failure of kind @kind (what went wrong without the particulars, such as
+ * the message's format, so that "bad line 1234" and "bad line 5678" are one): whether to log it
+ * at warning (the first, or another kind than the last) rather than at debug (the same again).
+ * The caller counts and logs.
+ */
+bool ad_health_fail(struct ad_health *h, const char *kind);
+/* ad_health_ok() - the server answers: whether it was failing (say once that it answers again). */
+bool ad_health_ok(struct ad_health *h);
+
+/* ---- an index of keys ---- */
+
+/* ad_hash() - FNV-1a (64 bits), its high bits folded in: for tables of a power of two. */
+uint64_t ad_hash(const uint8_t *key, size_t len);
+/* ad_buckets_for() - buckets for at most @max_items: half one an item, at least @min. */
+size_t ad_buckets_for(uint64_t max_items, size_t min);
