@@ -43,7 +43,7 @@ TSAN_OPTIONS=halt_on_error=1 run_build build-ci-tsan -Db_sanitize=thread -- --su
 # libFuzzer (clang) on every parser of outside input, 20 s per target, two at a time; only the
 # fuzz targets are built: the rest of the tree is GCC's, built and tested above.
 CC=clang BUILD_TARGETS="tests/fuzz/fuzz-trace tests/fuzz/fuzz-config tests/fuzz/fuzz-duration \
-    tests/fuzz/fuzz-memcached" \
+    tests/fuzz/fuzz-memcached tests/fuzz/fuzz-redis" \
     run_build build-ci-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
     -- --suite fuzz
 

@@ -199,13 +199,13 @@ Test(memcached, reply_kinds_and_stats)
 
 Test(memcached, excerpt)
 {
-        char buf[MC_EXCERPT_BUF], line[200];
+        char buf[AD_EXCERPT_BUF], line[200];
 
-        cr_expect_str_eq(mc_excerpt("a\x01\xff\\", 4, buf), "a\\x01\\xff\\x5c");
+        cr_expect_str_eq(ad_excerpt("a\x01\xff\\", 4, buf), "a\\x01\\xff\\x5c");
         memset(line, 'x', sizeof(line));
-        mc_excerpt(line, sizeof(line), buf);
-        cr_expect_eq(strlen(buf), MC_EXCERPT_MAX + 3);
-        cr_expect_str_eq(buf + MC_EXCERPT_MAX, "...");
+        ad_excerpt(line, sizeof(line), buf);
+        cr_expect_eq(strlen(buf), AD_EXCERPT_MAX + 3);
+        cr_expect_str_eq(buf + AD_EXCERPT_MAX, "...");
 }
 
 /* ---- the adapter under the test's own host, against a real memcached ---------------------- */

@@ -55,27 +55,6 @@ enum mc_reply mc_reply_kind(const char *line, size_t len)
         return MC_REPLY_OTHER;
 }
 
-int mc_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *ret)
-{
-        uint64_t v = 0;
-
-        if (len == 0)
-                return -EBADMSG;
-        for (size_t i = 0; i < len; i++) {
-                unsigned d = (unsigned char)s[i] - '0';
-
-                if (d > 9)
-                        return -EBADMSG;
-                if (v > (UINT64_MAX - d) / 10)
-                        return -ERANGE;
-                v = v * 10 + d;
-        }
-        if (v > max)
-                return -ERANGE;
-        *ret = v;
-        return 0;
-}
-
 static int hex_digit(char c)
 {
         if (c >= '0' && c <= '9')
@@ -168,14 +147,14 @@ static int field(struct fields *f, const char *t, size_t n, const char **key_out
         if (IS("la")) {
                 if (f->has_la)
                         return bad(err, err_len, "two la fields");
-                r = mc_parse_u64(v, vl, UINT32_MAX, &f->la);
+                r = ad_parse_u64(v, vl, UINT32_MAX, &f->la);
                 if (r < 0)
                         return bad(err, err_len, "la is not a time in seconds");
                 f->has_la = true;
         } else if (IS("cas")) {
                 if (f->has_cas)
                         return bad(err, err_len, "two cas fields");
-                if (mc_parse_u64(v, vl, UINT64_MAX, &f->cas) < 0)
+                if (ad_parse_u64(v, vl, UINT64_MAX, &f->cas) < 0)
                         return bad(err, err_len, "cas is not a 64-bit number");
                 f->has_cas = true;
         } else if (IS("fetch")) {
@@ -191,12 +170,12 @@ static int field(struct fields *f, const char *t, size_t n, const char **key_out
         } else if (IS("cls")) {
                 if (f->has_cls)
                         return bad(err, err_len, "two cls fields");
-                if (mc_parse_u64(v, vl, MC_CLASSES - 1, &f->cls) < 0)
+                if (ad_parse_u64(v, vl, MC_CLASSES - 1, &f->cls) < 0)
                         return bad(err, err_len, "cls is not a slab class (0..%d)",
                                    MC_CLASSES - 1);
                 f->has_cls = true;
         } else if (IS("size")) {
-                if (mc_parse_u64(v, vl, UINT32_MAX, &f->size) < 0)
+                if (ad_parse_u64(v, vl, UINT32_MAX, &f->size) < 0)
                         return bad(err, err_len, "size is not a 32-bit number");
         }
         /* exp, flags, ext_page, ext_offset and keys to come: not needed. */
@@ -378,30 +357,4 @@ int mc_uri_encode(const uint8_t *key, size_t key_len, char *out, size_t out_max)
                 return -E2BIG;
         out[n] = '\0';
         return (int)n;
-}
-
-char *mc_excerpt(const char *line, size_t len, char *buf)
-{
-        size_t n = 0, i;
-
-        for (i = 0; i < len; i++) {
-                unsigned char c = (unsigned char)line[i];
-
-                if (c >= ' ' && c < 0x7f && c != '\\') {
-                        if (n + 1 > MC_EXCERPT_MAX)
-                                break;
-                        buf[n++] = (char)c;
-                } else {
-                        if (n + 4 > MC_EXCERPT_MAX)
-                                break;
-                        snprintf(buf + n, 5, "\\x%02x", c);
-                        n += 4;
-                }
-        }
-        if (i < len) {
-                memcpy(buf + n, "...", 3);
-                n += 3;
-        }
-        buf[n] = '\0';
-        return buf;
 }

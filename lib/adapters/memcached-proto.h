@@ -10,7 +10,7 @@
  *
  * Everything that comes from the server is checked as untrusted input: each parser returns 0,
  * or -EBADMSG with the reason in @err (what was wrong, not the line itself: the caller quotes
- * an excerpt with mc_excerpt()).
+ * an excerpt with ad_excerpt()).
  *
  * Protocol facts, checked against memcached 1.6.18 (doc/protocol.txt, crawler.c,
  * proto_text.c): a metadump line is "key=K exp=E la=LA cas=C fetch=yes|no cls=N size=S" (newer
@@ -26,11 +26,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "adapter-text.h" /* ad_parse_u64(), ad_excerpt() */
+
 #define MC_KEY_MAX 250       /* bytes of a key, and of a key token in a command */
 #define MC_LINE_MAX 4096     /* bytes of one reply line, "\n" excluded: longer is garbage */
 #define MC_CLASSES 64        /* slab classes (MAX_NUMBER_OF_SLAB_CLASSES) */
 #define MC_ERR_MAX 160       /* bytes of a parser's reason */
-#define MC_EXCERPT_MAX 64    /* bytes of a line quoted in a message, escapes included */
 
 /* One item of a metadump. */
 struct mc_dump_entry {
@@ -102,12 +103,6 @@ int mc_parse_stat(const char *line, size_t len, const char **ret_name, size_t *r
                   const char **ret_value, size_t *ret_value_len);
 
 /*
- * mc_parse_u64() - @len decimal digits (no sign, no blank) up to @max. Returns 0, or
- * -EBADMSG (not a number, empty) / -ERANGE (above @max).
- */
-int mc_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *ret);
-
-/*
  * mc_key_token() - the key as a command token into @out (MC_KEY_MAX + 1 bytes, NUL-ended):
  * the bytes themselves when each is a graphic character or above 0x7f (memcached splits
  * commands at blanks and ends them at "\n"), else base64, in which case the command needs the
@@ -122,10 +117,3 @@ int mc_key_token(const uint8_t *key, size_t key_len, char *out, bool *ret_base64
  * For tests and the fuzz target: the adapter only decodes.
  */
 int mc_uri_encode(const uint8_t *key, size_t key_len, char *out, size_t out_max);
-
-/*
- * mc_excerpt() - up to MC_EXCERPT_MAX bytes of @line for a log message: printable ASCII as
- * is, other bytes as \xNN, "..." when cut. Returns @buf (MC_EXCERPT_MAX + 4 bytes).
- */
-char *mc_excerpt(const char *line, size_t len, char *buf);
-#define MC_EXCERPT_BUF (MC_EXCERPT_MAX + 4)

@@ -437,8 +437,8 @@ static void mc_stat_item_age(struct mc *mc, const char *name, size_t len, const 
         if (!mc_stat_is(c2 + 1, len - (size_t)(c2 + 1 - name), "age_hot") &&
             !mc_stat_is(c2 + 1, len - (size_t)(c2 + 1 - name), "age_warm"))
                 return;
-        if (mc_parse_u64(c1, (size_t)(c2 - c1), MC_CLASSES - 1, &cls) < 0 ||
-            mc_parse_u64(v, vlen, UINT32_MAX, &age) < 0)
+        if (ad_parse_u64(c1, (size_t)(c2 - c1), MC_CLASSES - 1, &cls) < 0 ||
+            ad_parse_u64(v, vlen, UINT32_MAX, &age) < 0)
                 return;
         if (age > mc->lru_age_sec[cls])
                 mc->lru_age_sec[cls] = (uint32_t)age;
@@ -453,15 +453,15 @@ static int mc_stat_line(struct mc *mc, const char *line, size_t len)
         if (mc_parse_stat(line, len, &name, &nlen, &v, &vlen) < 0)
                 return -EBADMSG;
         if (mc_stat_is(name, nlen, "pid")) {
-                if (mc_parse_u64(v, vlen, UINT64_MAX, &u) < 0)
+                if (ad_parse_u64(v, vlen, UINT64_MAX, &u) < 0)
                         return -EBADMSG;
                 mc->stat_pid = u;
         } else if (mc_stat_is(name, nlen, "time")) {
-                if (mc_parse_u64(v, vlen, UINT32_MAX, &u) < 0)
+                if (ad_parse_u64(v, vlen, UINT32_MAX, &u) < 0)
                         return -EBADMSG;
                 mc->server_time = (uint32_t)u;
         } else if (mc_stat_is(name, nlen, "uptime")) {
-                if (mc_parse_u64(v, vlen, UINT32_MAX, &u) < 0)
+                if (ad_parse_u64(v, vlen, UINT32_MAX, &u) < 0)
                         return -EBADMSG;
                 mc->stat_uptime = u;
         } else if (mc_stat_is(name, nlen, "lru_segmented")) {
@@ -844,9 +844,9 @@ static void mc_fence(struct mc *mc)
 
 static void mc_bad_reply(struct mc *mc, const char *what, const char *line, size_t len)
 {
-        char ex[MC_EXCERPT_BUF];
+        char ex[AD_EXCERPT_BUF];
 
-        mc_fail_kind(mc, what, "%s: \"%s\"", what, mc_excerpt(line, len, ex));
+        mc_fail_kind(mc, what, "%s: \"%s\"", what, ad_excerpt(line, len, ex));
 }
 
 static void mc_line_stats(struct mc *mc, const char *line, size_t len)
@@ -869,7 +869,7 @@ static void mc_line_stats(struct mc *mc, const char *line, size_t len)
 static void mc_line_dump(struct mc *mc, const char *line, size_t len)
 {
         struct mc_dump_entry e;
-        char err[MC_ERR_MAX], ex[MC_EXCERPT_BUF];
+        char err[MC_ERR_MAX], ex[AD_EXCERPT_BUF];
 
         switch (mc_reply_kind(line, len)) {
         case MC_REPLY_END:
@@ -904,14 +904,14 @@ static void mc_line_dump(struct mc *mc, const char *line, size_t len)
         }
         if (mc_parse_dump_line(line, len, &e, err, sizeof(err)) < 0)
                 return mc_fail_kind(mc, err, "bad metadump line %" PRIu64 ": %s: \"%s\"",
-                                    mc->dump_lines + 1, err, mc_excerpt(line, len, ex));
+                                    mc->dump_lines + 1, err, ad_excerpt(line, len, ex));
         mc_dump_entry(mc, &e);
 }
 
 static void mc_line_round(struct mc *mc, const char *line, size_t len)
 {
         struct mc_meta meta;
-        char err[MC_ERR_MAX], ex[MC_EXCERPT_BUF];
+        char err[MC_ERR_MAX], ex[AD_EXCERPT_BUF];
 
         switch (mc_reply_kind(line, len)) {
         case MC_REPLY_ME:
@@ -922,7 +922,7 @@ static void mc_line_round(struct mc *mc, const char *line, size_t len)
                         return mc_judge(mc, NULL);
                 if (mc_parse_meta(line, len, &meta, err, sizeof(err)) < 0)
                         return mc_fail_kind(mc, err, "bad me reply: %s: \"%s\"", err,
-                                            mc_excerpt(line, len, ex));
+                                            ad_excerpt(line, len, ex));
                 return mc_judge(mc, &meta);
         case MC_REPLY_EX:
                 mc->ex_seen++;
@@ -980,8 +980,8 @@ static void mc_check_idle(struct mc *mc)
         in = bufferevent_get_input(mc->bev);
         len = evbuffer_get_length(in);
         if (len > 0) {
-                if (len > MC_EXCERPT_MAX)
-                        len = MC_EXCERPT_MAX;
+                if (len > AD_EXCERPT_MAX)
+                        len = AD_EXCERPT_MAX;
                 mc_bad_reply(mc, "bytes when nothing was asked",
                              (const char *)evbuffer_pullup(in, (ssize_t)len), len);
                 return;

@@ -30,9 +30,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void fail(const char *what, const char *line, size_t len)
 {
-        char ex[MC_EXCERPT_BUF];
+        char ex[AD_EXCERPT_BUF];
 
-        fprintf(stderr, "fuzz-memcached: %s: \"%s\"\n", what, mc_excerpt(line, len, ex));
+        fprintf(stderr, "fuzz-memcached: %s: \"%s\"\n", what, ad_excerpt(line, len, ex));
         abort();
 }
 
@@ -147,7 +147,7 @@ static void check_uri(const char *line, size_t len)
 
 static void check_line(const char *line, size_t len)
 {
-        char err[MC_ERR_MAX] = "", ex[MC_EXCERPT_BUF];
+        char err[MC_ERR_MAX] = "", ex[AD_EXCERPT_BUF];
         const char *name, *value;
         size_t nl, vl;
         struct mc_meta meta;
@@ -171,8 +171,8 @@ static void check_line(const char *line, size_t len)
                        value + vl > line + len || name + nl > line + len))
                 fail("a stat outside its line", line, len);
 
-        mc_excerpt(line, len, ex);
-        if (strlen(ex) > MC_EXCERPT_MAX + 3)
+        ad_excerpt(line, len, ex);
+        if (strlen(ex) > AD_EXCERPT_MAX + 3)
                 fail("an excerpt too long", line, len);
         for (const char *p = ex; *p; p++)
                 if (*p < ' ' || *p > '~')
