@@ -70,7 +70,7 @@ int rp_parse(const char *buf, size_t len, struct rp_value *v, size_t max_values,
                 size_t index;
                 int64_t owed;
         } open[RP_DEPTH_MAX + 1];
-        size_t depth = 0, n = 0, pos = 0, line_len;
+        size_t depth = 0, n = 0, pos = 0, line_len = 0;
         int r;
 
         if (max_values > RP_VALUES_MAX)

@@ -1,0 +1,1951 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The redis adapter: ages the keys of a real Redis server (5.0 or later; tested with 7.0.15,
+ * Debian 12's). Each key is a node of the cache; what Redis itself records of a key's use is
+ * what the adapter reads:
+ *
+ *   refresh   before each rotation, on one connection and without blocking the host's loop:
+ *             INFO (the instance, its maxmemory-policy, its forks, its memory), under an LFU
+ *             policy CONFIG GET lfu-decay-time, then SCAN (never KEYS) with the keys of each
+ *             SCAN reply handed to a script of ours (EVALSHA, "probe"): for each key, OBJECT
+ *             IDLETIME (or OBJECT FREQ under LFU) and PTTL, which look the key up with
+ *             LOOKUP_NOTOUCH (src/object.c, objectCommandLookup(); src/expire.c): reading
+ *             them is no use of the key. The probe also reads the server's LRU clock (INFO
+ *             server, lru_clock), so that each key's last access is known exactly: an object's
+ *             24-bit `lru` field is lru_clock - idle (src/evict.c, estimateObjectIdleTime()),
+ *             and it changes only when the key is looked up by a client or written. Then INFO
+ *             again (the forks), and a sweep that forgets the keys the scan did not return.
+ *   use       under an LRU-kind policy (every policy but the two LFU ones; noeviction too): a
+ *             key is used in a period when its `lru` moved since the last scan, or when the
+ *             last scan saw it at idle time 0 (a use in that very second would not move it).
+ *             Every lookup moves it: a read, and a write (a SET makes a new object, a write to a
+ *             hash or a list looks the key up): Redis cannot tell them apart, so a rewritten key
+ *             is a used one. A key seen for the first time is inserted (its first use); one
+ *             written and never looked up again is single-use. Under an LFU policy a key is used
+ *             while OBJECT FREQ is above 0 (see "LFU" below).
+ *   reclaim   a node that fell due is a victim: collected by the reclaim op, checked and
+ *             deleted from after_age, asynchronously, RD_REAP_BATCH at a time, by a second
+ *             script ("reap") that does, atomically on the server: no fork since the scan
+ *             (INFO stats, total_forks); for each key, its lru still the one the scan saw and
+ *             its idle time above 0 (LFU: its frequency still 0), no TTL set since (unless
+ *             ttl_keys = age), then MEMORY USAGE (the bytes freed) and UNLINK. A key read or
+ *             rewritten between the scan and the delete stays; a script runs whole, so nothing
+ *             can come between the check and the UNLINK.
+ *   forks     while Redis has a child (BGSAVE, an AOF rewrite, a module's fork), it records no
+ *             access at all (src/db.c, lookupKey(): "Don't do it if we have a saving child"):
+ *             a read then leaves no trace. A rotation whose period saw a fork (total_forks moved,
+ *             or a child was running) is blind: every key counts as used, nothing goes.
+ *   LFU       OBJECT IDLETIME is refused under an LFU policy; OBJECT FREQ is a logarithmic
+ *             counter that decays by one every lfu-decay-time minutes since the key's last
+ *             access, counted in whole minutes of the server's clock (src/evict.c,
+ *             LFUDecrAndReturn()). A read lifts a counter of 5 or less by one, always; a new key
+ *             starts at 5. So a frequency of 0 proves no access in the last lfu-decay-time - 1
+ *             minutes, and nothing else: a period is seen whole only when the time from the
+ *             last scan's start to this one's end is shorter than that, and the deletes must
+ *             finish within it too; otherwise the rotation is blind (logged once). A key written
+ *             and never read keeps a frequency above 0 for 5 x lfu-decay-time minutes: under LFU
+ *             it cannot be told from a read one, and goes once its counter has decayed.
+ *
+ * Never deleted: a key the adapter did not see idle in a complete scan of the same server
+ * instance (a restart, told by INFO run_id, or a change between LRU and LFU forgets
+ * everything); a key with a TTL (left to Redis) unless ttl_keys = age; anything while the last
+ * refresh failed, on a replica, or in cluster mode.
+ *
+ * Errors (connection refused or lost, timeout, a reply that is not RESP2 or not what was
+ * asked, an error reply): counted, logged once per change (and once when the server answers
+ * again), retried at the next rotation; the host's loop and its other caches never wait for
+ * this one. A script the server forgot (a restart, SCRIPT FLUSH: NOSCRIPT) is sent again
+ * whole (EVAL), which loads it.
+ *
+ * Loop discipline (as the memcached adapter's, adapter-net.h): every read, parse and sweep
+ * runs in steps of at most RD_STEP_USEC at the base's lowest priority; replies are buffered up
+ * to RD_INPUT_MAX; one SCAN and its probes, or one batch of deletes, is in flight at a time;
+ * scans and checks are paced to `rate` keys a second; keys live in a pool of their own.
+ */
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "cacheage/plugin.h"
+#include "adapter-net.h"
+#include "adapter-pool.h"
+#include "redis-proto.h"
+#include "trust.h"
+
+#define RD_STEP_USEC 500                  /* longest run of one step in the host's loop */
+#define RD_RATE_DEFAULT 50000             /* keys per second scanned or checked */
+#define RD_RATE_MAX 100000000             /* keys per second */
+#define RD_INPUT_MAX (1024 * 1024)        /* bytes of replies buffered before reading stops */
+#define RD_READ_MAX (16 * 1024)           /* bytes read from the socket at once */
+/*
+ * Short runs of the server's one thread: a probe of RD_PROBE_BATCH keys, or a reap of
+ * RD_REAP_BATCH, is one script, during which every other client of the server waits.
+ */
+#define RD_SCAN_COUNT 32                  /* SCAN's COUNT: buckets walked per call */
+#define RD_PROBE_BATCH 32                 /* keys per probe script */
+#define RD_REAP_BATCH 16                  /* victims per reap script */
+#define RD_QUEUE_MAX 64                   /* requests in flight, at most */
+#define RD_MAX_KEYS_DEFAULT 1000000       /* keys */
+#define RD_MAX_KEYS_MAX 100000000         /* keys */
+#define RD_BUCKETS_MIN 1024               /* hash buckets */
+#define RD_PASSWORD_MAX 512               /* bytes of a password */
+#define RD_LRU_CLOCK_MASK 0xffffffu       /* Redis' LRU clock: 24 bits of seconds */
+#define RD_LFU_MINUTE_USEC UINT64_C(60000000)
+#define RD_LFU_MARGIN_USEC 1000000        /* our clock against the server's, and a round trip */
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* ---- the scripts ---- */
+
+/*
+ * probe: for each key of KEYS, its idle time in seconds (ARGV[1] "lru") or its LFU frequency
+ * ("lfu"), -1 when it is gone, and 1 when it has a TTL; first the server's LRU clock. OBJECT
+ * and PTTL look keys up without touching them. Allowed in scripts in Redis 7.0 (neither is
+ * flagged NOSCRIPT in src/commands/), replicated by effects (it writes nothing).
+ */
+static const char rd_probe_script[] =
+        "local lfu = ARGV[1] == 'lfu'\n"
+        "local r = {0}\n"
+        "if not lfu then\n"
+        "  r[1] = tonumber(string.match(redis.call('INFO', 'server'), 'lru_clock:(%d+)'))\n"
+        "end\n"
+        "for i = 1, #KEYS do\n"
+        "  local v = redis.call('OBJECT', lfu and 'FREQ' or 'IDLETIME', KEYS[i])\n"
+        "  if v then\n"
+        "    r[2 * i] = v\n"
+        "    r[2 * i + 1] = redis.call('PTTL', KEYS[i]) >= 0 and 1 or 0\n"
+        "  else\n"
+        "    r[2 * i] = -1\n"
+        "    r[2 * i + 1] = 0\n"
+        "  end\n"
+        "end\n"
+        "return r\n";
+
+/*
+ * reap: ARGV = mode, total_forks as the scan ended, "leave" or "age" (keys with a TTL), "1" for
+ * a dry run, then each key's lru as the scan saw it. {-1}: a fork since, nothing done. Else
+ * {0, r1, r2...}: the bytes of a key deleted (MEMORY USAGE, 5 samples), -1 gone, -2 used since
+ * (its lru moved, or it is being used this second; LFU: its frequency above 0), -3 a TTL now.
+ */
+static const char rd_reap_script[] =
+        "if string.match(redis.call('INFO', 'stats'), 'total_forks:(%d+)') ~= ARGV[2] then\n"
+        "  return {-1}\n"
+        "end\n"
+        "local lfu = ARGV[1] == 'lfu'\n"
+        "local clock = 0\n"
+        "if not lfu then\n"
+        "  clock = tonumber(string.match(redis.call('INFO', 'server'), 'lru_clock:(%d+)'))\n"
+        "end\n"
+        "local r = {0}\n"
+        "for i = 1, #KEYS do\n"
+        "  local k = KEYS[i]\n"
+        "  local v = redis.call('OBJECT', lfu and 'FREQ' or 'IDLETIME', k)\n"
+        "  if not v then\n"
+        "    r[i + 1] = -1\n"
+        "  elseif (lfu and v ~= 0) or (not lfu and (v == 0 or\n"
+        "         (clock - v) % 16777216 ~= tonumber(ARGV[4 + i]))) then\n"
+        "    r[i + 1] = -2\n"
+        "  elseif ARGV[3] == 'leave' and redis.call('PTTL', k) >= 0 then\n"
+        "    r[i + 1] = -3\n"
+        "  else\n"
+        "    r[i + 1] = redis.call('MEMORY', 'USAGE', k, 'SAMPLES', '5') or 0\n"
+        "    if ARGV[4] ~= '1' then\n"
+        "      redis.call('UNLINK', k)\n"
+        "    end\n"
+        "  end\n"
+        "end\n"
+        "return r\n";
+
+/* ---- configuration ---- */
+
+enum { RD_TTL_LEAVE, RD_TTL_AGE };
+
+struct rd_config {
+        const char *server;  /* as written */
+        uint64_t db;
+        const char *user;
+        const char *password_file;
+        uint64_t timeout_usec;
+        const char *match;
+        int ttl_keys;
+        uint64_t max_keys;
+        uint64_t rate;       /* keys per second, 0: as fast as the server answers */
+        bool dry_run;
+        /* From server, by rd_check_server(). */
+        struct sockaddr_storage addr;
+        socklen_t addr_len;
+};
+
+static int rd_check_server(const char *v, void *target, char *msg, size_t msg_len)
+{
+        struct rd_config *cfg = target;
+        struct sockaddr_storage ss;
+        socklen_t len;
+        int r = ad_server_parse(v, &ss, &len, msg, msg_len);
+
+        if (r == 0 && cfg) {
+                cfg->addr = ss;
+                cfg->addr_len = len;
+        }
+        return r;
+}
+
+/* An ACL user name or a SCAN pattern: 1..@max bytes, printable, no blank (one argument). */
+static int rd_check_word(const char *v, size_t max, const char *what, char *msg, size_t msg_len)
+{
+        size_t n = strlen(v);
+
+        if (n == 0 || n > max) {
+                snprintf(msg, msg_len, "%s of %zu bytes (expected 1 to %zu)", what, n, max);
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < n; i++)
+                if ((unsigned char)v[i] <= ' ' || (unsigned char)v[i] == 0x7f) {
+                        snprintf(msg, msg_len, "%s with a blank or a control character", what);
+                        return -EINVAL;
+                }
+        return 0;
+}
+
+static int rd_check_user(const char *v, void *target, char *msg, size_t msg_len)
+{
+        return rd_check_word(v, 128, "a user name", msg, msg_len);
+}
+
+static int rd_check_match(const char *v, void *target, char *msg, size_t msg_len)
+{
+        return rd_check_word(v, 512, "a SCAN pattern", msg, msg_len);
+}
+
+static const struct ca_key_spec rd_keys[] = {
+        { .name = "server", .type = CA_KEY_STRING, CA_KEY_FIELD(struct rd_config, server),
+          .def = "127.0.0.1:6379", .check = rd_check_server,
+          .help = "IPv4:PORT, [IPv6]:PORT, localhost:PORT or a unix socket path" },
+        { .name = "db", .type = CA_KEY_UINT, CA_KEY_FIELD(struct rd_config, db), .def = "0",
+          .min = 0, .max = 65535, .help = "the database (SELECT) whose keys are aged" },
+        { .name = "user", .type = CA_KEY_STRING, CA_KEY_FIELD(struct rd_config, user),
+          .check = rd_check_user, .help = "the ACL user to AUTH as (default: the default user)" },
+        { .name = "password_file", .type = CA_KEY_PATH,
+          CA_KEY_FIELD(struct rd_config, password_file),
+          .help = "a file holding the password, readable by nobody but root and its group" },
+        { .name = "timeout", .type = CA_KEY_DURATION,
+          CA_KEY_FIELD(struct rd_config, timeout_usec), .def = "5s", .min = 10000,
+          .max = 600000000, .help = "longest wait for the server's next bytes" },
+        { .name = "match", .type = CA_KEY_STRING, CA_KEY_FIELD(struct rd_config, match),
+          .check = rd_check_match, .help = "a SCAN MATCH pattern: only those keys are aged" },
+        { .name = "ttl_keys", .type = CA_KEY_CHOICE, CA_KEY_FIELD(struct rd_config, ttl_keys),
+          .def = "leave", .what = "ttl_keys",
+          .choices = (const struct ca_key_choice[]){ { "leave", RD_TTL_LEAVE },
+                                                     { "age", RD_TTL_AGE }, { NULL, 0 } },
+          .help = "keys with a TTL: leave them to Redis, or age them too" },
+        { .name = "max_keys", .type = CA_KEY_UINT, CA_KEY_FIELD(struct rd_config, max_keys),
+          .def = STR(RD_MAX_KEYS_DEFAULT), .min = 1, .max = RD_MAX_KEYS_MAX,
+          .help = "keys tracked at most; the rest is not aged (and said so)" },
+        { .name = "rate", .type = CA_KEY_UINT, CA_KEY_FIELD(struct rd_config, rate),
+          .def = STR(RD_RATE_DEFAULT), .min = 0, .max = RD_RATE_MAX,
+          .help = "keys per second scanned or checked for deletion (0: no limit)" },
+        { .name = "dry_run", .type = CA_KEY_BOOL, CA_KEY_FIELD(struct rd_config, dry_run),
+          .def = "no", .help = "check and count the victims, delete nothing" },
+        CA_KEY_END
+};
+
+/* ---- state ---- */
+
+/* rd_key.flags */
+#define RD_KEY_AMBIGUOUS 0x01  /* LRU: seen at idle time 0: a use in that second leaves no trace */
+#define RD_KEY_VICTIM 0x02     /* in rd->victims, out of the cache, being checked */
+#define RD_KEY_CONDEMNED 0x04  /* dry_run: would have been deleted; out of the cache */
+#define RD_KEY_DEAD 0x08       /* deleted or gone: out of the index, freed by the next sweep */
+
+/*
+ * A tracked key: the node first, so that the framework's node is the key. The list of all keys
+ * owns them (a sweep walks it: a refresh costs what the server holds, not max_keys); the hash
+ * table is an index.
+ */
+struct rd_key {
+        struct ca_node node;
+        struct rd_key *next;     /* hash chain */
+        struct rd_key *all;      /* the list of all keys */
+        uint32_t seen;           /* LRU: its lru (24 bits) as last seen; LFU: its frequency */
+        uint32_t gen;            /* the scan that saw it last */
+        uint16_t key_len;
+        uint8_t flags;           /* RD_KEY_* */
+        uint8_t key[];
+};
+
+enum rd_phase {
+        RD_DOWN,       /* no connection */
+        RD_CONNECTING,
+        RD_HELLO,      /* AUTH, SELECT and the scripts' SCRIPT LOAD asked */
+        RD_IDLE,       /* connected, nothing asked */
+        RD_INFO,       /* INFO (and CONFIG GET) asked */
+        RD_SCAN,       /* SCAN and probes */
+        RD_SCANNED,    /* INFO asked again: the forks during the scan */
+        RD_SWEEP,      /* the scan done: forgetting the keys it did not return */
+        RD_ROUND,      /* checking and deleting victims */
+        RD_MEMORY,     /* INFO asked: used_memory after the rotation */
+};
+
+static const char *const rd_phase_name[] = {
+        [RD_DOWN] = "not connected",
+        [RD_CONNECTING] = "connecting",
+        [RD_HELLO] = "authenticating",
+        [RD_IDLE] = "idle",
+        [RD_INFO] = "reading INFO",
+        [RD_SCAN] = "scanning",
+        [RD_SCANNED] = "reading INFO after the scan",
+        [RD_SWEEP] = "sweeping",
+        [RD_ROUND] = "checking and deleting",
+        [RD_MEMORY] = "reading INFO memory",
+};
+
+/* What a reply in flight answers. */
+enum rd_req {
+        RQ_AUTH,
+        RQ_SELECT,
+        RQ_LOAD_PROBE,
+        RQ_LOAD_REAP,
+        RQ_INFO,       /* at the refresh's start */
+        RQ_CONFIG,     /* lfu-decay-time */
+        RQ_SCAN,
+        RQ_PROBE,      /* keys [first, first + count) of the batch */
+        RQ_INFO_END,   /* the scan is done */
+        RQ_REAP,       /* victims [checked, batch_end) */
+        RQ_INFO_MEMORY,
+};
+
+static const char *const rd_req_name[] = {
+        [RQ_AUTH] = "AUTH", [RQ_SELECT] = "SELECT", [RQ_LOAD_PROBE] = "SCRIPT LOAD",
+        [RQ_LOAD_REAP] = "SCRIPT LOAD", [RQ_INFO] = "INFO", [RQ_CONFIG] = "CONFIG GET",
+        [RQ_SCAN] = "SCAN", [RQ_PROBE] = "the probe script", [RQ_INFO_END] = "INFO",
+        [RQ_REAP] = "the reap script", [RQ_INFO_MEMORY] = "INFO",
+};
+
+/* Keys back to back: a SCAN reply's, or a copy of some of them. */
+struct rd_keyset {
+        uint8_t *bytes;
+        uint32_t *off;           /* each key's offset in bytes */
+        uint16_t *len;
+        size_t n;
+};
+
+struct rd_pending {
+        enum rd_req req;
+        size_t first, count;     /* RQ_PROBE: keys [first, first + count) of the batch... */
+        struct rd_keyset *own;   /* ... or of a copy of its own (a probe sent again) */
+};
+
+/* What INFO says, at a refresh's start and end. */
+struct rd_info {
+        uint64_t used_memory, used_memory_rss, forks;
+        bool child;              /* a fork's child is running */
+        uint64_t start_usec;     /* our clock when it was asked */
+};
+
+struct rd {
+        struct ca_host *host;
+        struct rd_config cfg;
+        char *server;             /* the key's text, for messages */
+        char *password;           /* from password_file, or NULL */
+        size_t password_len;
+        struct ca_cache *cache;
+        struct event_base *base;
+        int priority;             /* the base's lowest */
+        struct bufferevent *bev;
+        struct event *step;       /* the next step of reading, sweeping, a paced send or a retry */
+
+        enum rd_phase phase;
+        bool eof;                 /* the server closed; what it sent is read first */
+        bool want_scan;           /* a refresh waits for the connection to be ready */
+        bool refreshing;          /* ca_host_rotate_ready() is owed */
+        bool ready_due;           /* ... and due at the next step */
+        bool stale;               /* no complete scan since the start or the last error */
+        bool blind;               /* this rotation cannot tell a key unused: nothing goes */
+        bool paced_send;          /* a batch waits for its pace */
+        size_t need;              /* bytes the next reply needs at least */
+        char probe_sha[RP_SHA_LEN + 1], reap_sha[RP_SHA_LEN + 1];
+
+        /* The requests in flight, in order (a ring). */
+        struct rd_pending queue[RD_QUEUE_MAX];
+        size_t q_head, q_len;
+
+        /* What the server is. */
+        char run_id[48];          /* the instance the keys belong to */
+        bool lfu, lfu_known;      /* its policy, as the last refresh found it */
+        uint64_t lfu_decay_min;   /* lfu-decay-time, minutes; 0 with !lfu_decay_known */
+        bool lfu_decay_known;
+        struct rd_info info_start, info_end, prev_start;
+        bool prev_known;          /* prev_start is the last complete scan's, same instance */
+        uint64_t used_memory_before, used_memory_after, rss_before, rss_after;
+
+        /* The scan. */
+        uint64_t cursor;
+        bool scan_done;           /* the last SCAN answered cursor 0 */
+        bool scan_out;            /* a SCAN in flight */
+        size_t probes_out;        /* probes in flight */
+        struct rd_keyset batch;   /* the keys of the last SCAN reply */
+        size_t batch_cap, batch_keys_cap;
+
+        /* The keys: a list that owns them, and a fixed array of buckets sized from max_keys. */
+        struct ad_pool pool;
+        struct rd_key *all;
+        struct rd_key **buckets;
+        size_t n_buckets;
+        size_t n_keys;            /* in the index: dead ones waiting for a sweep are not */
+        uint32_t gen;             /* the current scan */
+        uint32_t reset_gen;       /* keys seen before this scan belong to an older instance */
+        struct rd_key **sweep_at; /* the sweep's place in the list, between two steps */
+        uint64_t scan_keys, scan_ttl, scan_untracked, scan_long;
+
+        /* The victims of the round: [0, checked) done, [checked, batch_end) being checked. */
+        struct rd_key **victims;
+        size_t n_victims, cap_victims, checked, batch_end;
+        uint64_t lfu_deadline_usec; /* LFU: the last moment a check proves no read since */
+
+        /* The rotation's deletes, said in one line once its aging and rounds are done. */
+        bool summary_due, aged;
+        uint64_t rot_victims, rot_start_usec;
+
+        /* Health, for logging once per change. */
+        struct ad_health health;
+        char blind_reason[AD_MSG_MAX];
+        bool over_max_logged, long_logged;
+
+        /* Statistics. */
+        uint64_t aged_total, deleted, would_delete, kept_touched, kept_unsure, gone, ttl_set;
+        uint64_t bytes_freed, errors, scans, blind_rotations, noscript, scan_usec;
+        uint64_t keys_seen, ttl_keys, untracked_keys;
+        uint64_t refresh_start_usec;
+        struct ad_steps steps;
+        struct ad_pace pace;
+};
+
+static void rd_step_schedule(struct rd *rd, uint64_t delay_usec);
+static void rd_close(struct rd *rd);
+static void rd_round_abort(struct rd *rd);
+static void rd_round_next(struct rd *rd);
+static void rd_rotation_end(struct rd *rd);
+
+/* ---- the index ---- */
+
+static struct rd_key **rd_bucket(struct rd *rd, const uint8_t *key, size_t len)
+{
+        return &rd->buckets[ad_hash(key, len) & (rd->n_buckets - 1)];
+}
+
+static struct rd_key *rd_lookup(struct rd *rd, const uint8_t *key, size_t len)
+{
+        for (struct rd_key *k = *rd_bucket(rd, key, len); k; k = k->next)
+                if (k->key_len == len && memcmp(k->key, key, len) == 0)
+                        return k;
+        return NULL;
+}
+
+/* Take @k out of the index and the cache; the next sweep frees it. */
+static void rd_forget(struct rd *rd, struct rd_key *k)
+{
+        struct rd_key **p = rd_bucket(rd, k->key, k->key_len);
+
+        while (*p != k)
+                p = &(*p)->next;
+        *p = k->next;
+        ca_cache_remove(rd->cache, &k->node);
+        rd->n_keys--;
+        k->flags = RD_KEY_DEAD;
+}
+
+static struct rd_key *rd_key_new(struct rd *rd, const uint8_t *key, size_t len)
+{
+        struct rd_key *k = ad_pool_get(&rd->pool, sizeof(*k) + len);
+        struct rd_key **b;
+
+        if (!k)
+                return NULL;
+        memcpy(k->key, key, len);
+        k->key_len = (uint16_t)len;
+        b = rd_bucket(rd, key, len);
+        k->next = *b;
+        *b = k;
+        k->all = rd->all;
+        rd->all = k;
+        rd->n_keys++;
+        return k;
+}
+
+/* A fresh start in the cache: a new object (its first use). */
+static void rd_key_start(struct rd *rd, struct rd_key *k, uint32_t seen, bool ambiguous)
+{
+        ca_cache_remove(rd->cache, &k->node);
+        k->node = (struct ca_node){ 0 };
+        k->seen = seen;
+        k->flags = ambiguous ? RD_KEY_AMBIGUOUS : 0;
+        ca_cache_insert(rd->cache, &k->node);
+}
+
+/* A key that the key's text would print as: printable bytes as is, others escaped. */
+static char *rd_key_excerpt(const struct rd_key *k, char *buf)
+{
+        return ad_excerpt((const char *)k->key, k->key_len, buf);
+}
+
+/* ---- health ---- */
+
+/*
+ * The refresh is over: the host is told from a callback of its own (rd->ready_due, at the next
+ * step), so that its rotation, and the aging slice it may start at once, never run inside one
+ * of the adapter's steps.
+ */
+static void rd_refresh_done(struct rd *rd)
+{
+        if (!rd->refreshing)
+                return;
+        rd->ready_due = true;
+        rd_step_schedule(rd, 0);
+}
+
+static void rd_rotate_ready(struct rd *rd)
+{
+        rd->ready_due = false;
+        if (!rd->refreshing)
+                return;
+        rd->refreshing = false;
+        /* A failed refresh is ours to log: the host rotates, and reclaim keeps every node. */
+        ca_host_rotate_ready(rd->host, rd->cache, 0);
+}
+
+/* Something went wrong with the server: count, log once per change, drop the connection. */
+static void rd_fail(struct rd *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void rd_fail(struct rd *rd, const char *fmt, ...)
+{
+        char msg[AD_MSG_MAX];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+
+        rd->errors++;
+        if (ad_health_fail(&rd->health, msg))
+                ca_host_log(rd->host, LOG_WARNING, "redis at %s: %s; nothing is deleted until a "
+                            "scan succeeds, retrying at the next rotation", rd->server, msg);
+        else
+                ca_host_log(rd->host, LOG_DEBUG, "redis at %s: %s (again)", rd->server, msg);
+        rd->stale = true;
+        rd->prev_known = false;
+        rd_round_abort(rd);
+        rd_close(rd);
+        rd->want_scan = false;
+        rd->summary_due = false;
+        rd_refresh_done(rd);
+}
+
+static void rd_keyset_free(struct rd_keyset *ks)
+{
+        if (!ks)
+                return;
+        free(ks->bytes);
+        free(ks->off);
+        free(ks->len);
+        free(ks);
+}
+
+/* A copy of keys [first, first + count) of @from, or NULL. */
+static struct rd_keyset *rd_keyset_copy(const struct rd_keyset *from, size_t first, size_t count)
+{
+        struct rd_keyset *ks = calloc(1, sizeof(*ks));
+        size_t bytes = 0;
+
+        for (size_t i = first; i < first + count; i++)
+                bytes += from->len[i];
+        if (!ks || !(ks->bytes = malloc(bytes + 1)) || !(ks->off = calloc(count, sizeof(*ks->off))) ||
+            !(ks->len = calloc(count, sizeof(*ks->len)))) {
+                rd_keyset_free(ks);
+                return NULL;
+        }
+        for (size_t i = 0, pos = 0; i < count; i++) {
+                memcpy(ks->bytes + pos, from->bytes + from->off[first + i], from->len[first + i]);
+                ks->off[i] = (uint32_t)pos;
+                ks->len[i] = from->len[first + i];
+                pos += ks->len[i];
+        }
+        ks->n = count;
+        return ks;
+}
+
+static void rd_close(struct rd *rd)
+{
+        if (rd->bev)
+                bufferevent_free(rd->bev);
+        rd->bev = NULL;
+        if (rd->step)
+                event_del(rd->step);
+        rd->phase = RD_DOWN;
+        rd->eof = false;
+        rd->paced_send = false;
+        for (; rd->q_len > 0; rd->q_len--, rd->q_head = (rd->q_head + 1) % RD_QUEUE_MAX)
+                rd_keyset_free(rd->queue[rd->q_head].own);
+        rd->q_head = 0;
+        rd->need = 0;
+        rd->scan_out = false;
+        rd->probes_out = 0;
+}
+
+/* A rotation that cannot tell a key unused: said once per reason, counted each time. */
+static void rd_set_blind(struct rd *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void rd_set_blind(struct rd *rd, const char *fmt, ...)
+{
+        char msg[AD_MSG_MAX];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        rd->blind = true;
+        rd->blind_rotations++;
+        ca_host_log(rd->host, strcmp(msg, rd->blind_reason) != 0 ? LOG_NOTICE : LOG_DEBUG,
+                    "redis at %s: %s: every key counts as used this rotation, none is deleted",
+                    rd->server, msg);
+        snprintf(rd->blind_reason, sizeof(rd->blind_reason), "%s", msg);
+}
+
+/* ---- requests ---- */
+
+static void rd_timeouts(struct rd *rd)
+{
+        ad_timeouts(rd->bev, rd->cfg.timeout_usec, rd->q_len > 0 || rd->phase == RD_CONNECTING);
+}
+
+/*
+ * Write one command of @argc arguments as a RESP array, and expect its reply. @p says what it
+ * is; an owned key set goes with it (freed with its reply). The callers never have more in
+ * flight than the ring holds: more is a bug (abort).
+ */
+static void rd_send(struct rd *rd, const struct rd_pending *p, size_t argc,
+                    const char *const *argv, const size_t *lens)
+{
+        struct evbuffer *out = bufferevent_get_output(rd->bev);
+        struct evbuffer_iovec vec;
+        size_t n = rp_command(NULL, 0, argc, argv, lens);
+
+        if (rd->q_len == RD_QUEUE_MAX)
+                abort();
+        if (evbuffer_reserve_space(out, (ev_ssize_t)n, &vec, 1) < 1 || vec.iov_len < n) {
+                rd_keyset_free(p->own);
+                return rd_fail(rd, "out of memory for a request");
+        }
+        rp_command(vec.iov_base, n, argc, argv, lens);
+        vec.iov_len = n;
+        evbuffer_commit_space(out, &vec, 1);
+        rd->queue[(rd->q_head + rd->q_len) % RD_QUEUE_MAX] = *p;
+        rd->q_len++;
+        rd_timeouts(rd);
+}
+
+/* A command of NUL-ended words. */
+static void rd_sendv(struct rd *rd, enum rd_req req, size_t argc, const char *const *argv)
+{
+        size_t lens[8];
+
+        for (size_t i = 0; i < argc; i++)
+                lens[i] = strlen(argv[i]);
+        rd_send(rd, &(const struct rd_pending){ .req = req }, argc, argv, lens);
+}
+
+/* ---- connecting: AUTH, SELECT, the scripts ---- */
+
+static void rd_refresh_start(struct rd *rd);
+static void rd_scan_start(struct rd *rd);
+
+static void rd_hello(struct rd *rd)
+{
+        char db[24];
+
+        rd->phase = RD_HELLO;
+        if (rd->password) {
+                const char *argv[3] = { "AUTH" };
+                size_t lens[3] = { 4 }, argc = 1;
+
+                if (rd->cfg.user) {
+                        argv[argc] = rd->cfg.user;
+                        lens[argc++] = strlen(rd->cfg.user);
+                }
+                argv[argc] = rd->password;
+                lens[argc++] = rd->password_len;
+                rd_send(rd, &(const struct rd_pending){ .req = RQ_AUTH }, argc, argv, lens);
+        }
+        snprintf(db, sizeof(db), "%" PRIu64, rd->cfg.db);
+        rd_sendv(rd, RQ_SELECT, 2, (const char *[]){ "SELECT", db });
+        rd_sendv(rd, RQ_LOAD_PROBE, 3, (const char *[]){ "SCRIPT", "LOAD", rd_probe_script });
+        rd_sendv(rd, RQ_LOAD_REAP, 3, (const char *[]){ "SCRIPT", "LOAD", rd_reap_script });
+}
+
+static void rd_hello_done(struct rd *rd)
+{
+        ca_host_log(rd->host, LOG_DEBUG, "connected to redis at %s, scripts %s and %s",
+                    rd->server, rd->probe_sha, rd->reap_sha);
+        rd->phase = RD_IDLE;
+        rd_timeouts(rd);
+        if (rd->want_scan)
+                rd_refresh_start(rd);
+}
+
+/* ---- refresh: INFO, then the scan ---- */
+
+static void rd_refresh_start(struct rd *rd)
+{
+        rd->want_scan = false;
+        rd->phase = RD_INFO;
+        rd->refresh_start_usec = ca_now_usec();
+        ad_steps_mark(&rd->steps);
+        ca_host_log(rd->host, LOG_DEBUG, "refresh: INFO, then the scan");
+        rd->info_start = (struct rd_info){ .start_usec = rd->refresh_start_usec };
+        rd_sendv(rd, RQ_INFO, 1, (const char *[]){ "INFO" });
+}
+
+/* Say once that a limit holds keys out of aging, and once that it no longer does. */
+static void rd_log_limits(struct rd *rd)
+{
+        if (rd->scan_untracked && !rd->over_max_logged)
+                ca_host_log(rd->host, LOG_WARNING, "redis at %s holds more than max_keys (%"
+                            PRIu64 ") keys: %" PRIu64 " are not aged (logged once)", rd->server,
+                            rd->cfg.max_keys, rd->scan_untracked);
+        else if (!rd->scan_untracked && rd->over_max_logged)
+                ca_host_log(rd->host, LOG_INFO, "every key of redis at %s is tracked again "
+                            "(max_keys %" PRIu64 ")", rd->server, rd->cfg.max_keys);
+        rd->over_max_logged = rd->scan_untracked > 0;
+        if (rd->scan_long && !rd->long_logged)
+                ca_host_log(rd->host, LOG_NOTICE, "%" PRIu64 " keys of redis at %s are longer "
+                            "than %d bytes: they are not aged (logged once)", rd->scan_long,
+                            rd->server, RP_KEY_MAX);
+        rd->long_logged = rd->long_logged || rd->scan_long > 0;
+}
+
+/* Parse one INFO reply's figures into @i; -EBADMSG with a message when one is missing. */
+static int rd_info_parse(struct rd *rd, const char *text, size_t len, struct rd_info *i,
+                         char *msg, size_t msg_len)
+{
+        static const char *const child[] = { "rdb_bgsave_in_progress", "aof_rewrite_in_progress",
+                                             "module_fork_in_progress" };
+        uint64_t u;
+
+        if (rp_info_u64(text, len, "used_memory", UINT64_MAX, &i->used_memory) < 0 ||
+            rp_info_u64(text, len, "used_memory_rss", UINT64_MAX, &i->used_memory_rss) < 0 ||
+            rp_info_u64(text, len, "total_forks", UINT64_MAX, &i->forks) < 0) {
+                snprintf(msg, msg_len, "INFO without used_memory, used_memory_rss or total_forks "
+                         "(is this Redis?)");
+                return -EBADMSG;
+        }
+        i->child = false;
+        for (size_t c = 0; c < sizeof(child) / sizeof(child[0]); c++)
+                if (rp_info_u64(text, len, child[c], 1, &u) == 0 && u)
+                        i->child = true;
+        return 0;
+}
+
+/* The INFO that starts a refresh: is this a server we can age, and the one we knew? */
+static void rd_info_start(struct rd *rd, const char *text, size_t len)
+{
+        const char *v;
+        size_t vl;
+        uint64_t major;
+        char msg[AD_MSG_MAX], ex[AD_EXCERPT_BUF];
+        bool lfu, reset = false;
+
+        if (rp_info_field(text, len, "redis_version", &v, &vl) < 0 ||
+            ad_parse_u64(v, strcspn(v, ".") < vl ? strcspn(v, ".") : vl, 1000, &major) < 0)
+                return rd_fail(rd, "INFO without a redis_version (is this Redis?): \"%s\"",
+                               ad_excerpt(text, len, ex));
+        if (major < 5)
+                return rd_fail(rd, "Redis %s: the adapter needs 5.0 or later (older servers "
+                               "replicate scripts verbatim and refuse a delete after an idle "
+                               "time read)", ad_excerpt(v, vl, ex));
+        if (rp_info_field(text, len, "role", &v, &vl) == 0 && !(vl == 6 && !memcmp(v, "master", 6)))
+                return rd_fail(rd, "a replica (role:%s): its keys are its master's, and reads "
+                               "on the master leave no trace here; age the master",
+                               ad_excerpt(v, vl, ex));
+        if (rp_info_field(text, len, "cluster_enabled", &v, &vl) == 0 && vl == 1 && v[0] == '1')
+                return rd_fail(rd, "cluster mode is not supported (a script's keys must share a "
+                               "slot)");
+        if (rp_info_field(text, len, "maxmemory_policy", &v, &vl) < 0)
+                return rd_fail(rd, "INFO without a maxmemory_policy (is this Redis?)");
+        lfu = vl >= 4 && memcmp(v + vl - 4, "-lfu", 4) == 0;
+        if (rd_info_parse(rd, text, len, &rd->info_start, msg, sizeof(msg)) < 0)
+                return rd_fail(rd, "%s", msg);
+        if (rp_info_field(text, len, "run_id", &v, &vl) < 0 || vl >= sizeof(rd->run_id))
+                return rd_fail(rd, "INFO without a run_id (is this Redis?)");
+
+        /* Another server, or the same restarted: what was known of its keys is not theirs now. */
+        if (rd->run_id[0] && (strlen(rd->run_id) != vl || memcmp(rd->run_id, v, vl) != 0)) {
+                ca_host_log(rd->host, LOG_NOTICE, "redis at %s restarted (run_id %.*s, was %s): "
+                            "the %zu keys known from before are forgotten", rd->server, (int)vl,
+                            v, rd->run_id, rd->n_keys);
+                reset = true;
+        } else if (rd->lfu_known && lfu != rd->lfu) {
+                ca_host_log(rd->host, LOG_NOTICE, "redis at %s: maxmemory-policy went from %s to "
+                            "%s: the %zu keys known are forgotten (their counters mean something "
+                            "else now)", rd->server, rd->lfu ? "LFU" : "LRU", lfu ? "LFU" : "LRU",
+                            rd->n_keys);
+                reset = true;
+        }
+        if (reset) {
+                rd->reset_gen = rd->gen + 1;
+                rd->prev_known = false;
+        }
+        memcpy(rd->run_id, v, vl);
+        rd->run_id[vl] = '\0';
+        rd->lfu = lfu;
+        rd->lfu_known = true;
+        rd->used_memory_before = rd->info_start.used_memory;
+        rd->rss_before = rd->info_start.used_memory_rss;
+        if (lfu) {
+                rd_sendv(rd, RQ_CONFIG, 3, (const char *[]){ "CONFIG", "GET", "lfu-decay-time" });
+                return;
+        }
+        rd->lfu_decay_known = false;
+        rd_scan_start(rd);
+}
+
+/* ---- the scan ---- */
+
+static void rd_scan_request(struct rd *rd)
+{
+        char cursor[24], count[8];
+        const char *argv[6] = { "SCAN", cursor };
+        size_t argc = 2;
+
+        snprintf(cursor, sizeof(cursor), "%" PRIu64, rd->cursor);
+        snprintf(count, sizeof(count), "%d", RD_SCAN_COUNT);
+        if (rd->cfg.match) {
+                argv[argc++] = "MATCH";
+                argv[argc++] = rd->cfg.match;
+        }
+        argv[argc++] = "COUNT";
+        argv[argc++] = count;
+        rd->scan_out = true;
+        rd_sendv(rd, RQ_SCAN, argc, argv);
+}
+
+static void rd_scan_start(struct rd *rd)
+{
+        rd->phase = RD_SCAN;
+        rd->gen++;
+        rd->cursor = 0;
+        rd->scan_done = false;
+        rd->batch.n = 0;
+        rd->scan_keys = rd->scan_ttl = rd->scan_untracked = rd->scan_long = 0;
+        ad_pace_start(&rd->pace, rd->cfg.rate);
+        rd_scan_request(rd);
+}
+
+/* One probe script for keys [first, first + count) of @ks (the batch, or @own). */
+static void rd_probe_request(struct rd *rd, const struct rd_keyset *ks, size_t first,
+                             size_t count, struct rd_keyset *own)
+{
+        const char *argv[5 + RD_PROBE_BATCH];
+        size_t lens[5 + RD_PROBE_BATCH], argc = 0;
+        char nkeys[8];
+
+        snprintf(nkeys, sizeof(nkeys), "%zu", count);
+        /* Sent again (NOSCRIPT), it goes whole: EVAL loads it into the server's cache too. */
+        argv[argc++] = own ? "EVAL" : "EVALSHA";
+        argv[argc++] = own ? rd_probe_script : rd->probe_sha;
+        argv[argc++] = nkeys;
+        for (size_t i = 0; i < argc; i++)
+                lens[i] = strlen(argv[i]);
+        for (size_t i = first; i < first + count; i++) {
+                argv[argc] = (const char *)ks->bytes + ks->off[i];
+                lens[argc++] = ks->len[i];
+        }
+        argv[argc] = rd->lfu ? "lfu" : "lru";
+        lens[argc++] = 3;
+        rd->probes_out++;
+        rd_send(rd, &(const struct rd_pending){ .req = RQ_PROBE, .first = first, .count = count,
+                                                .own = own },
+                argc, argv, lens);
+}
+
+/*
+ * The batch's keys go out in probes, with the next SCAN behind them, once the pace allows them:
+ * the server's clients have its thread meanwhile. Nothing is in flight while it waits.
+ */
+static void rd_batch_send(struct rd *rd)
+{
+        uint64_t wait = ad_pace(&rd->pace, rd->batch.n);
+
+        if (wait > 0) {
+                rd->paced_send = true;
+                rd_timeouts(rd);
+                return rd_step_schedule(rd, wait);
+        }
+        rd->paced_send = false;
+        for (size_t i = 0; i < rd->batch.n; i += RD_PROBE_BATCH)
+                rd_probe_request(rd, &rd->batch, i, rd->batch.n - i < RD_PROBE_BATCH
+                                                            ? rd->batch.n - i : RD_PROBE_BATCH,
+                                 NULL);
+        if (!rd->scan_done)
+                rd_scan_request(rd);
+}
+
+/* The scan is over once the last SCAN said cursor 0 and every probe answered. */
+static void rd_scan_end(struct rd *rd)
+{
+        if (!rd->scan_done || rd->scan_out || rd->probes_out > 0 || rd->paced_send)
+                return;
+        rd->phase = RD_SCANNED;
+        rd->info_end = (struct rd_info){ .start_usec = ca_now_usec() };
+        rd_sendv(rd, RQ_INFO_END, 1, (const char *[]){ "INFO" });
+}
+
+/* A SCAN reply: its keys into the batch (copied: the reply's bytes are drained). */
+static void rd_scan_reply(struct rd *rd, const struct rp_value *v, size_t n)
+{
+        struct rd_keyset *b = &rd->batch;
+        char err[RP_ERR_MAX];
+        size_t first, keys, bytes = 0, pos = 0;
+        uint64_t cursor;
+
+        rd->scan_out = false;
+        if (rp_parse_scan(v, n, &cursor, &first, &keys, err, sizeof(err)) < 0)
+                return rd_fail(rd, "bad SCAN reply: %s", err);
+        for (size_t i = first; i < first + keys; i++)
+                bytes += v[i].len;
+        if (bytes > rd->batch_cap) {
+                uint8_t *p = realloc(b->bytes, bytes);
+
+                if (!p)
+                        return rd_fail(rd, "out of memory for a SCAN reply of %zu bytes", bytes);
+                b->bytes = p;
+                rd->batch_cap = bytes;
+        }
+        if (keys > rd->batch_keys_cap) {
+                uint32_t *off = realloc(b->off, keys * sizeof(*off));
+                uint16_t *len;
+
+                if (off)
+                        b->off = off;
+                len = off ? realloc(b->len, keys * sizeof(*len)) : NULL;
+                if (!len)
+                        return rd_fail(rd, "out of memory for a SCAN reply of %zu keys", keys);
+                b->len = len;
+                rd->batch_keys_cap = keys;
+        }
+        b->n = 0;
+        for (size_t i = first; i < first + keys; i++) {
+                rd->scan_keys++;
+                if (v[i].len > RP_KEY_MAX || v[i].len == 0) {
+                        /* Not worth a probe: never tracked (nor is a key of 0 bytes). */
+                        rd->scan_long += v[i].len > RP_KEY_MAX;
+                        continue;
+                }
+                memcpy(b->bytes + pos, v[i].str, v[i].len);
+                b->off[b->n] = (uint32_t)pos;
+                b->len[b->n++] = (uint16_t)v[i].len;
+                pos += v[i].len;
+        }
+        rd->cursor = cursor;
+        rd->scan_done = cursor == 0;
+        if (b->n == 0 && rd->scan_done)
+                return rd_scan_end(rd);
+        rd_batch_send(rd);
+}
+
+/* One key as the probe saw it. */
+static void rd_observe(struct rd *rd, const uint8_t *key, size_t len, uint32_t seen,
+                       bool ambiguous, bool ttl)
+{
+        struct rd_key *k;
+        bool used;
+
+        if (ttl && rd->cfg.ttl_keys == RD_TTL_LEAVE) {
+                /* Left to Redis: not in this scan's generation, so forgotten if it was known. */
+                rd->scan_ttl++;
+                return;
+        }
+        k = rd_lookup(rd, key, len);
+        if (!k) {
+                if (rd->n_keys >= rd->cfg.max_keys) {
+                        rd->scan_untracked++;
+                        return;
+                }
+                k = rd_key_new(rd, key, len);
+                if (!k) {
+                        rd->scan_untracked++;
+                        return;
+                }
+                rd_key_start(rd, k, seen, ambiguous);
+        } else if (k->gen < rd->reset_gen) {
+                /* Another instance's key of that name: a new object. */
+                rd_key_start(rd, k, seen, ambiguous);
+        } else {
+                used = rd->lfu ? seen > 0 : seen != k->seen || (k->flags & RD_KEY_AMBIGUOUS);
+                if (k->flags & RD_KEY_CONDEMNED) {
+                        /* dry_run: out of the cache since judged; a use brings it back. */
+                        if (used) {
+                                k->flags &= (uint8_t)~RD_KEY_CONDEMNED;
+                                k->node = (struct ca_node){ 0 };
+                                ca_cache_insert(rd->cache, &k->node);
+                        }
+                } else if (used && ca_node_linked(&k->node)) {
+                        ca_touch(rd->cache, &k->node);
+                }
+                k->seen = seen;
+                k->flags = (uint8_t)((k->flags & ~RD_KEY_AMBIGUOUS) |
+                                     (ambiguous ? RD_KEY_AMBIGUOUS : 0));
+        }
+        k->gen = rd->gen;
+}
+
+/* A probe's reply: {clock, v1, t1, v2, t2, ...} for keys [first, first + count). */
+static void rd_probe_reply(struct rd *rd, const struct rd_pending *p, const struct rp_value *v,
+                           size_t n)
+{
+        const struct rd_keyset *ks = p->own ? p->own : &rd->batch;
+        size_t first = p->own ? 0 : p->first;
+        int64_t out[1 + 2 * RD_PROBE_BATCH];
+        char err[RP_ERR_MAX];
+        struct rd_keyset *own;
+        uint64_t clock;
+
+        rd->probes_out--;
+        if (rp_is_error(v, "NOSCRIPT")) {
+                /*
+                 * The server forgot it (SCRIPT FLUSH). Sent again whole, with a copy of its keys:
+                 * the next SCAN's reply, already on its way, comes before this one's.
+                 */
+                rd->noscript++;
+                ca_host_log(rd->host, LOG_INFO, "redis at %s forgot the probe script: sent again "
+                            "whole", rd->server);
+                own = rd_keyset_copy(ks, first, p->count);
+                if (!own)
+                        return rd_fail(rd, "out of memory for a probe sent again");
+                return rd_probe_request(rd, own, 0, p->count, own);
+        }
+        if (first + p->count > ks->n)
+                return rd_fail(rd, "a probe reply for keys no longer known");
+        if (rp_parse_integers(v, n, 1 + 2 * p->count, out, err, sizeof(err)) < 0)
+                return rd_fail(rd, "bad reply to the probe script: %s", err);
+        clock = (uint64_t)out[0];
+        if (!rd->lfu && (out[0] < 0 || clock > RD_LRU_CLOCK_MASK))
+                return rd_fail(rd, "an LRU clock out of range from the probe script");
+        for (size_t i = 0; i < p->count; i++) {
+                int64_t val = out[1 + 2 * i], ttl = out[2 + 2 * i];
+                size_t k = first + i;
+                uint32_t seen;
+
+                if (val < -1 || (rd->lfu && val > 255) || ttl < 0 || ttl > 1)
+                        return rd_fail(rd, "a probe result out of range (%" PRId64 ", %" PRId64
+                                       ")", val, ttl);
+                if (val == -1)
+                        continue; /* gone since SCAN returned it */
+                seen = rd->lfu ? (uint32_t)val
+                               : (uint32_t)((clock - (uint64_t)val) & RD_LRU_CLOCK_MASK);
+                rd_observe(rd, ks->bytes + ks->off[k], ks->len[k], seen, !rd->lfu && val == 0,
+                           ttl == 1);
+                rd->steps.work++;
+        }
+        rd_scan_end(rd);
+}
+
+/*
+ * The INFO after the scan: whether every key's use since the last scan could be seen. No fork
+ * may have run from the last scan's start (or this one's, after a restart) to this one's end:
+ * its count did not move, and no child ran at the start. Under LFU, that span must also be
+ * shorter than what a frequency of 0 proves.
+ */
+static void rd_judge_period(struct rd *rd)
+{
+        const struct rd_info *ref = rd->prev_known ? &rd->prev_start : &rd->info_start;
+        uint64_t span = ca_now_usec() - ref->start_usec;
+
+        rd->blind = false;
+        if (ref->child || rd->info_end.forks != ref->forks) {
+                rd_set_blind(rd, "a fork ran during the period (BGSAVE, an AOF rewrite or a "
+                             "module's child: %" PRIu64 " forks since, a child %s at its start); "
+                             "Redis records no access while it runs",
+                             rd->info_end.forks - ref->forks, ref->child ? "running" : "not running");
+                return;
+        }
+        if (!rd->lfu)
+                return;
+        if (!rd->lfu_decay_known) {
+                rd_set_blind(rd, "an LFU policy, and CONFIG GET lfu-decay-time was refused: "
+                             "how long a read leaves a trace is unknown");
+                return;
+        }
+        if (rd->lfu_decay_min < 2 ||
+            span + RD_LFU_MARGIN_USEC >= (rd->lfu_decay_min - 1) * RD_LFU_MINUTE_USEC) {
+                rd_set_blind(rd, "an LFU policy with lfu-decay-time %" PRIu64 ": a read leaves "
+                             "a trace for %" PRIu64 " minutes at the least, and %" PRIu64 " s "
+                             "passed since the last scan began; set lfu-decay-time above %"
+                             PRIu64, rd->lfu_decay_min,
+                             rd->lfu_decay_min ? rd->lfu_decay_min - 1 : 0, span / 1000000,
+                             (span + RD_LFU_MARGIN_USEC) / RD_LFU_MINUTE_USEC + 2);
+                return;
+        }
+        /* The deletes must prove no read since this scan began. */
+        rd->lfu_deadline_usec = rd->info_start.start_usec +
+                                (rd->lfu_decay_min - 1) * RD_LFU_MINUTE_USEC - RD_LFU_MARGIN_USEC;
+}
+
+static void rd_info_end(struct rd *rd, const char *text, size_t len)
+{
+        char msg[AD_MSG_MAX];
+
+        if (rd_info_parse(rd, text, len, &rd->info_end, msg, sizeof(msg)) < 0)
+                return rd_fail(rd, "%s", msg);
+        rd_judge_period(rd);
+        rd->phase = RD_SWEEP;
+        rd->sweep_at = &rd->all;
+        rd_timeouts(rd);
+        rd_step_schedule(rd, 0);
+}
+
+/* The scan is read and swept: the cache holds what the server holds. */
+static void rd_scan_done(struct rd *rd)
+{
+        uint64_t usec = ca_now_usec() - rd->refresh_start_usec;
+
+        rd->scans++;
+        rd->scan_usec = usec;
+        rd->keys_seen = rd->scan_keys;
+        rd->ttl_keys = rd->scan_ttl;
+        rd->untracked_keys = rd->scan_untracked + rd->scan_long;
+        rd_log_limits(rd);
+        if (ad_health_ok(&rd->health))
+                ca_host_log(rd->host, LOG_NOTICE, "redis at %s answers again", rd->server);
+        if (!rd->blind && rd->blind_reason[0]) {
+                ca_host_log(rd->host, LOG_INFO, "redis at %s: every use can be seen again",
+                            rd->server);
+                rd->blind_reason[0] = '\0';
+        }
+        rd->stale = false;
+        rd->prev_start = rd->info_start;
+        rd->prev_known = true;
+        ca_host_log(rd->host, LOG_DEBUG, "scan: %" PRIu64 " keys in %" PRIu64 " ms (%" PRIu64
+                    " with a TTL, left to Redis), %zu tracked, %s, longest step %" PRIu64
+                    " us (%" PRIu64 " us on the CPU)",
+                    rd->scan_keys, usec / 1000, rd->scan_ttl, rd->n_keys,
+                    rd->lfu ? "LFU" : "LRU", rd->steps.longest_usec,
+                    rd->steps.longest_cpu_usec);
+        rd->phase = RD_IDLE;
+        rd_timeouts(rd);
+        rd->summary_due = true;
+        rd->aged = false;
+        rd->rot_victims = 0;
+        rd->rot_start_usec = ca_now_usec();
+        rd_refresh_done(rd);
+}
+
+/*
+ * Forget, a step at a time, every key the scan did not return; free the dead ones. In a blind
+ * rotation every key seen counts as used (a read may have left no trace).
+ */
+static void rd_sweep(struct rd *rd)
+{
+        uint64_t deadline = ca_now_usec() + RD_STEP_USEC;
+        unsigned n = 0;
+
+        while (*rd->sweep_at) {
+                struct rd_key *k = *rd->sweep_at;
+
+                if (k->gen == rd->gen && !(k->flags & RD_KEY_DEAD)) {
+                        if (rd->blind && ca_node_linked(&k->node))
+                                ca_touch(rd->cache, &k->node);
+                        rd->sweep_at = &k->all;
+                } else {
+                        if (!(k->flags & RD_KEY_DEAD))
+                                rd_forget(rd, k);
+                        *rd->sweep_at = k->all;
+                        ad_pool_put(&rd->pool, k, sizeof(*k) + k->key_len);
+                }
+                rd->steps.work++;
+                if (++n % 4 == 0 && ca_now_usec() >= deadline) {
+                        rd_step_schedule(rd, 0);
+                        return;
+                }
+        }
+        rd_scan_done(rd);
+}
+
+/* ---- the round: check the victims, delete the ones still as seen ---- */
+
+static void rd_reap_request(struct rd *rd, bool whole)
+{
+        const char *argv[8 + 2 * RD_REAP_BATCH];
+        size_t lens[8 + 2 * RD_REAP_BATCH], argc = 0, count = rd->batch_end - rd->checked;
+        char nkeys[8], forks[24], seen[RD_REAP_BATCH][12];
+
+        snprintf(nkeys, sizeof(nkeys), "%zu", count);
+        snprintf(forks, sizeof(forks), "%" PRIu64, rd->info_end.forks);
+        argv[argc++] = whole ? "EVAL" : "EVALSHA";
+        argv[argc++] = whole ? rd_reap_script : rd->reap_sha;
+        argv[argc++] = nkeys;
+        for (size_t i = 0; i < 3; i++)
+                lens[i] = strlen(argv[i]);
+        for (size_t i = rd->checked; i < rd->batch_end; i++) {
+                argv[argc] = (const char *)rd->victims[i]->key;
+                lens[argc++] = rd->victims[i]->key_len;
+        }
+        argv[argc++] = rd->lfu ? "lfu" : "lru";
+        argv[argc++] = forks;
+        argv[argc++] = rd->cfg.ttl_keys == RD_TTL_LEAVE ? "leave" : "age";
+        argv[argc++] = rd->cfg.dry_run ? "1" : "0";
+        for (size_t i = 0; i < count; i++) {
+                snprintf(seen[i], sizeof(seen[i]), "%" PRIu32, rd->victims[rd->checked + i]->seen);
+                argv[argc++] = seen[i];
+        }
+        for (size_t i = 3 + count; i < argc; i++)
+                lens[i] = strlen(argv[i]);
+        rd_send(rd, &(const struct rd_pending){ .req = RQ_REAP }, argc, argv, lens);
+}
+
+static void rd_round_start(struct rd *rd)
+{
+        rd->phase = RD_ROUND;
+        rd->checked = rd->batch_end = 0;
+        ad_pace_start(&rd->pace, rd->cfg.rate);
+        rd_round_next(rd);
+}
+
+/* A victim that is not to go: back into the cache, as a new object (its next use counts). */
+static void rd_spare(struct rd *rd, struct rd_key *k)
+{
+        k->flags &= (uint8_t)~RD_KEY_VICTIM;
+        k->node = (struct ca_node){ 0 };
+        ca_cache_insert(rd->cache, &k->node);
+}
+
+/* The connection is gone mid-round: every victim not yet judged stays. */
+static void rd_round_abort(struct rd *rd)
+{
+        for (size_t i = rd->checked; i < rd->n_victims; i++)
+                rd_spare(rd, rd->victims[i]);
+        rd->n_victims = rd->checked = rd->batch_end = 0;
+}
+
+static void rd_round_done(struct rd *rd)
+{
+        rd->n_victims = rd->checked = rd->batch_end = 0;
+        rd->phase = RD_IDLE;
+        rd_timeouts(rd);
+        rd_rotation_end(rd);
+}
+
+/* The next batch of victims, once the pace allows it; or the round's end. */
+static void rd_round_next(struct rd *rd)
+{
+        uint64_t wait;
+
+        if (rd->checked == rd->n_victims)
+                return rd_round_done(rd);
+        if (rd->lfu && ca_now_usec() > rd->lfu_deadline_usec) {
+                /* A frequency of 0 proves nothing about the scan's time any more. */
+                rd->kept_unsure += rd->n_victims - rd->checked;
+                ca_host_log(rd->host, LOG_INFO, "redis at %s: %zu victims kept: the deletes "
+                            "outlasted what lfu-decay-time lets a frequency of 0 prove",
+                            rd->server, rd->n_victims - rd->checked);
+                rd_round_abort(rd);
+                return rd_round_done(rd);
+        }
+        rd->batch_end = rd->checked + RD_REAP_BATCH;
+        if (rd->batch_end > rd->n_victims)
+                rd->batch_end = rd->n_victims;
+        wait = ad_pace(&rd->pace, rd->batch_end - rd->checked);
+        if (wait > 0) {
+                rd->batch_end = rd->checked;
+                rd->paced_send = true;
+                rd_timeouts(rd);
+                return rd_step_schedule(rd, wait);
+        }
+        rd->paced_send = false;
+        rd_reap_request(rd, false);
+}
+
+static void rd_reap_reply(struct rd *rd, const struct rp_value *v, size_t n)
+{
+        int64_t out[1 + RD_REAP_BATCH];
+        size_t count = rd->batch_end - rd->checked;
+        char err[RP_ERR_MAX], ex[AD_EXCERPT_BUF];
+
+        if (rp_is_error(v, "NOSCRIPT")) {
+                rd->noscript++;
+                ca_host_log(rd->host, LOG_INFO, "redis at %s forgot the reap script: sent again "
+                            "whole", rd->server);
+                return rd_reap_request(rd, true);
+        }
+        if (v[0].type == RP_ARRAY && v[0].integer == 1 && n == 2 && v[1].type == RP_INTEGER &&
+            v[1].integer == -1) {
+                /* A fork since the scan: a read may have left no trace. */
+                rd->kept_unsure += rd->n_victims - rd->checked;
+                ca_host_log(rd->host, LOG_INFO, "redis at %s forked since the scan: %zu victims "
+                            "kept", rd->server, rd->n_victims - rd->checked);
+                rd_round_abort(rd);
+                return rd_round_done(rd);
+        }
+        if (rp_parse_integers(v, n, 1 + count, out, err, sizeof(err)) < 0 || out[0] != 0)
+                return rd_fail(rd, "bad reply to the reap script: %s",
+                               out[0] != 0 ? "a status other than 0" : err);
+        for (size_t i = 0; i < count; i++) {
+                struct rd_key *k = rd->victims[rd->checked++];
+                int64_t r = out[1 + i];
+
+                rd->aged_total++;
+                if (r >= 0) {
+                        if (rd->cfg.dry_run) {
+                                rd->would_delete++;
+                                k->flags = (uint8_t)((k->flags & ~RD_KEY_VICTIM) |
+                                                     RD_KEY_CONDEMNED);
+                                ca_host_log(rd->host, LOG_DEBUG, "dry run: would delete \"%s\" "
+                                            "(%" PRId64 " bytes)", rd_key_excerpt(k, ex), r);
+                                continue;
+                        }
+                        rd->deleted++;
+                        rd->bytes_freed += (uint64_t)r;
+                        rd_forget(rd, k);
+                } else if (r == -1) {
+                        rd->gone++;
+                        rd_forget(rd, k);
+                } else if (r == -2) {
+                        rd->kept_touched++;
+                        rd_spare(rd, k);
+                } else if (r == -3) {
+                        /* A TTL now: Redis' business. Forgotten; the next scan leaves it too. */
+                        rd->ttl_set++;
+                        rd_forget(rd, k);
+                } else {
+                        return rd_fail(rd, "a reap result out of range (%" PRId64 ")", r);
+                }
+        }
+        rd_round_next(rd);
+}
+
+/* The rotation's aging is done and its last round settled: INFO for the memory, then a line. */
+static void rd_rotation_end(struct rd *rd)
+{
+        if (!rd->summary_due || !rd->aged || rd->phase != RD_IDLE || rd->n_victims > 0)
+                return;
+        rd->phase = RD_MEMORY;
+        rd_sendv(rd, RQ_INFO_MEMORY, 2, (const char *[]){ "INFO", "memory" });
+}
+
+static void rd_rotation_summary(struct rd *rd)
+{
+        rd->summary_due = false;
+        ca_host_log(rd->host, LOG_DEBUG, "aged: %" PRIu64 " victims checked and settled in %"
+                    PRIu64 " ms, longest step %" PRIu64 " us (%" PRIu64 " us on the CPU), %"
+                    PRIu64 " of %" PRIu64 " steps over slice_time; in all %" PRIu64 " deleted (%"
+                    PRIu64 " bytes), %" PRIu64 " kept as used since, %" PRIu64 " kept unsure, %"
+                    PRIu64 " gone, %" PRIu64 " given a TTL, %" PRIu64 " would delete; "
+                    "used_memory %" PRIu64 " -> %" PRIu64 ", rss %" PRIu64 " -> %" PRIu64,
+                    rd->rot_victims, (ca_now_usec() - rd->rot_start_usec) / 1000,
+                    rd->steps.longest_usec, rd->steps.longest_cpu_usec,
+                    rd->steps.over_slice - rd->steps.mark_over,
+                    rd->steps.steps - rd->steps.mark_steps, rd->deleted, rd->bytes_freed,
+                    rd->kept_touched, rd->kept_unsure, rd->gone, rd->ttl_set, rd->would_delete,
+                    rd->used_memory_before, rd->used_memory_after, rd->rss_before,
+                    rd->rss_after);
+}
+
+static void rd_info_memory(struct rd *rd, const char *text, size_t len)
+{
+        if (rp_info_u64(text, len, "used_memory", UINT64_MAX, &rd->used_memory_after) < 0 ||
+            rp_info_u64(text, len, "used_memory_rss", UINT64_MAX, &rd->rss_after) < 0)
+                return rd_fail(rd, "INFO memory without used_memory or used_memory_rss");
+        rd->phase = RD_IDLE;
+        rd_timeouts(rd);
+        rd_rotation_summary(rd);
+        if (rd->want_scan)
+                rd_refresh_start(rd);
+}
+
+/* ---- reading replies ---- */
+
+static void rd_error_reply(struct rd *rd, enum rd_req req, const struct rp_value *v)
+{
+        char ex[AD_EXCERPT_BUF];
+
+        if (rp_is_error(v, "NOAUTH"))
+                return rd_fail(rd, "%s: the server wants a password (password_file, user): "
+                               "\"%s\"", rd_req_name[req], ad_excerpt(v->str, v->len, ex));
+        rd_fail(rd, "%s refused: \"%s\"", rd_req_name[req], ad_excerpt(v->str, v->len, ex));
+}
+
+static bool rd_is_ok(const struct rp_value *v, size_t n)
+{
+        return n == 1 && v->type == RP_STATUS && v->len == 2 && memcmp(v->str, "OK", 2) == 0;
+}
+
+static void rd_reply(struct rd *rd, const struct rp_value *v, size_t n)
+{
+        struct rd_pending p = rd->queue[rd->q_head];
+        char err[RP_ERR_MAX], ex[AD_EXCERPT_BUF];
+        uint64_t u;
+        int r;
+
+        rd->q_head = (rd->q_head + 1) % RD_QUEUE_MAX;
+        rd->q_len--;
+        rd_timeouts(rd);
+        if (v->type == RP_ERROR && !rp_is_error(v, "NOSCRIPT") && p.req != RQ_CONFIG) {
+                rd_keyset_free(p.own);
+                return rd_error_reply(rd, p.req, v);
+        }
+        switch (p.req) {
+        case RQ_AUTH:
+        case RQ_SELECT:
+                if (!rd_is_ok(v, n))
+                        return rd_fail(rd, "%s answered %s", rd_req_name[p.req],
+                                       v->type == RP_STATUS || v->type == RP_BULK
+                                               ? ad_excerpt(v->str, v->len, ex) : "no OK");
+                return;
+        case RQ_LOAD_PROBE:
+        case RQ_LOAD_REAP:
+                if (rp_parse_sha(v, n, p.req == RQ_LOAD_PROBE ? rd->probe_sha : rd->reap_sha, err,
+                                 sizeof(err)) < 0)
+                        return rd_fail(rd, "bad reply to SCRIPT LOAD: %s", err);
+                if (p.req == RQ_LOAD_REAP)
+                        rd_hello_done(rd);
+                return;
+        case RQ_INFO:
+        case RQ_INFO_END:
+        case RQ_INFO_MEMORY:
+                if (n != 1 || v->type != RP_BULK)
+                        return rd_fail(rd, "bad reply to INFO: not a bulk string");
+                if (p.req == RQ_INFO)
+                        return rd_info_start(rd, v->str, v->len);
+                if (p.req == RQ_INFO_END)
+                        return rd_info_end(rd, v->str, v->len);
+                return rd_info_memory(rd, v->str, v->len);
+        case RQ_CONFIG:
+                if (v->type == RP_ERROR) {
+                        rd->lfu_decay_known = false;
+                        ca_host_log(rd->host, LOG_DEBUG, "redis at %s: CONFIG GET refused: %s",
+                                    rd->server, ad_excerpt(v->str, v->len, ex));
+                } else {
+                        r = rp_parse_config_u64(v, n, "lfu-decay-time", UINT32_MAX, &u, err,
+                                                sizeof(err));
+                        if (r == -EBADMSG)
+                                return rd_fail(rd, "bad reply to CONFIG GET: %s", err);
+                        rd->lfu_decay_known = r == 0;
+                        rd->lfu_decay_min = r == 0 ? u : 0;
+                }
+                return rd_scan_start(rd);
+        case RQ_SCAN:
+                return rd_scan_reply(rd, v, n);
+        case RQ_PROBE:
+                rd_probe_reply(rd, &p, v, n);
+                rd_keyset_free(p.own);
+                return;
+        case RQ_REAP:
+                return rd_reap_reply(rd, v, n);
+        }
+}
+
+/*
+ * Between two requests: bytes nobody asked for are garbage; a close (a restart, the server's
+ * idle timeout) is no error, the next rotation connects again.
+ */
+static void rd_check_idle(struct rd *rd)
+{
+        struct evbuffer *in;
+        size_t len;
+
+        if (!rd->bev || rd->q_len > 0 || rd->phase == RD_CONNECTING)
+                return;
+        in = bufferevent_get_input(rd->bev);
+        len = evbuffer_get_length(in);
+        if (len > 0) {
+                char ex[AD_EXCERPT_BUF];
+
+                if (len > AD_EXCERPT_MAX)
+                        len = AD_EXCERPT_MAX;
+                rd_fail(rd, "bytes when nothing was asked: \"%s\"",
+                        ad_excerpt((const char *)evbuffer_pullup(in, (ev_ssize_t)len), len, ex));
+                return;
+        }
+        if (rd->eof) {
+                ca_host_log(rd->host, LOG_DEBUG, "redis at %s closed the connection", rd->server);
+                rd_close(rd);
+        }
+}
+
+/* Read whole replies for at most RD_STEP_USEC; the rest at the next step. */
+static void rd_read(struct rd *rd)
+{
+        static struct rp_value values[RP_VALUES_MAX];
+        uint64_t deadline = ca_now_usec() + RD_STEP_USEC;
+
+        while (rd->bev && rd->q_len > 0) {
+                struct evbuffer *in = bufferevent_get_input(rd->bev);
+                size_t avail = evbuffer_get_length(in), used, n;
+                char err[RP_ERR_MAX], ex[AD_EXCERPT_BUF];
+                const char *buf;
+                int r;
+
+                if (avail == 0 || avail < rd->need) {
+                        if (rd->eof)
+                                return rd_fail(rd, "connection closed by the server");
+                        return;
+                }
+                buf = (const char *)evbuffer_pullup(in, (ev_ssize_t)avail);
+                r = rp_parse(buf, avail, values, RP_VALUES_MAX, &n, &used, err, sizeof(err));
+                if (r == -EAGAIN) {
+                        rd->need = used;
+                        if (rd->eof)
+                                return rd_fail(rd, "connection closed by the server");
+                        return;
+                }
+                if (r < 0)
+                        return rd_fail(rd, "bad reply to %s: %s: \"%s\"",
+                                       rd_req_name[rd->queue[rd->q_head].req], err,
+                                       ad_excerpt(buf, avail, ex));
+                rd->need = 0;
+                rd_reply(rd, values, n);
+                if (rd->bev)
+                        evbuffer_drain(in, used);
+                rd->steps.work++;
+                if (ca_now_usec() >= deadline) {
+                        rd_step_schedule(rd, 0);
+                        return;
+                }
+        }
+        rd_check_idle(rd);
+}
+
+static struct ad_step rd_step_begin(struct rd *rd)
+{
+        return ad_step_begin(&rd->steps);
+}
+
+static void rd_step_end(struct rd *rd, const struct ad_step *step)
+{
+        uint64_t cpu, d;
+
+        if (ad_step_end(&rd->steps, step, ca_host_slice_usec(rd->host), &cpu, &d))
+                ca_host_log(rd->host, LOG_DEBUG, "a step over slice_time: %" PRIu64 " us on the "
+                            "CPU (%" PRIu64 " us on the clock) for %" PRIu64 " replies or keys, "
+                            "%s", cpu, d, rd->steps.work, rd_phase_name[rd->phase]);
+}
+
+static void rd_step_cb(evutil_socket_t fd, short what, void *userdata)
+{
+        struct rd *rd = userdata;
+        struct ad_step step;
+
+        if (rd->ready_due) {
+                rd_rotate_ready(rd);
+                /* What came meanwhile was left for this step: the next one reads it. */
+                if (rd->bev && evbuffer_get_length(bufferevent_get_input(rd->bev)) > 0)
+                        rd_step_schedule(rd, 0);
+                return;
+        }
+        step = rd_step_begin(rd);
+        if (rd->phase == RD_SWEEP) {
+                rd_sweep(rd);
+        } else if (rd->paced_send && rd->phase == RD_SCAN) {
+                rd_batch_send(rd);
+        } else if (rd->paced_send && rd->phase == RD_ROUND) {
+                rd_round_next(rd);
+        } else {
+                rd_read(rd);
+        }
+        rd_step_end(rd, &step);
+}
+
+/* Continue after @delay_usec, once the loop has polled: never back to back. */
+static void rd_step_schedule(struct rd *rd, uint64_t delay_usec)
+{
+        struct timeval tv = { .tv_sec = (time_t)(delay_usec / 1000000),
+                              .tv_usec = (suseconds_t)(delay_usec % 1000000) };
+
+        evtimer_add(rd->step, &tv);
+}
+
+static void rd_read_cb(struct bufferevent *bev, void *userdata)
+{
+        struct rd *rd = userdata;
+        struct ad_step step;
+
+        /* A step already scheduled reads what came; reading now would run two at once. */
+        if (evtimer_pending(rd->step, NULL))
+                return;
+        step = rd_step_begin(rd);
+        rd_read(rd);
+        rd_step_end(rd, &step);
+}
+
+static void rd_event_cb(struct bufferevent *bev, short what, void *userdata)
+{
+        struct rd *rd = userdata;
+        struct ad_step step = rd_step_begin(rd);
+
+        if (what & BEV_EVENT_CONNECTED) {
+                rd_hello(rd);
+        } else if (what & BEV_EVENT_TIMEOUT) {
+                rd_fail(rd, "%s", rd->phase == RD_CONNECTING ? "no connection within timeout"
+                                                              : "no reply within timeout");
+        } else if (what & BEV_EVENT_EOF) {
+                /* What it sent before closing is read first. */
+                rd->eof = true;
+                if (!evtimer_pending(rd->step, NULL))
+                        rd_read(rd);
+        } else if (what & BEV_EVENT_ERROR) {
+                int e = EVUTIL_SOCKET_ERROR();
+
+                rd_fail(rd, "%s: %s", rd->phase == RD_CONNECTING ? "cannot connect" :
+                                                                    "connection lost",
+                        e ? strerror(e) : "error");
+        }
+        rd_step_end(rd, &step);
+}
+
+static int rd_connect(struct rd *rd)
+{
+        int r = ad_connect(rd->base, &rd->cfg.addr, rd->cfg.addr_len, rd->priority, RD_READ_MAX,
+                           RD_INPUT_MAX, &rd->bev);
+
+        if (r < 0)
+                return r;
+        bufferevent_setcb(rd->bev, rd_read_cb, NULL, rd_event_cb, rd);
+        rd->phase = RD_CONNECTING;
+        rd_timeouts(rd);
+        bufferevent_enable(rd->bev, EV_READ | EV_WRITE);
+        return 0;
+}
+
+/* ---- hooks ---- */
+
+static int rd_before_rotate(struct ca_cache *cache, void *userdata)
+{
+        struct rd *rd = userdata;
+        struct ad_step step = rd_step_begin(rd);
+        int r;
+
+        rd->refreshing = true;
+        rd->want_scan = true;
+        switch (rd->phase) {
+        case RD_DOWN:
+                r = rd_connect(rd);
+                if (r < 0)
+                        rd_fail(rd, "cannot connect: %s", strerror(-r));
+                break;
+        case RD_IDLE:
+                rd_refresh_start(rd);
+                break;
+        default:
+                /* Connecting, or a round under way: the scan starts when it is done. */
+                break;
+        }
+        rd_step_end(rd, &step);
+        return CA_ROTATE_LATER;
+}
+
+static enum ca_status rd_reclaim(struct ca_cache *cache, struct ca_node *node, void *userdata)
+{
+        struct rd *rd = userdata;
+        struct rd_key *k = (struct rd_key *)node;
+
+        /* Nothing goes on a scan not trusted, nor while one is being read. */
+        if (rd->stale || (rd->phase != RD_IDLE && rd->phase != RD_ROUND))
+                return CA_BUSY;
+        /* A rotation that could not see every use, or a key in use the very second it was seen. */
+        if (rd->blind || (k->flags & RD_KEY_AMBIGUOUS))
+                return CA_KEEP;
+        if (rd->n_victims == rd->cap_victims) {
+                size_t cap = rd->cap_victims ? rd->cap_victims * 2 : 1024;
+                struct rd_key **v = realloc(rd->victims, cap * sizeof(*v));
+
+                if (!v)
+                        return CA_BUSY;
+                rd->victims = v;
+                rd->cap_victims = cap;
+        }
+        rd->victims[rd->n_victims++] = k;
+        rd->rot_victims++;
+        k->flags |= RD_KEY_VICTIM;
+        return CA_RECLAIMED;
+}
+
+static const struct ca_cache_ops rd_ops = {
+        .reclaim = rd_reclaim,
+};
+
+static void rd_after_age(struct ca_cache *cache, void *userdata)
+{
+        struct rd *rd = userdata;
+        struct ad_step step = rd_step_begin(rd);
+
+        /* A round under way takes the new victims in its next batches. */
+        if (rd->phase == RD_IDLE && rd->n_victims > 0)
+                rd_round_start(rd);
+        if (ca_cache_pending(cache) == 0 && !rd->aged) {
+                rd->aged = true;
+                rd_rotation_end(rd);
+        }
+        rd_step_end(rd, &step);
+}
+
+static void rd_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit, void *eu)
+{
+        struct rd *rd = userdata;
+
+#define GAUGE(n, u, h, v) \
+        emit(eu, &(const struct ca_adapter_stat){ .name = n, .kind = CA_STAT_GAUGE, .unit = u, \
+                                                  .help = h }, v)
+#define COUNTER(n, u, h, v) \
+        emit(eu, &(const struct ca_adapter_stat){ .name = n, .kind = CA_STAT_COUNTER, \
+                                                  .unit = u, .help = h }, v)
+        GAUGE("keys", "keys", "keys tracked (at most max_keys)", rd->n_keys);
+        GAUGE("scan_keys", "keys", "keys the last scan returned", rd->keys_seen);
+        GAUGE("ttl_keys", "keys", "keys of the last scan with a TTL, left to Redis",
+              rd->ttl_keys);
+        GAUGE("untracked_keys", "keys",
+              "keys of the last scan over max_keys or longer than 1024 bytes, not aged",
+              rd->untracked_keys);
+        GAUGE("round_victims", "keys", "victims of the round under way (checked, deleted)",
+              rd->n_victims);
+        COUNTER("aged", "keys", "victims checked: idle past their age", rd->aged_total);
+        COUNTER("deleted", "keys", "keys deleted, still as idle as seen", rd->deleted);
+        COUNTER("would_delete", "keys", "dry_run: keys that would have been deleted",
+                rd->would_delete);
+        COUNTER("kept_touched", "keys", "victims read or written since the scan, kept",
+                rd->kept_touched);
+        COUNTER("kept_unsure", "keys",
+                "victims kept: a fork since the scan, or LFU's window passed", rd->kept_unsure);
+        COUNTER("gone", "keys", "victims already gone (expired, deleted)", rd->gone);
+        COUNTER("ttl_set", "keys", "victims given a TTL since the scan, left to Redis",
+                rd->ttl_set);
+        COUNTER("bytes_freed", "bytes", "MEMORY USAGE of the keys deleted", rd->bytes_freed);
+        GAUGE("used_memory_before", "bytes", "the server's used_memory as the last rotation began",
+              rd->used_memory_before);
+        GAUGE("used_memory_after", "bytes", "the server's used_memory as the last rotation ended",
+              rd->used_memory_after);
+        GAUGE("used_memory_rss_before", "bytes",
+              "the server's used_memory_rss as the last rotation began", rd->rss_before);
+        GAUGE("used_memory_rss_after", "bytes",
+              "the server's used_memory_rss as the last rotation ended", rd->rss_after);
+        COUNTER("blind_rotations", "rotations",
+                "rotations that could not see every use (a fork, LFU decay): nothing deleted",
+                rd->blind_rotations);
+        COUNTER("scripts_reloaded", "scripts", "scripts the server had forgotten (NOSCRIPT)",
+                rd->noscript);
+        COUNTER("errors", "errors", "connection failures, timeouts, bad and error replies",
+                rd->errors);
+        COUNTER("scans", "scans", "complete scans of the keyspace", rd->scans);
+        GAUGE("scan_usec", "usec", "time of the last refresh: INFO, scan and sweep",
+              rd->scan_usec);
+        GAUGE("longest_step_usec", "usec",
+              "longest run of the adapter in the loop since the last refresh began",
+              rd->steps.longest_usec);
+        GAUGE("longest_step_cpu_usec", "usec",
+              "the same step's own CPU time (without the time the kernel gave to others)",
+              rd->steps.longest_cpu_usec);
+        COUNTER("steps", "steps", "runs of the adapter in the host's loop", rd->steps.steps);
+        COUNTER("steps_over_slice", "steps",
+                "runs that took longer than slice_time on the CPU", rd->steps.over_slice);
+        GAUGE("pool_bytes", "bytes", "memory of the tracked keys (kept for reuse)",
+              rd->pool.bytes);
+#undef GAUGE
+#undef COUNTER
+}
+
+static const struct ca_cache_hooks rd_hooks = {
+        .before_rotate = rd_before_rotate,
+        .after_age = rd_after_age,
+        .stats = rd_stats,
+};
+
+/* ---- create / destroy ---- */
+
+/*
+ * The password, from a file the daemon may trust (trust.h: root's or its own, writable by
+ * nobody else, reached through directories only they may change, no symlink swapped in) that
+ * nobody else may read either. One line; a final newline is not part of it.
+ */
+static int rd_password_read(struct ca_host *host, const struct ca_section *s, const char *path,
+                            char **ret, size_t *ret_len)
+{
+        char reason[512], buf[RD_PASSWORD_MAX + 2];
+        struct stat st;
+        ssize_t n;
+        int fd, r;
+
+        r = trust_open(path, &fd, reason, sizeof(reason));
+        if (r < 0) {
+                ca_host_key_error(host, s, "password_file", "%s", reason);
+                return r;
+        }
+        if (fstat(fd, &st) < 0) {
+                r = -errno;
+                ca_host_key_error(host, s, "password_file", "%s: %s", path, strerror(-r));
+                goto out_close;
+        }
+        if (st.st_mode & S_IROTH) {
+                ca_host_key_error(host, s, "password_file", "%s is readable by everyone "
+                                  "(chmod o-r)", path);
+                r = -EPERM;
+                goto out_close;
+        }
+        n = read(fd, buf, sizeof(buf));
+        if (n < 0) {
+                r = -errno;
+                ca_host_key_error(host, s, "password_file", "%s: %s", path, strerror(-r));
+                goto out_close;
+        }
+        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+                n--;
+        if (n == 0 || n > RD_PASSWORD_MAX || memchr(buf, '\n', (size_t)n) ||
+            memchr(buf, '\0', (size_t)n)) {
+                ca_host_key_error(host, s, "password_file", "%s: %s", path,
+                                  n == 0 ? "empty" : n > RD_PASSWORD_MAX
+                                  ? "longer than " STR(RD_PASSWORD_MAX) " bytes"
+                                  : "more than one line, or a NUL byte");
+                r = -EINVAL;
+                goto out_close;
+        }
+        r = 0;
+        if (ret) {
+                *ret = malloc((size_t)n + 1);
+                if (!*ret) {
+                        r = -ENOMEM;
+                        goto out_close;
+                }
+                memcpy(*ret, buf, (size_t)n);
+                (*ret)[n] = '\0';
+                *ret_len = (size_t)n;
+        }
+out_close:
+        explicit_bzero(buf, sizeof(buf));
+        close(fd);
+        return r;
+}
+
+static void rd_destroy(void *instance)
+{
+        struct rd *rd = instance;
+
+        if (!rd)
+                return;
+        if (rd->cache)
+                ca_host_unregister_cache(rd->host, rd->cache);
+        rd_close(rd);
+        if (rd->step)
+                event_free(rd->step);
+        rd->cache = ca_cache_free(rd->cache);
+        ad_pool_free(&rd->pool);
+        free(rd->buckets);
+        free(rd->victims);
+        free(rd->batch.bytes);
+        free(rd->batch.off);
+        free(rd->batch.len);
+        free(rd->server);
+        free((char *)rd->cfg.user);
+        free((char *)rd->cfg.match);
+        if (rd->password)
+                explicit_bzero(rd->password, rd->password_len);
+        free(rd->password);
+        free(rd);
+}
+
+static int rd_create(struct ca_host *host, const struct ca_section *s, void **ret_instance)
+{
+        struct rd_config cfg = { 0 };
+        struct rd *rd;
+        int r;
+
+        r = ca_section_parse(host, s, rd_keys, &cfg);
+        if (r < 0)
+                return r;
+        if (cfg.user && !cfg.password_file) {
+                ca_host_key_error(host, s, "user", "a user needs a password_file");
+                return -EINVAL;
+        }
+        if (cfg.password_file) {
+                r = rd_password_read(host, s, cfg.password_file, NULL, NULL);
+                if (r < 0)
+                        return r;
+        }
+        if (ca_host_check_only(host)) {
+                *ret_instance = NULL;
+                return 0;
+        }
+
+        rd = calloc(1, sizeof(*rd));
+        if (!rd)
+                return -ENOMEM;
+        rd->host = host;
+        rd->cfg = cfg;
+        /* The section's text does not outlive create(): copies of what is kept. */
+        rd->cfg.server = NULL;
+        rd->cfg.password_file = NULL;
+        rd->cfg.user = cfg.user ? strdup(cfg.user) : NULL;
+        rd->cfg.match = cfg.match ? strdup(cfg.match) : NULL;
+        rd->stale = true; /* nothing goes before a first complete scan */
+        rd->server = strdup(cfg.server);
+        /* A fixed table, half a bucket per key at most: no rehash ever blocks the loop. */
+        rd->n_buckets = ad_buckets_for(cfg.max_keys, RD_BUCKETS_MIN);
+        rd->buckets = calloc(rd->n_buckets, sizeof(*rd->buckets));
+        if (!rd->server || !rd->buckets || (cfg.user && !rd->cfg.user) ||
+            (cfg.match && !rd->cfg.match) ||
+            ad_pool_init(&rd->pool, sizeof(struct rd_key) + RP_KEY_MAX) < 0)
+                goto out_oom;
+        if (cfg.password_file) {
+                r = rd_password_read(host, s, cfg.password_file, &rd->password,
+                                     &rd->password_len);
+                if (r < 0)
+                        goto out_destroy;
+        }
+        rd->base = ca_host_event_base(host);
+        if (!rd->base) {
+                r = -EINVAL;
+                goto out_destroy;
+        }
+        rd->priority = event_base_get_npriorities(rd->base) - 1;
+        rd->step = evtimer_new(rd->base, rd_step_cb, rd);
+        if (!rd->step)
+                goto out_oom;
+        event_priority_set(rd->step, rd->priority);
+        r = ca_cache_new(&rd_ops, rd, NULL, &rd->cache);
+        if (r < 0)
+                goto out_destroy;
+        r = ca_host_register_cache(host, s, rd->cache, &rd_hooks, rd);
+        if (r < 0) {
+                rd->cache = ca_cache_free(rd->cache);
+                goto out_destroy;
+        }
+        ca_host_log(host, LOG_INFO, "redis at %s, db %" PRIu64 "%s%s%s", rd->server, cfg.db,
+                    cfg.match ? ", keys matching " : "", cfg.match ? cfg.match : "",
+                    cfg.dry_run ? ", dry run: nothing is deleted" : "");
+        *ret_instance = rd;
+        return 0;
+
+out_oom:
+        r = -ENOMEM;
+out_destroy:
+        rd_destroy(rd);
+        return r;
+}
+
+__attribute__((visibility("default"))) const struct ca_plugin cacheage_plugin = {
+        .abi = CA_PLUGIN_ABI,
+        .size = sizeof(struct ca_plugin),
+        .name = "redis",
+        .description = "the keys of a Redis server: idle ones deleted by a check-and-UNLINK script",
+        .create = rd_create,
+        .destroy = rd_destroy,
+};
