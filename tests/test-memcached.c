@@ -261,7 +261,7 @@ static void env_host(struct env *e, uint32_t single_use_age, uint32_t max_age, c
 {
         const char *keys[] = { "server", e->m.server, k, v, NULL };
 
-        host_setup(&e->h, single_use_age, max_age, keys);
+        host_setup(&e->h, "memcached", single_use_age, max_age, keys);
 }
 
 static void env_stop(struct env *e)
@@ -692,7 +692,7 @@ static void host_on_fake(struct host *h, const struct fake *f)
 {
         const char *keys[] = { "server", f->server, "timeout", "300ms", NULL };
 
-        host_setup(h, 1, 1, keys);
+        host_setup(h, "memcached", 1, 1, keys);
 }
 
 /* Each: a clear error, logged once however often it repeats, counted each time; no crash. */
@@ -726,7 +726,7 @@ Test(memcached, garbage_servers)
         uint64_t errors = 0;
 
         memset(long_line, 'A', sizeof(long_line) - 1);
-        fake_start(&f);
+        fake_start(&f, fake_frame_line);
         host_on_fake(&h, &f);
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 fake_script(&f, cases[i].rules, cases[i].n);
@@ -762,7 +762,7 @@ Test(memcached, same_failure_with_another_number_said_once)
         struct fake f;
         struct host h;
 
-        fake_start(&f);
+        fake_start(&f, fake_frame_line);
         fake_script(&f, rules, ELEMENTSOF(rules));
         host_on_fake(&h, &f);
         host_rotate(&h);
@@ -794,10 +794,10 @@ Test(memcached, refresh_deadline, .timeout = 120)
         struct fake f;
         struct host h;
 
-        fake_start(&f);
+        fake_start(&f, fake_frame_line);
         keys[1] = f.server;
         fake_script(&f, endless, ELEMENTSOF(endless));
-        host_setup(&h, 1, 1, keys);
+        host_setup(&h, "memcached", 1, 1, keys);
         t0 = test_now_usec();
         host_refresh(&h);
         cr_expect_geq(test_now_usec() - t0, 1900000, "cut before refresh_timeout");
@@ -852,7 +852,7 @@ Test(memcached, busy_crawler_and_scripted_delete)
         struct fake f;
         struct host h;
 
-        fake_start(&f);
+        fake_start(&f, fake_frame_line);
         fake_script(&f, rules, ELEMENTSOF(rules));
         host_on_fake(&h, &f);
         host_rotate(&h);
@@ -931,7 +931,7 @@ Test(memcached, daemon_rewrite_between_check_and_delete_survives, .timeout = 120
         int fd;
 
         mcd_start(&m, false, NULL);
-        proxy_start(&p, &m);
+        proxy_start(&p, m.port, fake_frame_line, mc_hold_md);
         fd = mcc_connect(&m);
         set_keys(fd, "k", 3);
         daemon_start(&d, p.server, "timeout = 60s\n");
@@ -997,7 +997,7 @@ Test(memcached, daemon_garbage_server, .timeout = 60)
         struct test_daemon d;
         struct fake f;
 
-        fake_start(&f);
+        fake_start(&f, fake_frame_line);
         fake_script(&f, rules, ELEMENTSOF(rules));
         daemon_start(&d, f.server, NULL);
         cr_assert(test_daemon_wait_log(&d, 0, "unexpected reply to stats (is this memcached?): "
