@@ -13,6 +13,9 @@ packages=(
     libcriterion-dev dbus dbus-daemon dbus-bin systemd strace memcached util-linux man-db
     # setfacl: write ACLs that the trust checks must see (tests/test-trust.c, test-daemon.c)
     acl
+    # the redis adapter's tests and bench start their own redis-server (never the system's,
+    # which the package may start on 6379: nothing depends on it)
+    redis-server redis-tools
     # ss shows a message queued on the daemon's bus socket (tests/test-bus-signals.sh)
     iproute2
     # polkit's daemon and tools (tests/test-polkit.sh); ssh and sshd (tests/test-remote.sh)

@@ -347,6 +347,7 @@ struct rd_pending {
         enum rd_req req;
         size_t first, count;     /* RQ_PROBE: keys [first, first + count) of the batch... */
         struct rd_keyset *own;   /* ... or of a copy of its own (a probe sent again) */
+        bool whole;              /* RQ_PROBE, RQ_REAP: sent again whole (EVAL), after NOSCRIPT */
 };
 
 /* What INFO says, at a refresh's start and end. */
@@ -876,7 +877,7 @@ static void rd_probe_request(struct rd *rd, const struct rd_keyset *ks, size_t f
         lens[argc++] = 3;
         rd->probes_out++;
         rd_send(rd, &(const struct rd_pending){ .req = RQ_PROBE, .first = first, .count = count,
-                                                .own = own },
+                                                .own = own, .whole = own != NULL },
                 argc, argv, lens);
 }
 
@@ -1212,7 +1213,8 @@ static void rd_reap_request(struct rd *rd, bool whole)
         }
         for (size_t i = 3 + count; i < argc; i++)
                 lens[i] = strlen(argv[i]);
-        rd_send(rd, &(const struct rd_pending){ .req = RQ_REAP }, argc, argv, lens);
+        rd_send(rd, &(const struct rd_pending){ .req = RQ_REAP, .whole = whole }, argc, argv,
+                lens);
 }
 
 static void rd_round_start(struct rd *rd)
@@ -1401,7 +1403,9 @@ static void rd_reply(struct rd *rd, const struct rp_value *v, size_t n)
         rd->q_head = (rd->q_head + 1) % RD_QUEUE_MAX;
         rd->q_len--;
         rd_timeouts(rd);
-        if (v->type == RP_ERROR && !rp_is_error(v, "NOSCRIPT") && p.req != RQ_CONFIG) {
+        /* NOSCRIPT is an answer to EVALSHA (the script goes again whole), not to EVAL. */
+        if (v->type == RP_ERROR && p.req != RQ_CONFIG &&
+            !((p.req == RQ_PROBE || p.req == RQ_REAP) && !p.whole && rp_is_error(v, "NOSCRIPT"))) {
                 rd_keyset_free(p.own);
                 return rd_error_reply(rd, p.req, v);
         }
