@@ -327,9 +327,16 @@ void host_refresh(struct host *h)
         cr_assert(host_run_until(h, host_is_ready), "no rotate_ready within 30 s\n%s", h->log);
 }
 
+/* Whether the adapter has a statistic @name: its value in *ret. */
+static bool host_stat_opt(struct host *h, const char *name, uint64_t *ret);
+
+/* The deletes settled, and (an adapter that says so) nothing asked of the server any more. */
 static bool host_round_done(struct host *h)
 {
-        return host_stat(h, "round_victims") == 0;
+        uint64_t in_flight;
+
+        return host_stat(h, "round_victims") == 0 &&
+               (!host_stat_opt(h, "requests_in_flight", &in_flight) || in_flight == 0);
 }
 
 void host_age(struct host *h)
@@ -370,13 +377,21 @@ static void stat_emit(void *userdata, const struct ca_adapter_stat *stat, uint64
         }
 }
 
-uint64_t host_stat(struct host *h, const char *name)
+static bool host_stat_opt(struct host *h, const char *name, uint64_t *ret)
 {
         struct stat_find f = { .name = name };
 
         h->hooks->stats(h->cache, h->hooks_userdata, stat_emit, &f);
-        cr_assert(f.found, "no statistic %s", name);
-        return f.value;
+        *ret = f.value;
+        return f.found;
+}
+
+uint64_t host_stat(struct host *h, const char *name)
+{
+        uint64_t v;
+
+        cr_assert(host_stat_opt(h, name, &v), "no statistic %s", name);
+        return v;
 }
 
 size_t host_log_count(const struct host *h, const char *needle)

@@ -75,7 +75,11 @@ void host_cleanup(struct host *h);
 
 /* host_refresh() - before_rotate, then the loop until the adapter says the refresh is done. */
 void host_refresh(struct host *h);
-/* host_age() - rotate, run every aging slice, then the loop until the deletes are settled. */
+/*
+ * host_age() - rotate, run every aging slice, then the loop until the deletes are settled (the
+ * statistic round_victims is 0) and, for an adapter with a statistic requests_in_flight, until
+ * it is 0 too.
+ */
 void host_age(struct host *h);
 /* host_rotate() - host_refresh() and host_age(). */
 void host_rotate(struct host *h);

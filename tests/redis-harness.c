@@ -300,17 +300,24 @@ size_t rd_frame(const char *buf, size_t len, char *out, size_t out_max)
 
 bool rd_hold_reap(const char *request)
 {
-        /* The reap's words: EVALSHA sha n keys... lru|lfu FORKS leave|age dry lrus... */
+        /* The reap's words: EVALSHA sha n keys... lru|lfu AFTER FORKS DRY lrus... (the probe's
+           end at AFTER). */
         if (strncmp(request, "EVALSHA ", 8) != 0)
                 return false;
         for (const char *p = strstr(request, " l"); p; p = strstr(p + 1, " l")) {
                 const char *q = p + 5;
+                int fields = 0;
 
                 if (strncmp(p, " lru ", 5) != 0 && strncmp(p, " lfu ", 5) != 0)
                         continue;
-                while (*q >= '0' && *q <= '9')
-                        q++;
-                if (q > p + 5 && (strncmp(q, " leave ", 7) == 0 || strncmp(q, " age ", 5) == 0))
+                while (fields < 3 && *q >= '0' && *q <= '9') {
+                        while (*q >= '0' && *q <= '9')
+                                q++;
+                        fields++;
+                        if (*q == ' ')
+                                q++;
+                }
+                if (fields == 3)
                         return true;
         }
         return false;
@@ -329,7 +336,7 @@ char *rd_fake_info(const char *role)
         char *text, *bulk;
 
         cr_assert(asprintf(&text, "# Server\r\nredis_version:7.0.15\r\nrun_id:"
-                           "0123456789abcdef0123456789abcdef01234567\r\nlru_clock:1000\r\n"
+                           "0123456789abcdef0123456789abcdef01234567\r\nhz:10\r\nlru_clock:1000\r\n"
                            "# Memory\r\nused_memory:1000000\r\nused_memory_rss:2000000\r\n"
                            "maxmemory_policy:noeviction\r\n# Persistence\r\n"
                            "rdb_bgsave_in_progress:0\r\naof_rewrite_in_progress:0\r\n"

@@ -775,7 +775,7 @@ Test(redis, acl_user, .timeout = 60)
 {
         static const char *const setuser[] = {
                 "ACL", "SETUSER", "cacheage", "on", ">s3cret", "~*", "resetchannels", "-@all",
-                "+select", "+scan", "+info", "+eval", "+evalsha", "+script|load",
+                "+select", "+scan", "+info", "+time", "+eval", "+evalsha", "+script|load",
                 "+object|idletime", "+object|freq", "+pttl", "+memory|usage", "+unlink",
                 "+config|get", NULL
         };
@@ -977,9 +977,10 @@ Test(redis, garbage_servers, .timeout = 60)
 }
 
 /*
- * The whole exchange of a rotation as the adapter speaks it, against a scripted server: the
- * reap carries the key's lru as the probe's clock and idle time gave it (1000 - 100), the forks
- * as INFO said them, "leave" and no dry run; its result is the bytes freed.
+ * The whole exchange of a rotation as the adapter speaks it, against a scripted server: both
+ * scripts take TIME for the LRU clock 250 ms into a second (hz 10); the reap carries the key's
+ * lru as the probe's clock and idle time gave it (1000 - 100), the forks as INFO said them and
+ * no dry run; its result is the sampled bytes of the first key deleted.
  */
 Test(redis, scripted_exchange)
 {
@@ -990,8 +991,9 @@ Test(redis, scripted_exchange)
                 { .prefix = "INFO memory", .reply = info },
                 { .prefix = "INFO", .reply = info },
                 { .prefix = "SCAN 0 COUNT 32", .reply = "*2\r\n$1\r\n0\r\n*1\r\n$3\r\nk 1\r\n" },
-                { .prefix = "EVALSHA " SHA " 1 k 1 lru 0 leave 0 900", .reply = "*2\r\n:0\r\n:64\r\n" },
-                { .prefix = "EVALSHA " SHA " 1 k 1 lru", .reply = "*3\r\n:1000\r\n:100\r\n:0\r\n" },
+                { .prefix = "EVALSHA " SHA " 1 k 1 lru 250000 0 0 900",
+                  .reply = "*2\r\n:0\r\n:64\r\n" },
+                { .prefix = "EVALSHA " SHA " 1 k 1 lru 250000", .reply = "*3\r\n:1000\r\n:100\r\n:0\r\n" },
         };
         struct fake f;
         struct host h;

@@ -15,18 +15,24 @@
 #      read-only) and the drop-in's ReadWritePaths= made writable again, as systemd mounts
 #      them, in a private mount namespace with a scratch /var/lib: cacheaged with no capability
 #      writes its metrics_file in that directory, and fails (logged) anywhere else.
-# Usage: test-sandbox.sh KERNEL_DROPIN FILES_DROPIN METRICS_DROPIN (the built drop-ins), with
-# $CACHEAGED and $CA_TEST_PLUGIN_DIR. Needs root.
+#   5. redis-socket.conf: a redis-server of the test's own, as nobody, on a unix socket of mode
+#      770 (unixsocketperm 770): root without capabilities cannot connect to it, neither in a
+#      private user namespace, nor in the socket's group in one; in that group, outside one,
+#      it can, which is what the drop-in sets (PrivateUsers=no, SupplementaryGroups=).
+# Usage: test-sandbox.sh KERNEL_DROPIN FILES_DROPIN METRICS_DROPIN REDIS_SOCKET_DROPIN (the built
+# drop-ins), with $CACHEAGED and $CA_TEST_PLUGIN_DIR. Needs root.
 set -u
-kernel_dropin=$1 files_dropin=$2 metrics_dropin=$3
+kernel_dropin=$1 files_dropin=$2 metrics_dropin=$3 redis_socket_dropin=$4
 if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null || ! command -v setpriv >/dev/null; then
     echo "1..0 # SKIP needs root, unshare and setpriv"
     exit 0
 fi
 tmp=$(mktemp -d)
 group=
+redis_pid=
 cleanup() {
     [ -n "$group" ] && rmdir "$group" 2>/dev/null
+    [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null && wait "$redis_pid" 2>/dev/null
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -35,7 +41,7 @@ trap cleanup EXIT
 nocaps() { setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "$@"; }
 userns() { unshare --user --map-root-user -- setpriv --inh-caps=-all --bounding-set=-all -- "$@"; }
 
-echo "1..6"
+echo "1..7"
 # 1. The errno of writing "0": EINVAL once allowed, EACCES/EPERM/EROFS when not.
 probe() {
     "$@" /usr/bin/python3 -c '
@@ -144,3 +150,32 @@ case $outside in
 *"Read-only file system"*) echo "ok 6 - metrics_file elsewhere: $outside" ;;
 *) echo "not ok 6 - metrics_file outside $rw under the sandbox: $outside (expected EROFS)" ;;
 esac
+
+# 7. redis-socket.conf: the socket's group, and no private user namespace.
+mkdir "$tmp/redis"
+chmod 711 "$tmp"          # nobody goes through to its own directory, and lists nothing
+chmod 777 "$tmp/redis"
+setpriv --reuid=nobody --regid=nogroup --clear-groups -- redis-server --port 0 --save '' \
+    --appendonly no --dir "$tmp/redis" --unixsocket "$tmp/redis/redis.sock" \
+    --unixsocketperm 770 > "$tmp/redis/log" 2>&1 &
+redis_pid=$!
+i=0
+while [ $i -lt 500 ] && ! [ -S "$tmp/redis/redis.sock" ]; do sleep 0.02; i=$((i + 1)); done
+gid=$(getent group nogroup | cut -d: -f3)
+ping() { "$@" redis-cli -s "$tmp/redis/redis.sock" ping 2>&1 | tr -d '\n'; }
+plain=$(ping nocaps) inns=$(ping userns)
+ingroup=$(ping setpriv --groups="$gid" --inh-caps=-all --ambient-caps=-all --bounding-set=-all --)
+inns_group=$(ping unshare --user --map-root-user -- setpriv --groups="$gid" --inh-caps=-all \
+    --bounding-set=-all -- 2>/dev/null)
+if ! [ -S "$tmp/redis/redis.sock" ]; then
+    echo "not ok 7 - redis-server made no socket: $(cat "$tmp/redis/log")"
+elif [ "$ingroup" != PONG ]; then
+    echo "not ok 7 - root without capabilities in the socket's group: $ingroup (expected PONG)"
+elif [ "$plain" = PONG ] || [ "$inns" = PONG ] || [ "$inns_group" = PONG ]; then
+    echo "not ok 7 - connected without the group or in a user namespace: $plain / $inns / $inns_group"
+elif ! grep -q '^PrivateUsers=no' "$redis_socket_dropin" ||
+     ! grep -q '^SupplementaryGroups=redis' "$redis_socket_dropin"; then
+    echo "not ok 7 - $redis_socket_dropin lacks PrivateUsers=no or SupplementaryGroups=redis"
+else
+    echo "ok 7 - a redis socket of mode 770: root without capabilities connects in its group, outside a user namespace only"
+fi

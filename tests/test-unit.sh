@@ -93,7 +93,8 @@ for dropin in ${CA_SANDBOX_DROPINS:-}; do
     case $name in
     kernel-reclaim) relaxed='✗ ProtectControlGroups=|✗ ProtectKernelTunables=' ;;
     files) relaxed='✗ PrivateUsers=|✗ CapabilityBoundingSet=~CAP_(DAC_*|FOWNER' ;;
-    memcached-remote) relaxed='allow list with non-localhost entries' ;;
+    memcached-remote|redis-remote) relaxed='allow list with non-localhost entries' ;;
+    redis-socket) relaxed='✗ PrivateUsers=' ;;
     # One directory writable: no check of the report changes, ProtectSystem= stays strict.
     metrics) relaxed='✓ ProtectSystem=' ;;
     *) relaxed='unknown drop-in: say in test-unit.sh what it relaxes' ;;

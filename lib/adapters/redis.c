@@ -95,7 +95,7 @@
  * RD_REAP_BATCH, is one script, during which every other client of the server waits.
  */
 #define RD_SCAN_COUNT 32                  /* SCAN's COUNT: buckets walked per call */
-#define RD_PROBE_BATCH 32                 /* keys per probe script */
+#define RD_PROBE_BATCH 16                 /* keys per probe script */
 #define RD_REAP_BATCH 16                  /* victims per reap script */
 #define RD_QUEUE_MAX 64                   /* requests in flight, at most */
 #define RD_MAX_KEYS_DEFAULT 1000000       /* keys */
@@ -103,6 +103,11 @@
 #define RD_BUCKETS_MIN 1024               /* hash buckets */
 #define RD_PASSWORD_MAX 512               /* bytes of a password */
 #define RD_LRU_CLOCK_MASK 0xffffffu       /* Redis' LRU clock: 24 bits of seconds */
+/*
+ * TIME's microseconds past which the scripts take its seconds for the LRU clock: serverCron
+ * (every 100 ms at the default hz 10) has run twice in that second. Below hz 10: always INFO.
+ */
+#define RD_CLOCK_AFTER_USEC 250000
 #define RD_LFU_MINUTE_USEC UINT64_C(60000000)
 #define RD_LFU_MARGIN_USEC 1000000        /* our clock against the server's, and a round trip */
 
@@ -112,16 +117,33 @@
 /* ---- the scripts ---- */
 
 /*
+ * The server's LRU clock, in Lua: lru_clock is the time in seconds (24 bits) as serverCron
+ * last saw it (every 1000 / hz ms). ARGV[2] usec into a second, the cron has run since the
+ * second began, and TIME's seconds are the clock (one call); before that, INFO server says it.
+ * A late cron makes TIME's seconds ahead of the clock, never behind: an idle time read against
+ * them puts the last access later than it was, which can only make a key look used.
+ */
+#define RD_LUA_CLOCK \
+        "local function lru_clock()\n" \
+        "  local t = redis.call('TIME')\n" \
+        "  if tonumber(t[2]) >= tonumber(ARGV[2]) then\n" \
+        "    return tonumber(t[1]) % 16777216\n" \
+        "  end\n" \
+        "  return tonumber(string.match(redis.call('INFO', 'server'), 'lru_clock:(%d+)'))\n" \
+        "end\n"
+
+/*
  * probe: for each key of KEYS, its idle time in seconds (ARGV[1] "lru") or its LFU frequency
  * ("lfu"), -1 when it is gone, and 1 when it has a TTL; first the server's LRU clock. OBJECT
  * and PTTL look keys up without touching them. Allowed in scripts in Redis 7.0 (neither is
  * flagged NOSCRIPT in src/commands/), replicated by effects (it writes nothing).
  */
 static const char rd_probe_script[] =
+        RD_LUA_CLOCK
         "local lfu = ARGV[1] == 'lfu'\n"
         "local r = {0}\n"
         "if not lfu then\n"
-        "  r[1] = tonumber(string.match(redis.call('INFO', 'server'), 'lru_clock:(%d+)'))\n"
+        "  r[1] = lru_clock()\n"
         "end\n"
         "for i = 1, #KEYS do\n"
         "  local v = redis.call('OBJECT', lfu and 'FREQ' or 'IDLETIME', KEYS[i])\n"
@@ -136,21 +158,25 @@ static const char rd_probe_script[] =
         "return r\n";
 
 /*
- * reap: ARGV = mode, total_forks as the scan ended, "leave" or "age" (keys with a TTL), "1" for
- * a dry run, then each key's lru as the scan saw it. {-1}: a fork since, nothing done. Else
- * {0, r1, r2...}: the bytes of a key deleted (MEMORY USAGE, 5 samples), -1 gone, -2 used since
- * (its lru moved, or it is being used this second; LFU: its frequency above 0), -3 a TTL now.
+ * reap: ARGV = mode, the clock's threshold (as the probe's), total_forks as the scan ended, "1"
+ * for a dry run, then each key's lru as the scan saw it. {-1}: a fork since, nothing done. Else
+ * {0, r1, r2...}: a key deleted is 0, or its bytes (MEMORY USAGE, 5 samples) for the first one
+ * of the batch (a sample: the statistic is an estimate); -1 gone; -2 used since (its lru moved,
+ * or it is in use this very second; LFU: its frequency above 0). A TTL set since is a use too:
+ * EXPIRE and SET look the key up, so no PTTL here.
  */
 static const char rd_reap_script[] =
-        "if string.match(redis.call('INFO', 'stats'), 'total_forks:(%d+)') ~= ARGV[2] then\n"
+        RD_LUA_CLOCK
+        "if string.match(redis.call('INFO', 'stats'), 'total_forks:(%d+)') ~= ARGV[3] then\n"
         "  return {-1}\n"
         "end\n"
         "local lfu = ARGV[1] == 'lfu'\n"
         "local clock = 0\n"
         "if not lfu then\n"
-        "  clock = tonumber(string.match(redis.call('INFO', 'server'), 'lru_clock:(%d+)'))\n"
+        "  clock = lru_clock()\n"
         "end\n"
         "local r = {0}\n"
+        "local sampled = false\n"
         "for i = 1, #KEYS do\n"
         "  local k = KEYS[i]\n"
         "  local v = redis.call('OBJECT', lfu and 'FREQ' or 'IDLETIME', k)\n"
@@ -159,10 +185,12 @@ static const char rd_reap_script[] =
         "  elseif (lfu and v ~= 0) or (not lfu and (v == 0 or\n"
         "         (clock - v) % 16777216 ~= tonumber(ARGV[4 + i]))) then\n"
         "    r[i + 1] = -2\n"
-        "  elseif ARGV[3] == 'leave' and redis.call('PTTL', k) >= 0 then\n"
-        "    r[i + 1] = -3\n"
         "  else\n"
-        "    r[i + 1] = redis.call('MEMORY', 'USAGE', k, 'SAMPLES', '5') or 0\n"
+        "    r[i + 1] = 0\n"
+        "    if not sampled then\n"
+        "      r[i + 1] = redis.call('MEMORY', 'USAGE', k, 'SAMPLES', '5') or 0\n"
+        "      sampled = true\n"
+        "    end\n"
         "    if ARGV[4] ~= '1' then\n"
         "      redis.call('UNLINK', k)\n"
         "    end\n"
@@ -389,6 +417,7 @@ struct rd {
         bool lfu, lfu_known;      /* its policy, as the last refresh found it */
         uint64_t lfu_decay_min;   /* lfu-decay-time, minutes; 0 with !lfu_decay_known */
         bool lfu_decay_known;
+        uint64_t clock_after_usec; /* the scripts' ARGV[2] (RD_LUA_CLOCK), from INFO's hz */
         struct rd_info info_start, info_end, prev_start;
         bool prev_known;          /* prev_start is the last complete scan's, same instance */
         uint64_t used_memory_before, used_memory_after, rss_before, rss_after;
@@ -427,8 +456,9 @@ struct rd {
         bool over_max_logged, long_logged;
 
         /* Statistics. */
-        uint64_t aged_total, deleted, would_delete, kept_touched, kept_unsure, gone, ttl_set;
-        uint64_t bytes_freed, errors, scans, blind_rotations, noscript, scan_usec;
+        uint64_t aged_total, deleted, would_delete, kept_touched, kept_unsure, gone;
+        uint64_t bytes_freed;     /* estimated: a batch's sample times its deletes */
+        uint64_t errors, scans, blind_rotations, noscript, scan_usec;
         uint64_t keys_seen, ttl_keys, untracked_keys;
         uint64_t refresh_start_usec;
         struct ad_steps steps;
@@ -764,7 +794,7 @@ static void rd_info_start(struct rd *rd, const char *text, size_t len)
 {
         const char *v;
         size_t vl;
-        uint64_t major;
+        uint64_t major, hz;
         char msg[AD_MSG_MAX], ex[AD_EXCERPT_BUF];
         bool lfu, reset = false;
 
@@ -810,6 +840,8 @@ static void rd_info_start(struct rd *rd, const char *text, size_t len)
         }
         memcpy(rd->run_id, v, vl);
         rd->run_id[vl] = '\0';
+        rd->clock_after_usec = rp_info_u64(text, len, "hz", 1000, &hz) == 0 && hz >= 10
+                                       ? RD_CLOCK_AFTER_USEC : 1000000;
         rd->lfu = lfu;
         rd->lfu_known = true;
         rd->used_memory_before = rd->info_start.used_memory;
@@ -858,11 +890,12 @@ static void rd_scan_start(struct rd *rd)
 static void rd_probe_request(struct rd *rd, const struct rd_keyset *ks, size_t first,
                              size_t count, struct rd_keyset *own)
 {
-        const char *argv[5 + RD_PROBE_BATCH];
-        size_t lens[5 + RD_PROBE_BATCH], argc = 0;
-        char nkeys[8];
+        const char *argv[6 + RD_PROBE_BATCH];
+        size_t lens[6 + RD_PROBE_BATCH], argc = 0;
+        char nkeys[8], after[24];
 
         snprintf(nkeys, sizeof(nkeys), "%zu", count);
+        snprintf(after, sizeof(after), "%" PRIu64, rd->clock_after_usec);
         /* Sent again (NOSCRIPT), it goes whole: EVAL loads it into the server's cache too. */
         argv[argc++] = own ? "EVAL" : "EVALSHA";
         argv[argc++] = own ? rd_probe_script : rd->probe_sha;
@@ -875,6 +908,8 @@ static void rd_probe_request(struct rd *rd, const struct rd_keyset *ks, size_t f
         }
         argv[argc] = rd->lfu ? "lfu" : "lru";
         lens[argc++] = 3;
+        argv[argc] = after;
+        lens[argc++] = strlen(after);
         rd->probes_out++;
         rd_send(rd, &(const struct rd_pending){ .req = RQ_PROBE, .first = first, .count = count,
                                                 .own = own, .whole = own != NULL },
@@ -1190,10 +1225,11 @@ static void rd_reap_request(struct rd *rd, bool whole)
 {
         const char *argv[8 + 2 * RD_REAP_BATCH];
         size_t lens[8 + 2 * RD_REAP_BATCH], argc = 0, count = rd->batch_end - rd->checked;
-        char nkeys[8], forks[24], seen[RD_REAP_BATCH][12];
+        char nkeys[8], forks[24], after[24], seen[RD_REAP_BATCH][12];
 
         snprintf(nkeys, sizeof(nkeys), "%zu", count);
         snprintf(forks, sizeof(forks), "%" PRIu64, rd->info_end.forks);
+        snprintf(after, sizeof(after), "%" PRIu64, rd->clock_after_usec);
         argv[argc++] = whole ? "EVAL" : "EVALSHA";
         argv[argc++] = whole ? rd_reap_script : rd->reap_sha;
         argv[argc++] = nkeys;
@@ -1204,8 +1240,8 @@ static void rd_reap_request(struct rd *rd, bool whole)
                 lens[argc++] = rd->victims[i]->key_len;
         }
         argv[argc++] = rd->lfu ? "lfu" : "lru";
+        argv[argc++] = after;
         argv[argc++] = forks;
-        argv[argc++] = rd->cfg.ttl_keys == RD_TTL_LEAVE ? "leave" : "age";
         argv[argc++] = rd->cfg.dry_run ? "1" : "0";
         for (size_t i = 0; i < count; i++) {
                 snprintf(seen[i], sizeof(seen[i]), "%" PRIu32, rd->victims[rd->checked + i]->seen);
@@ -1281,8 +1317,8 @@ static void rd_round_next(struct rd *rd)
 
 static void rd_reap_reply(struct rd *rd, const struct rp_value *v, size_t n)
 {
-        int64_t out[1 + RD_REAP_BATCH];
-        size_t count = rd->batch_end - rd->checked;
+        int64_t out[1 + RD_REAP_BATCH], sample = 0;
+        size_t count = rd->batch_end - rd->checked, deleted = 0;
         char err[RP_ERR_MAX], ex[AD_EXCERPT_BUF];
 
         if (rp_is_error(v, "NOSCRIPT")) {
@@ -1308,17 +1344,19 @@ static void rd_reap_reply(struct rd *rd, const struct rp_value *v, size_t n)
                 int64_t r = out[1 + i];
 
                 rd->aged_total++;
+                if (r > 0)
+                        sample = r;
                 if (r >= 0) {
                         if (rd->cfg.dry_run) {
                                 rd->would_delete++;
                                 k->flags = (uint8_t)((k->flags & ~RD_KEY_VICTIM) |
                                                      RD_KEY_CONDEMNED);
-                                ca_host_log(rd->host, LOG_DEBUG, "dry run: would delete \"%s\" "
-                                            "(%" PRId64 " bytes)", rd_key_excerpt(k, ex), r);
+                                ca_host_log(rd->host, LOG_DEBUG, "dry run: would delete \"%s\"",
+                                            rd_key_excerpt(k, ex));
                                 continue;
                         }
                         rd->deleted++;
-                        rd->bytes_freed += (uint64_t)r;
+                        deleted++;
                         rd_forget(rd, k);
                 } else if (r == -1) {
                         rd->gone++;
@@ -1326,14 +1364,12 @@ static void rd_reap_reply(struct rd *rd, const struct rp_value *v, size_t n)
                 } else if (r == -2) {
                         rd->kept_touched++;
                         rd_spare(rd, k);
-                } else if (r == -3) {
-                        /* A TTL now: Redis' business. Forgotten; the next scan leaves it too. */
-                        rd->ttl_set++;
-                        rd_forget(rd, k);
                 } else {
                         return rd_fail(rd, "a reap result out of range (%" PRId64 ")", r);
                 }
         }
+        /* The batch's sample stands for each of its deletes. */
+        rd->bytes_freed += (uint64_t)sample * deleted;
         rd_round_next(rd);
 }
 
@@ -1353,13 +1389,13 @@ static void rd_rotation_summary(struct rd *rd)
                     PRIu64 " ms, longest step %" PRIu64 " us (%" PRIu64 " us on the CPU), %"
                     PRIu64 " of %" PRIu64 " steps over slice_time; in all %" PRIu64 " deleted (%"
                     PRIu64 " bytes), %" PRIu64 " kept as used since, %" PRIu64 " kept unsure, %"
-                    PRIu64 " gone, %" PRIu64 " given a TTL, %" PRIu64 " would delete; "
+                    PRIu64 " gone, %" PRIu64 " would delete; "
                     "used_memory %" PRIu64 " -> %" PRIu64 ", rss %" PRIu64 " -> %" PRIu64,
                     rd->rot_victims, (ca_now_usec() - rd->rot_start_usec) / 1000,
                     rd->steps.longest_usec, rd->steps.longest_cpu_usec,
                     rd->steps.over_slice - rd->steps.mark_over,
                     rd->steps.steps - rd->steps.mark_steps, rd->deleted, rd->bytes_freed,
-                    rd->kept_touched, rd->kept_unsure, rd->gone, rd->ttl_set, rd->would_delete,
+                    rd->kept_touched, rd->kept_unsure, rd->gone, rd->would_delete,
                     rd->used_memory_before, rd->used_memory_after, rd->rss_before,
                     rd->rss_after);
 }
@@ -1723,6 +1759,8 @@ static void rd_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
               rd->untracked_keys);
         GAUGE("round_victims", "keys", "victims of the round under way (checked, deleted)",
               rd->n_victims);
+        GAUGE("requests_in_flight", "requests", "requests sent and not yet answered",
+              rd->q_len);
         COUNTER("aged", "keys", "victims checked: idle past their age", rd->aged_total);
         COUNTER("deleted", "keys", "keys deleted, still as idle as seen", rd->deleted);
         COUNTER("would_delete", "keys", "dry_run: keys that would have been deleted",
@@ -1732,9 +1770,9 @@ static void rd_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
         COUNTER("kept_unsure", "keys",
                 "victims kept: a fork since the scan, or LFU's window passed", rd->kept_unsure);
         COUNTER("gone", "keys", "victims already gone (expired, deleted)", rd->gone);
-        COUNTER("ttl_set", "keys", "victims given a TTL since the scan, left to Redis",
-                rd->ttl_set);
-        COUNTER("bytes_freed", "bytes", "MEMORY USAGE of the keys deleted", rd->bytes_freed);
+        COUNTER("bytes_freed", "bytes",
+                "estimated: MEMORY USAGE of one victim of each batch, times the keys deleted",
+                rd->bytes_freed);
         GAUGE("used_memory_before", "bytes", "the server's used_memory as the last rotation began",
               rd->used_memory_before);
         GAUGE("used_memory_after", "bytes", "the server's used_memory as the last rotation ended",
