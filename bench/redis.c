@@ -10,8 +10,9 @@
  *      redis adapter, in CYCLES cycles (default 3) of two rotations: the first scans everything
  *      (the unread keys are new: nothing due), the second scans again and deletes the unread
  *      keys (checked and UNLINKed by the adapter's script). After each deleting rotation: INFO
- *      memory, MEMORY PURGE (jemalloc gives its dirty pages back at once), INFO memory again.
- *      Between cycles the deleted keys are set again.
+ *      memory, MEMORY PURGE (jemalloc gives its dirty pages back at once), INFO memory again;
+ *      after the last one, Redis' active defragmentation too (activedefrag yes, until the RSS
+ *      stands still). Between cycles the deleted keys are set again.
  *   3. Meanwhile a client GETs the hot keys, one request at a time (each hot key in turn, every
  *      one read at least once a period), from another thread, and every latency is kept with
  *      its time. Its p99 while the adapter is idle is the baseline; its p99 during each
@@ -356,6 +357,35 @@ static struct memory memory_now(bool purge)
         return m;
 }
 
+/*
+ * Redis' active defragmentation (CONFIG SET activedefrag yes, its other settings as shipped):
+ * the RSS once it has moved the keys left together, or after @max_sec. Deleting nine keys in ten
+ * leaves the tenth in nearly every page: jemalloc can give back no page until the survivors move.
+ */
+static uint64_t defrag_rss(unsigned max_sec, uint64_t *ret_sec)
+{
+        uint64_t rss = 0, last = UINT64_MAX, t0 = bench_now_usec();
+        unsigned stable = 0;
+        struct conn c;
+
+        conn_open(&c);
+        conn_cmd(&c, (const char *[]){ "CONFIG", "SET", "activedefrag", "yes", NULL });
+        for (unsigned i = 0; i < max_sec && stable < 5; i++) {
+                sleep(1);
+                rss = info_u64(&c, "memory", "used_memory_rss");
+                stable = rss + (1 << 20) >= last ? stable + 1 : 0; /* under 1 MiB less: stable */
+                if (rss < last)
+                        last = rss;
+        }
+        conn_cmd(&c, (const char *[]){ "CONFIG", "SET", "activedefrag", "no", NULL });
+        conn_cmd(&c, (const char *[]){ "MEMORY", "PURGE", NULL });
+        usleep(200000);
+        rss = info_u64(&c, "memory", "used_memory_rss");
+        conn_close(&c);
+        *ret_sec = (bench_now_usec() - t0) / 1000000;
+        return rss;
+}
+
 /* ---- the controls ---- */
 
 /* The scan's work at full speed: SCAN, then OBJECT IDLETIME and PTTL of every key. */
@@ -475,7 +505,7 @@ static void *writer_thread(void *userdata)
  * maxmemory + allkeys-lru: the hot keys first (and read), maxmemory at 1.5 times what they
  * use, then the unread keys written one SET at a time while the client reads the hot ones.
  */
-static void alternative_lru(const char *dir, uint64_t keys, struct client *cl)
+static void alternative_lru(const char *dir, uint64_t keys, double factor, struct client *cl)
 {
         struct bench_child srv = { .pid = -1 };
         struct writer w = { .keys = keys };
@@ -514,7 +544,7 @@ static void alternative_lru(const char *dir, uint64_t keys, struct client *cl)
                 free(batch);
         }
         hot_used = info_u64(&c, "memory", "used_memory");
-        maxmemory = hot_used * 3 / 2;
+        maxmemory = (uint64_t)((double)hot_used * factor);
         snprintf(maxmemory_s, sizeof(maxmemory_s), "%" PRIu64, maxmemory);
         conn_cmd(&c, (const char *[]){ "CONFIG", "SET", "maxmemory", maxmemory_s, NULL });
         client_start(cl, keys);
@@ -547,9 +577,9 @@ static void alternative_lru(const char *dir, uint64_t keys, struct client *cl)
                 struct bench_pct ge = bench_percentiles(&cl->s, t_evict ? t_evict : t1, t1);
 
                 printf("alternative maxmemory + allkeys-lru: maxmemory %" PRIu64 " bytes (the hot "
-                       "set's used_memory %" PRIu64 " x 1.5); %" PRIu64 " unread keys written one "
+                       "set's used_memory %" PRIu64 " x %.1f); %" PRIu64 " unread keys written one "
                        "SET at a time in %.1f s; eviction began after %.1f s\n", maxmemory,
-                       hot_used, keys - (keys + HOT_EVERY - 1) / HOT_EVERY,
+                       hot_used, factor, keys - (keys + HOT_EVERY - 1) / HOT_EVERY,
                        (double)(t1 - t0) / 1e6,
                        t_evict ? (double)(t_evict - t0) / 1e6 : -1.0);
                 printf("  evicted %" PRIu64 " keys; left: %" PRIu64 " of %" PRIu64 " hot keys (%"
@@ -615,6 +645,7 @@ struct rotation {
         uint64_t steps, steps_over, deleted, bytes_freed;
         struct memory after;              /* a deleting rotation's: right after, and purged */
         uint64_t used_before, rss_before;
+        uint64_t rss_defrag, defrag_sec;  /* the last one's: after active defragmentation */
 };
 
 static void usage(void)
@@ -628,6 +659,8 @@ static void usage(void)
                "  --check             one cycle with few keys, no controls nor alternatives:\n"
                "                      check that exactly the unread keys went (the test suite)\n"
                "  --no-alternatives   leave out maxmemory + allkeys-lru and TTLs\n"
+               "  --lru-factor X      maxmemory for allkeys-lru: X times the hot set's\n"
+               "                      used_memory (default 1.5)\n"
                "  --normal-priority   run the daemon at normal priority, not SCHED_IDLE\n"
                "  --spin              the client busy-waits between its GETs\n",
                bench_prog, MAX_CYCLES);
@@ -642,6 +675,7 @@ int main(int argc, char **argv)
                 { "rate", required_argument, NULL, 'r' },
                 { "check", no_argument, NULL, 'c' },
                 { "no-alternatives", no_argument, NULL, 'a' },
+                { "lru-factor", required_argument, NULL, 'f' },
                 { "normal-priority", no_argument, NULL, 'p' },
                 { "spin", no_argument, NULL, 's' },
                 { "help", no_argument, NULL, 'h' },
@@ -657,9 +691,10 @@ int main(int argc, char **argv)
         struct bench_daemon daemon;
         struct rotation rot[2 * MAX_CYCLES] = { { 0 } };
         struct bench_span busy[3 * MAX_CYCLES + CONTROL_SCANS + 2], kind[2][MAX_CYCLES];
-        struct bench_span control[2][CONTROL_SCANS], deletes[MAX_CYCLES];
+        struct bench_span control[2][CONTROL_SCANS], deletes[MAX_CYCLES], defrag = { 0, 0 };
         size_t n_busy = 0, n_rot;
         bool check = false, sched_idle = true, alternatives = true;
+        double lru_factor = 1.5;
         struct memory loaded;
         int c;
 
@@ -684,6 +719,9 @@ int main(int argc, char **argv)
                 case 'a':
                         alternatives = false;
                         break;
+                case 'f':
+                        lru_factor = strtod(optarg, NULL);
+                        break;
                 case 'p':
                         sched_idle = false;
                         break;
@@ -697,9 +735,10 @@ int main(int argc, char **argv)
                         usage();
                         return 2;
                 }
-        if (keys < HOT_EVERY || interval_s < 1 || cycles < 1 || cycles > MAX_CYCLES)
-                bench_die("--keys at least %d, --interval at least 1, --cycles 1 to %d", HOT_EVERY,
-                          MAX_CYCLES);
+        if (keys < HOT_EVERY || interval_s < 1 || cycles < 1 || cycles > MAX_CYCLES ||
+            lru_factor < 1)
+                bench_die("--keys at least %d, --interval at least 1, --cycles 1 to %d, "
+                          "--lru-factor at least 1", HOT_EVERY, MAX_CYCLES);
         if (check) {
                 cycles = 1;
                 alternatives = false;
@@ -797,6 +836,12 @@ int main(int argc, char **argv)
 
                         /* What the deletes gave back, then with jemalloc's dirty pages purged. */
                         rot[r].after = memory_now(true);
+                        /* And with the keys left moved together: the last cycle only. */
+                        if (r + 1 == n_rot && !check) {
+                                defrag = (struct bench_span){ bench_now_usec(), 0 };
+                                rot[r].rss_defrag = defrag_rss(120, &rot[r].defrag_sec);
+                                defrag.to = bench_now_usec();
+                        }
                         if (r + 1 < n_rot) {
                                 /* The deleted keys again, before the next rotation: a new cycle. */
                                 load(keys, true, 0);
@@ -845,6 +890,12 @@ int main(int argc, char **argv)
                                rot[r].bytes_freed, rot[r].rss_before, rot[r].after.rss,
                                rot[r].after.rss_purged,
                                100.0 * (1.0 - (double)rot[r].after.rss_purged /
+                                                      (double)(rot[r].rss_before ? rot[r].rss_before : 1)));
+                if (rot[r].rss_defrag)
+                        printf("  then active defragmentation (CONFIG SET activedefrag yes, %"
+                               PRIu64 " s): RSS %" PRIu64 " (%.1f%% given back)\n",
+                               rot[r].defrag_sec, rot[r].rss_defrag,
+                               100.0 * (1.0 - (double)rot[r].rss_defrag /
                                                       (double)(rot[r].rss_before ? rot[r].rss_before : 1)));
         }
         printf("left after the last cycle: %" PRIu64 " of %" PRIu64 " unread keys; hot keys left: %"
@@ -918,6 +969,12 @@ int main(int argc, char **argv)
                         if (rot[r].step_cpu_us > cpu_max)
                                 cpu_max = rot[r].step_cpu_us;
                 }
+                if (defrag.to) {
+                        p = bench_percentiles(&client.s, defrag.from, defrag.to);
+                        printf("client GET latency, during Redis' active defragmentation (no "
+                               "cacheaged work): p50 %u us, p99 %u us (%.2fx the baseline), max %u "
+                               "us (%zu GETs)\n", p.p50, p.p99, (double)p.p99 / base, p.max, p.n);
+                }
                 printf("loop, all rotations: %" PRIu64 " of %" PRIu64 " adapter steps over "
                        "slice_time on the CPU (%.3f%%), longest %" PRIu64 " us\n", over, steps,
                        steps ? 100.0 * (double)over / (double)steps : 0.0, cpu_max);
@@ -928,7 +985,7 @@ int main(int argc, char **argv)
                        units ? 100.0 * (double)units_over / (double)units : 0.0, unit_longest);
         }
         if (alternatives) {
-                alternative_lru(dir, keys, &client);
+                alternative_lru(dir, keys, lru_factor, &client);
                 alternative_ttl(dir, keys, &client);
         }
         free(client.s.v);
