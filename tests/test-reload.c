@@ -7,7 +7,7 @@
  * adapter read freed memory as its path, took another cache's directory for its own and
  * deleted, as root, the files of a directory configured `dry_run`.
  *
- * Here every adapter that ships (dcache, kernel, files, memcached) and the guide's example
+ * Here every adapter that ships (dcache, kernel, files, memcached, redis) and the guide's example
  * plugin run in one real cacheaged through 100 reloads that keep each of their caches while
  * other keys change (the host's aging keys, the daemon's keys, a cache that comes and goes),
  * rotating all along. Under AddressSanitizer a read of freed text aborts the daemon; in any
@@ -31,6 +31,7 @@
 
 #include "kernel-fake.h"
 #include "memcached-harness.h"
+#include "redis-harness.h"
 #include "test-util.h"
 
 #define RELOADS 100
@@ -43,6 +44,7 @@ struct lab {
         char *wet, *dry;     /* two cache directories whose paths have the same length */
         struct kernel_fake kernel;
         struct mcd mcd;
+        struct rds rds;
         struct test_daemon d;
 };
 
@@ -101,9 +103,11 @@ static void write_conf(struct lab *l, unsigned i)
                 "dry_run = yes\nmax_age = %u\n"
                 "[cache mc]\nadapter = memcached\nserver = %s\nsingle_use_age = 1\n"
                 "enabled = %s\n"
+                "[cache rd]\nadapter = redis\nserver = %s\nmatch = never-*\nsingle_use_age = %u\n"
                 "[cache example]\nadapter = example\nobjects = 500\nreused = %u\n",
                 l->plugins, 50 + i % 7, 8 + i % 2, 2 + i % 2, l->wet, 2 + i % 3, l->dry,
-                2 + i % 3, l->mcd.server, i % 10 == 5 ? "no" : "yes", 10);
+                2 + i % 3, l->mcd.server, i % 10 == 5 ? "no" : "yes", l->rds.server, 1 + i % 2,
+                10);
         if (i % 2)
                 fprintf(f, "[cache extra]\nadapter = example\nobjects = %u\n", 100 + i);
         cr_assert(fclose(f) == 0);
@@ -118,18 +122,22 @@ static size_t count_in(const char *log, const char *needle)
         return n;
 }
 
-static struct lab l = { .mcd = { .pid = -1 } };
-static int mc_fd = -1;
+static struct lab l = { .mcd = { .pid = -1 }, .rds = { .pid = -1 } };
+static int mc_fd = -1, rd_fd = -1;
 
 /* Criterion runs it after the test, also after a failed assertion. */
 static void lab_cleanup(void)
 {
         if (mc_fd >= 0)
                 close(mc_fd);
+        if (rd_fd >= 0)
+                close(rd_fd);
         if (l.d.dir)
                 test_daemon_cleanup(&l.d);
         if (l.mcd.dir)
                 mcd_cleanup(&l.mcd);
+        if (l.rds.dir)
+                rds_cleanup(&l.rds);
         if (l.kernel.root)
                 kernel_fake_free(&l.kernel);
         unsetenv("CACHEAGED_KERNEL_ROOT");
@@ -144,7 +152,8 @@ static void lab_cleanup(void)
 Test(reload, every_adapter_keeps_its_text_through_100_reloads, .fini = lab_cleanup,
      .timeout = 600)
 {
-        static const char *const kept[] = { "model", "kernel", "wet", "dry", "mc", "example" };
+        static const char *const kept[] = { "model", "kernel", "wet", "dry", "mc", "rd",
+                                            "example" };
         const char *log;
         char needle[64];
 
@@ -152,7 +161,7 @@ Test(reload, every_adapter_keeps_its_text_through_100_reloads, .fini = lab_clean
         l.plugins = test_path_join(l.root, "plugins");
         cr_assert(mkdir(l.plugins, 0755) == 0);
         for (const char *const *n = (const char *const[]){ "dcache", "kernel", "files",
-                                                           "memcached", NULL };
+                                                           "memcached", "redis", NULL };
              *n; n++)
                 copy_module(&l, test_env("CA_ADAPTER_DIR"), *n);
         copy_module(&l, test_env("CA_TEST_PLUGIN_DIR"), "example");
@@ -168,6 +177,9 @@ Test(reload, every_adapter_keeps_its_text_through_100_reloads, .fini = lab_clean
         mcd_start(&l.mcd, false, NULL);
         mc_fd = mcc_connect(&l.mcd);
         mcc_set(mc_fd, "never-read", "x");
+        rds_start(&l.rds, false, NULL);
+        rd_fd = rc_connect(&l.rds);
+        rc_set_idle(rd_fd, "never-read", "x", 100);
 
         test_daemon_setup(&l.d);
         write_conf(&l, 0);
@@ -202,4 +214,5 @@ Test(reload, every_adapter_keeps_its_text_through_100_reloads, .fini = lab_clean
         cr_expect_eq(count_files(l.dry), DRY_FILES, "the dry-run directory lost files");
         cr_expect_eq(count_files(l.wet), 0, "the files cache stopped deleting after reloads");
         cr_expect(!mcc_exists(mc_fd, "never-read"), "the memcached cache stopped aging");
+        cr_expect(!rc_exists(rd_fd, "never-read"), "the redis cache stopped aging");
 }
