@@ -3,17 +3,21 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/un.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "cacheage/age.h"
+#include "cacheage/plugin.h"
 #include "adapter-net.h"
 
 /* ---- the server's address ---- */
@@ -233,6 +237,205 @@ bool ad_health_ok(struct ad_health *h)
         h->failing = false;
         h->last_kind[0] = '\0';
         return was;
+}
+
+/* ---- a connection and the adapter's steps on it ---- */
+
+struct ad_step ad_conn_begin(struct ad_conn *c)
+{
+        return ad_step_begin(&c->steps);
+}
+
+void ad_conn_end(struct ad_conn *c, const struct ad_step *step)
+{
+        uint64_t cpu, d;
+
+        if (ad_step_end(&c->steps, step, ca_host_slice_usec(c->host), &cpu, &d))
+                ca_host_log(c->host, LOG_DEBUG, "a step over slice_time: %" PRIu64 " us on the "
+                            "CPU (%" PRIu64 " us on the clock) for %" PRIu64 " %s, %s", cpu, d,
+                            c->steps.work, c->ops->work_unit, c->ops->doing(c->userdata));
+}
+
+void ad_conn_schedule(struct ad_conn *c, uint64_t delay_usec)
+{
+        struct timeval tv = { .tv_sec = (time_t)(delay_usec / 1000000),
+                              .tv_usec = (suseconds_t)(delay_usec % 1000000) };
+
+        evtimer_add(c->step, &tv);
+}
+
+bool ad_conn_scheduled(const struct ad_conn *c)
+{
+        return evtimer_pending(c->step, NULL);
+}
+
+void ad_conn_refresh(struct ad_conn *c, uint64_t deadline_usec)
+{
+        struct timeval tv = { .tv_sec = (time_t)(deadline_usec / 1000000),
+                              .tv_usec = (suseconds_t)(deadline_usec % 1000000) };
+
+        c->refreshing = true;
+        if (deadline_usec && !evtimer_pending(c->deadline, NULL))
+                evtimer_add(c->deadline, &tv);
+}
+
+void ad_conn_refresh_done(struct ad_conn *c)
+{
+        if (!c->refreshing)
+                return;
+        evtimer_del(c->deadline);
+        c->ready_due = true;
+        ad_conn_schedule(c, 0);
+}
+
+static void conn_step_cb(evutil_socket_t fd, short what, void *userdata)
+{
+        struct ad_conn *c = userdata;
+        struct ad_step step;
+
+        if (c->ready_due) {
+                c->ready_due = false;
+                if (c->refreshing) {
+                        /* A failed refresh is the adapter's to log: the host rotates anyway. */
+                        c->refreshing = false;
+                        ca_host_rotate_ready(c->host, c->cache, 0);
+                }
+                /* What came meanwhile was left for this step: the next one reads it. */
+                if (c->bev && evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
+                        ad_conn_schedule(c, 0);
+                return;
+        }
+        step = ad_conn_begin(c);
+        c->ops->step(c->userdata);
+        ad_conn_end(c, &step);
+}
+
+static void conn_deadline_cb(evutil_socket_t fd, short what, void *userdata)
+{
+        struct ad_conn *c = userdata;
+        struct ad_step step;
+
+        if (!c->refreshing || c->ready_due || !c->ops->refresh_timeout)
+                return;
+        step = ad_conn_begin(c);
+        c->ops->refresh_timeout(c->userdata);
+        ad_conn_end(c, &step);
+}
+
+static void conn_read_cb(struct bufferevent *bev, void *userdata)
+{
+        struct ad_conn *c = userdata;
+        struct ad_step step;
+
+        /* A step already scheduled reads what came; reading now would run two at once. */
+        if (ad_conn_scheduled(c))
+                return;
+        step = ad_conn_begin(c);
+        c->ops->read(c->userdata);
+        ad_conn_end(c, &step);
+}
+
+static void conn_event_cb(struct bufferevent *bev, short what, void *userdata)
+{
+        struct ad_conn *c = userdata;
+        struct ad_step step = ad_conn_begin(c);
+        char msg[AD_MSG_MAX];
+
+        if (what & BEV_EVENT_CONNECTED) {
+                c->connecting = false;
+                c->ops->connected(c->userdata);
+        } else if (what & BEV_EVENT_TIMEOUT) {
+                c->ops->failed(c->userdata, c->connecting ? "no connection within timeout"
+                                                          : "no reply within timeout");
+        } else if (what & BEV_EVENT_EOF) {
+                /* What it sent before closing is read first. */
+                c->eof = true;
+                if (!ad_conn_scheduled(c))
+                        c->ops->read(c->userdata);
+        } else if (what & BEV_EVENT_ERROR) {
+                int e = EVUTIL_SOCKET_ERROR();
+
+                snprintf(msg, sizeof(msg), "%s: %s",
+                         c->connecting ? "cannot connect" : "connection lost",
+                         e ? strerror(e) : "error");
+                c->ops->failed(c->userdata, msg);
+        }
+        ad_conn_end(c, &step);
+}
+
+int ad_conn_init(struct ad_conn *c, struct ca_host *host, uint64_t timeout_usec,
+                 const struct ad_conn_ops *ops, void *userdata)
+{
+        *c = (struct ad_conn){ .host = host, .timeout_usec = timeout_usec, .ops = ops,
+                               .userdata = userdata };
+        c->base = ca_host_event_base(host);
+        if (!c->base)
+                return -EINVAL;
+        c->priority = event_base_get_npriorities(c->base) - 1;
+        c->step = evtimer_new(c->base, conn_step_cb, c);
+        c->deadline = evtimer_new(c->base, conn_deadline_cb, c);
+        if (!c->step || !c->deadline)
+                return -ENOMEM;
+        event_priority_set(c->step, c->priority);
+        return 0;
+}
+
+void ad_conn_free(struct ad_conn *c)
+{
+        ad_conn_close(c);
+        if (c->step)
+                event_free(c->step);
+        if (c->deadline)
+                event_free(c->deadline);
+        c->step = c->deadline = NULL;
+}
+
+int ad_conn_connect(struct ad_conn *c, const struct sockaddr_storage *addr, socklen_t addr_len,
+                    size_t read_max, size_t input_max)
+{
+        int r = ad_connect(c->base, addr, addr_len, c->priority, read_max, input_max, &c->bev);
+
+        if (r < 0)
+                return r;
+        bufferevent_setcb(c->bev, conn_read_cb, NULL, conn_event_cb, c);
+        c->connecting = true;
+        c->eof = false;
+        ad_conn_timeouts(c, true);
+        bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+        return 0;
+}
+
+void ad_conn_close(struct ad_conn *c)
+{
+        if (c->bev)
+                bufferevent_free(c->bev);
+        c->bev = NULL;
+        if (c->step)
+                event_del(c->step);
+        c->connecting = false;
+        c->eof = false;
+}
+
+void ad_conn_timeouts(struct ad_conn *c, bool waiting)
+{
+        if (c->bev)
+                ad_timeouts(c->bev, c->timeout_usec, waiting);
+}
+
+int ad_reserve(void *array, size_t *cap, size_t n, size_t size)
+{
+        void **a = array;
+        size_t want = *cap ? *cap * 2 : 1024;
+        void *v;
+
+        if (n < *cap)
+                return 0;
+        v = realloc(*a, want * size);
+        if (!v)
+                return -ENOMEM;
+        *a = v;
+        *cap = want;
+        return 0;
 }
 
 /* ---- an index of keys ---- */

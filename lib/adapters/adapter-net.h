@@ -117,6 +117,95 @@ bool ad_health_fail(struct ad_health *h, const char *kind);
 /* ad_health_ok() - the server answers: whether it was failing (say once that it answers again). */
 bool ad_health_ok(struct ad_health *h);
 
+/* ---- a connection and the adapter's steps on it ---- */
+
+struct ca_cache;
+struct ca_host;
+struct event;
+
+/*
+ * What an adapter does when its connection speaks (each called inside a step of its own, whose
+ * time counts in ad_conn.steps): @connected, @read (bytes came, or the server closed: c->eof),
+ * @step (the timer of ad_conn_schedule() fired), @failed (the connection failed: the message,
+ * for the adapter to count and log; it closes the connection), @refresh_timeout (the refresh
+ * under way missed the deadline of ad_conn_refresh(); the adapter fails it). @doing names what the adapter
+ * was doing, and @work_unit what ad_conn.steps.work counts, for the log line of a step over
+ * slice_time.
+ */
+struct ad_conn_ops {
+        void (*connected)(void *userdata);
+        void (*read)(void *userdata);
+        void (*step)(void *userdata);
+        void (*failed)(void *userdata, const char *msg);
+        void (*refresh_timeout)(void *userdata);
+        const char *(*doing)(void *userdata);
+        const char *work_unit;
+};
+
+/*
+ * One connection to a server on the host's loop, and the machinery both network adapters run
+ * it with: a timer for the adapter's next step, at the base's lowest priority (as the host's
+ * aging slices), so that the loop polls between two steps; the bufferevent's callbacks turned
+ * into ops; the steps' accounting; and the refresh handshake with the host, whose
+ * ca_host_rotate_ready() comes from a step of its own, so that the rotation, and the aging
+ * slice it may start at once, never run inside one of the adapter's steps.
+ */
+struct ad_conn {
+        struct ca_host *host;
+        struct ca_cache *cache;        /* the adapter's, once registered */
+        struct event_base *base;
+        int priority;                  /* the base's lowest */
+        struct bufferevent *bev;       /* NULL when not connected */
+        struct event *step;            /* the adapter's next step */
+        struct event *deadline;        /* the refresh under way must be done by then */
+        bool connecting;
+        bool eof;                      /* the server closed; what it sent is read first */
+        bool refreshing;               /* ca_host_rotate_ready() is owed */
+        bool ready_due;                /* ... and due at the next step */
+        uint64_t timeout_usec;
+        struct ad_steps steps;
+        const struct ad_conn_ops *ops;
+        void *userdata;
+};
+
+/* ad_conn_init() - on the host's base, not connected. Returns 0, -EINVAL (no base) or -ENOMEM. */
+int ad_conn_init(struct ad_conn *c, struct ca_host *host, uint64_t timeout_usec,
+                 const struct ad_conn_ops *ops, void *userdata);
+/* ad_conn_free() - close, and free the timer; accepts a connection never initialised (zeroed). */
+void ad_conn_free(struct ad_conn *c);
+/*
+ * ad_conn_connect() - start connecting to @addr (ad_connect(): @read_max, @input_max), with
+ * the timeout armed. Returns 0, or a negative errno (nothing to close).
+ */
+int ad_conn_connect(struct ad_conn *c, const struct sockaddr_storage *addr, socklen_t addr_len,
+                    size_t read_max, size_t input_max);
+/* ad_conn_close() - drop the connection and the step scheduled. */
+void ad_conn_close(struct ad_conn *c);
+/* ad_conn_timeouts() - ad_timeouts() with the connection's timeout (nothing when closed). */
+void ad_conn_timeouts(struct ad_conn *c, bool waiting);
+/* ad_conn_schedule() - the next step after @delay_usec, once the loop has polled. */
+void ad_conn_schedule(struct ad_conn *c, uint64_t delay_usec);
+/* ad_conn_scheduled() - whether a step is scheduled (it reads what comes meanwhile). */
+bool ad_conn_scheduled(const struct ad_conn *c);
+/* ad_conn_begin(), ad_conn_end() - a step of the adapter's outside the connection's callbacks. */
+struct ad_step ad_conn_begin(struct ad_conn *c);
+void ad_conn_end(struct ad_conn *c, const struct ad_step *step);
+/*
+ * ad_conn_refresh() - a refresh begins: ca_host_rotate_ready() is owed, and, when
+ * @deadline_usec is not 0, due within @deadline_usec (a deadline already running stays): past
+ * it, ops->refresh_timeout is called. The connection's timeout only bounds a silence; a server
+ * that sends a byte every few seconds would hold the cache's rotations for ever.
+ */
+void ad_conn_refresh(struct ad_conn *c, uint64_t deadline_usec);
+/* ad_conn_refresh_done() - it is over (the deadline is off): the host is told at the next step. */
+void ad_conn_refresh_done(struct ad_conn *c);
+
+/*
+ * ad_reserve() - room for one more element of @size in the array *@array of *@cap (doubled,
+ * 1024 at first) holding @n. Returns 0, or -ENOMEM (the array as it was).
+ */
+int ad_reserve(void *array, size_t *cap, size_t n, size_t size);
+
 /* ---- an index of keys ---- */
 
 /* ad_hash() - FNV-1a (64 bits), its high bits folded in: for tables of a power of two. */

@@ -199,17 +199,10 @@ struct mc {
         struct mc_config cfg;
         char *server;             /* the key's text, for messages */
         struct ca_cache *cache;
-        struct event_base *base;
-        int priority;             /* the base's lowest */
-        struct bufferevent *bev;
-        struct event *step;       /* the next step of reading, sweeping or a retry */
-        struct event *deadline;   /* the refresh under way must be done by then */
+        struct ad_conn conn;      /* the connection, its steps, the refresh handshake */
 
         enum mc_phase phase;
-        bool eof;                 /* the server closed; what it sent is read first */
         bool want_dump;           /* a refresh waits for the connection to be idle */
-        bool refreshing;          /* ca_host_rotate_ready() is owed */
-        bool ready_due;           /* ... and due at the next step */
         bool stale;               /* no complete dump since the start or the last error */
         bool busy_retry;          /* the crawler was busy: metadump again at the next step */
         bool lru_walk;            /* the server knows no "metadump hash": "all" */
@@ -256,13 +249,11 @@ struct mc {
         uint64_t refresh_timeouts;
         uint64_t dump_lines_seen; /* the most lines a dump had (or had when cut short) */
         uint64_t dump_usec;
-        struct ad_steps steps;    /* the adapter's runs in the loop, marked at each refresh */
 
         struct ad_pace pace;      /* rate: the dump's lines, the round's checks */
         uint64_t items_unfetched, items_untracked, items_unaddressable; /* of the last dump */
 };
 
-static void mc_step_schedule(struct mc *mc, uint64_t delay_usec);
 
 static struct mc_item **mc_bucket(struct mc *mc, const uint8_t *key, size_t len)
 {
@@ -296,33 +287,6 @@ static void mc_close(struct mc *mc);
 static void mc_round_abort(struct mc *mc);
 
 /*
- * The refresh is over: the host is told from a callback of its own (mc->ready_due, at the next
- * step), so that its rotation, and the aging slice it may start at once, never run inside one
- * of the adapter's steps: the loop polls between the two.
- */
-static void mc_refresh_done(struct mc *mc)
-{
-        if (!mc->refreshing)
-                return;
-        evtimer_del(mc->deadline);
-        mc->ready_due = true;
-        mc_step_schedule(mc, 0);
-}
-
-static void mc_rotate_ready(struct mc *mc)
-{
-        mc->ready_due = false;
-        if (!mc->refreshing)
-                return;
-        mc->refreshing = false;
-        /*
-         * A failed refresh is the adapter's to log (once per change): the host rotates, and
-         * reclaim keeps every node while mc->stale says the dump is not to be trusted.
-         */
-        ca_host_rotate_ready(mc->host, mc->cache, 0);
-}
-
-/*
  * Something went wrong with the server: count, log once per change of kind, drop the
  * connection. The kind names what went wrong without the particulars: the message's format for
  * most (mc_fail()), the reply's or the parser's complaint for a bad reply; the numbers in the
@@ -354,18 +318,13 @@ static void mc_fail_kind(struct mc *mc, const char *kind, const char *fmt, ...)
         mc_round_abort(mc);
         mc_close(mc);
         mc->want_dump = false;
-        mc_refresh_done(mc);
+        ad_conn_refresh_done(&mc->conn);
 }
 
 static void mc_close(struct mc *mc)
 {
-        if (mc->bev)
-                bufferevent_free(mc->bev);
-        mc->bev = NULL;
-        if (mc->step)
-                event_del(mc->step);
+        ad_conn_close(&mc->conn);
         mc->phase = MC_DOWN;
-        mc->eof = false;
         mc->busy_retry = false;
 }
 
@@ -376,13 +335,13 @@ static void mc_write(struct mc *mc, const char *fmt, ...)
         va_list ap;
 
         va_start(ap, fmt);
-        evbuffer_add_vprintf(bufferevent_get_output(mc->bev), fmt, ap);
+        evbuffer_add_vprintf(bufferevent_get_output(mc->conn.bev), fmt, ap);
         va_end(ap);
 }
 
 static void mc_timeouts(struct mc *mc, bool waiting)
 {
-        ad_timeouts(mc->bev, mc->cfg.timeout_usec, waiting);
+        ad_conn_timeouts(&mc->conn, waiting);
 }
 
 /* ---- refresh: stats, then the metadump ---- */
@@ -397,7 +356,7 @@ static void mc_refresh_start(struct mc *mc)
         mc->segmented = mc->cas_enabled = mc->crawler = mc->dump_enabled = false;
         memset(mc->lru_age_sec, 0, sizeof(mc->lru_age_sec));
         mc->refresh_start_usec = ca_now_usec();
-        ad_steps_mark(&mc->steps);
+        ad_steps_mark(&mc->conn.steps);
         mc_timeouts(mc, true);
         ca_host_log(mc->host, LOG_DEBUG, "refresh: stats, then the metadump");
         mc_write(mc, "stats\r\nstats settings\r\nstats items\r\n");
@@ -653,14 +612,14 @@ static void mc_dump_done(struct mc *mc)
                     " never fetched), %zu tracked, longest step %" PRIu64 " us (%" PRIu64
                     " us on the CPU)",
                     mc->dump_lines, usec / 1000, mc->dump_unfetched, mc->n_items,
-                    mc->steps.longest_usec, mc->steps.longest_cpu_usec);
+                    mc->conn.steps.longest_usec, mc->conn.steps.longest_cpu_usec);
         mc->phase = MC_IDLE;
         mc_timeouts(mc, false);
         mc->summary_due = true;
         mc->aged = false;
         mc->rot_victims = 0;
         mc->rot_start_usec = ca_now_usec();
-        mc_refresh_done(mc);
+        ad_conn_refresh_done(&mc->conn);
 }
 
 /* Forget, a step at a time, every item the dump did not list; free the dead ones. */
@@ -680,9 +639,9 @@ static void mc_sweep(struct mc *mc)
                         *mc->sweep_at = it->all;
                         ad_pool_put(&mc->pool, it, sizeof(*it) + it->key_len);
                 }
-                mc->steps.work++;
+                mc->conn.steps.work++;
                 if (++n % MC_STEP_CLOCK_EVERY == 0 && ca_now_usec() >= deadline) {
-                        mc_step_schedule(mc, 0);
+                        ad_conn_schedule(&mc->conn, 0);
                         return;
                 }
         }
@@ -694,7 +653,7 @@ static void mc_dump_end(struct mc *mc)
         mc_timeouts(mc, false); /* nothing more is owed */
         mc->phase = MC_SWEEP;
         mc->sweep_at = &mc->all;
-        mc_step_schedule(mc, 0);
+        ad_conn_schedule(&mc->conn, 0);
 }
 
 /* ---- the round: check the victims, delete the ones exactly as seen ---- */
@@ -760,8 +719,8 @@ static void mc_rotation_summary(struct mc *mc)
                     PRIu64 " cas conflicts, %" PRIu64 " changed since the dump, %" PRIu64
                     " maybe active, %" PRIu64 " gone, %" PRIu64 " would delete",
                     mc->rot_victims, (ca_now_usec() - mc->rot_start_usec) / 1000,
-                    mc->steps.longest_usec, mc->steps.longest_cpu_usec,
-                    mc->steps.over_slice - mc->steps.mark_over, mc->steps.steps - mc->steps.mark_steps,
+                    mc->conn.steps.longest_usec, mc->conn.steps.longest_cpu_usec,
+                    mc->conn.steps.over_slice - mc->conn.steps.mark_over, mc->conn.steps.steps - mc->conn.steps.mark_steps,
                     mc->deleted, mc->cas_conflicts, mc->changed,
                     mc->maybe_active, mc->gone, mc->would_delete);
 }
@@ -886,7 +845,7 @@ static void mc_line_dump(struct mc *mc, const char *line, size_t len)
                                             "timeout", line, len);
                 mc->busy_retry = true;
                 mc_timeouts(mc, false);
-                mc_step_schedule(mc, MC_BUSY_RETRY_USEC);
+                ad_conn_schedule(&mc->conn, MC_BUSY_RETRY_USEC);
                 return;
         case MC_REPLY_BADCLASS:
                 if (mc->dump_lines > 0 || mc->lru_walk)
@@ -951,21 +910,6 @@ static void mc_line(struct mc *mc, const char *line, size_t len)
         }
 }
 
-static struct ad_step mc_step_begin(struct mc *mc)
-{
-        return ad_step_begin(&mc->steps);
-}
-
-static void mc_step_end(struct mc *mc, const struct ad_step *step)
-{
-        uint64_t cpu, d;
-
-        if (ad_step_end(&mc->steps, step, ca_host_slice_usec(mc->host), &cpu, &d))
-                ca_host_log(mc->host, LOG_DEBUG, "a step over slice_time: %" PRIu64 " us on the "
-                            "CPU (%" PRIu64 " us on the clock) for %" PRIu64 " lines or items, "
-                            "%s", cpu, d, mc->steps.work, mc_phase_name[mc->phase]);
-}
-
 /*
  * Between two requests: bytes nobody asked for are garbage; a close (a restart, a proxy's idle
  * timeout) is no error, the next rotation connects again.
@@ -975,9 +919,9 @@ static void mc_check_idle(struct mc *mc)
         struct evbuffer *in;
         size_t len;
 
-        if (!mc->bev || mc->phase != MC_IDLE)
+        if (!mc->conn.bev || mc->phase != MC_IDLE)
                 return;
-        in = bufferevent_get_input(mc->bev);
+        in = bufferevent_get_input(mc->conn.bev);
         len = evbuffer_get_length(in);
         if (len > 0) {
                 if (len > AD_EXCERPT_MAX)
@@ -986,7 +930,7 @@ static void mc_check_idle(struct mc *mc)
                              (const char *)evbuffer_pullup(in, (ssize_t)len), len);
                 return;
         }
-        if (mc->eof) {
+        if (mc->conn.eof) {
                 ca_host_log(mc->host, LOG_DEBUG, "memcached at %s closed the connection",
                             mc->server);
                 mc_close(mc);
@@ -1002,9 +946,9 @@ static void mc_read(struct mc *mc)
         enum mc_phase phase;
         uint64_t wait;
 
-        while (mc->bev && (phase = mc->phase) >= MC_STATS && phase != MC_SWEEP &&
+        while (mc->conn.bev && (phase = mc->phase) >= MC_STATS && phase != MC_SWEEP &&
                !mc->busy_retry) {
-                struct evbuffer *in = bufferevent_get_input(mc->bev);
+                struct evbuffer *in = bufferevent_get_input(mc->conn.bev);
                 struct evbuffer_ptr eol;
                 size_t eol_len = 0, len;
 
@@ -1013,7 +957,7 @@ static void mc_read(struct mc *mc)
                         if (evbuffer_get_length(in) > MC_LINE_MAX)
                                 return mc_fail(mc, "a reply line longer than %d bytes",
                                                MC_LINE_MAX);
-                        if (mc->eof)
+                        if (mc->conn.eof)
                                 return mc_fail(mc, "connection closed by the server");
                         return;
                 }
@@ -1024,8 +968,8 @@ static void mc_read(struct mc *mc)
                          * Not even read into the buffer meanwhile: the loop does not wake for
                          * every segment that comes, and the server waits on its socket.
                          */
-                        bufferevent_disable(mc->bev, EV_READ);
-                        return mc_step_schedule(mc, wait);
+                        bufferevent_disable(mc->conn.bev, EV_READ);
+                        return ad_conn_schedule(&mc->conn, wait);
                 }
                 len = (size_t)eol.pos;
                 evbuffer_remove(in, line, len);
@@ -1034,30 +978,40 @@ static void mc_read(struct mc *mc)
                         len--;
                 line[len] = '\0';
                 mc_line(mc, line, len);
-                mc->steps.work++;
+                mc->conn.steps.work++;
                 if (++n % MC_STEP_CLOCK_EVERY == 0 && ca_now_usec() >= deadline) {
-                        mc_step_schedule(mc, 0);
+                        ad_conn_schedule(&mc->conn, 0);
                         return;
                 }
         }
         mc_check_idle(mc);
 }
 
-static void mc_step_cb(evutil_socket_t fd, short what, void *userdata)
+/* ---- the connection's callbacks (adapter-net.h) ---- */
+
+static void mc_connected(void *userdata)
 {
         struct mc *mc = userdata;
-        struct ad_step step;
 
-        if (mc->ready_due) {
-                mc_rotate_ready(mc);
-                /* What came meanwhile was left for this step: the next one reads it. */
-                if (mc->bev && evbuffer_get_length(bufferevent_get_input(mc->bev)) > 0)
-                        mc_step_schedule(mc, 0);
-                return;
-        }
-        step = mc_step_begin(mc);
-        if (mc->bev)
-                bufferevent_enable(mc->bev, EV_READ);
+        ca_host_log(mc->host, LOG_DEBUG, "connected to memcached at %s", mc->server);
+        mc->phase = MC_IDLE;
+        mc_timeouts(mc, false);
+        if (mc->want_dump)
+                mc_refresh_start(mc);
+}
+
+static void mc_read_ready(void *userdata)
+{
+        mc_read(userdata);
+}
+
+/* The next step: a sweep, a retry of the busy crawler, or reading (after a paced pause too). */
+static void mc_step(void *userdata)
+{
+        struct mc *mc = userdata;
+
+        if (mc->conn.bev)
+                bufferevent_enable(mc->conn.bev, EV_READ);
         if (mc->phase == MC_SWEEP) {
                 mc_sweep(mc);
                 mc_check_idle(mc);
@@ -1066,74 +1020,39 @@ static void mc_step_cb(evutil_socket_t fd, short what, void *userdata)
         } else {
                 mc_read(mc);
         }
-        mc_step_end(mc, &step);
 }
 
-/* Continue after @delay_usec, once the loop has polled: never back to back. */
-static void mc_step_schedule(struct mc *mc, uint64_t delay_usec)
+/* A connection's failure: its message is its kind ("cannot connect: ...", "no reply ..."). */
+static void mc_failed(void *userdata, const char *msg)
 {
-        struct timeval tv = { .tv_sec = (time_t)(delay_usec / 1000000),
-                              .tv_usec = (suseconds_t)(delay_usec % 1000000) };
-
-        evtimer_add(mc->step, &tv);
+        mc_fail_kind(userdata, msg, "%s", msg);
 }
 
-static void mc_read_cb(struct bufferevent *bev, void *userdata)
+static void mc_refresh_timeout(void *userdata);
+
+static const char *mc_doing(void *userdata)
 {
-        struct mc *mc = userdata;
-        struct ad_step step;
-
-        /* A step already scheduled reads what came; reading now would run two at once. */
-        if (evtimer_pending(mc->step, NULL))
-                return;
-        step = mc_step_begin(mc);
-        mc_read(mc);
-        mc_step_end(mc, &step);
+        return mc_phase_name[((struct mc *)userdata)->phase];
 }
 
-static void mc_event_cb(struct bufferevent *bev, short what, void *userdata)
-{
-        struct mc *mc = userdata;
-        struct ad_step step = mc_step_begin(mc);
-
-        if (what & BEV_EVENT_CONNECTED) {
-                ca_host_log(mc->host, LOG_DEBUG, "connected to memcached at %s", mc->server);
-                mc->phase = MC_IDLE;
-                mc_timeouts(mc, false);
-                if (mc->want_dump)
-                        mc_refresh_start(mc);
-        } else if (what & BEV_EVENT_TIMEOUT) {
-                if (mc->phase == MC_CONNECTING)
-                        mc_fail(mc, "no connection within timeout");
-                else
-                        mc_fail(mc, "no reply within timeout");
-        } else if (what & BEV_EVENT_EOF) {
-                /* What it sent before closing is read first. */
-                mc->eof = true;
-                if (!evtimer_pending(mc->step, NULL))
-                        mc_read(mc);
-        } else if (what & BEV_EVENT_ERROR) {
-                int e = EVUTIL_SOCKET_ERROR();
-
-                if (mc->phase == MC_CONNECTING)
-                        mc_fail(mc, "cannot connect: %s", e ? strerror(e) : "error");
-                else
-                        mc_fail(mc, "connection lost: %s", e ? strerror(e) : "error");
-        }
-        mc_step_end(mc, &step);
-}
+static const struct ad_conn_ops mc_conn_ops = {
+        .connected = mc_connected,
+        .read = mc_read_ready,
+        .step = mc_step,
+        .failed = mc_failed,
+        .refresh_timeout = mc_refresh_timeout,
+        .doing = mc_doing,
+        .work_unit = "lines or items",
+};
 
 static int mc_connect(struct mc *mc)
 {
-        int r = ad_connect(mc->base, &mc->cfg.addr, mc->cfg.addr_len, mc->priority, MC_READ_MAX,
-                           MC_INPUT_MAX, &mc->bev);
+        int r = ad_conn_connect(&mc->conn, &mc->cfg.addr, mc->cfg.addr_len, MC_READ_MAX,
+                                MC_INPUT_MAX);
 
         if (r < 0)
                 return r;
-        bufferevent_setcb(mc->bev, mc_read_cb, NULL, mc_event_cb, mc);
         mc->phase = MC_CONNECTING;
-        mc_timeouts(mc, true);
-        bufferevent_enable(mc->bev, EV_READ | EV_WRITE);
         return 0;
 }
 
@@ -1159,13 +1078,12 @@ static uint64_t mc_refresh_deadline_usec(const struct mc *mc)
         return MC_REFRESH_SLACK_USEC + MC_REFRESH_PER_ITEM * (items * 1000000 / rate);
 }
 
-static void mc_deadline_cb(evutil_socket_t fd, short what, void *userdata)
+/* The refresh under way missed its deadline (ad_conn_refresh()): it fails. */
+static void mc_refresh_timeout(void *userdata)
 {
         struct mc *mc = userdata;
         char d[CA_DURATION_MAX_STR];
 
-        if (!mc->refreshing || mc->ready_due)
-                return;
         mc->refresh_timeouts++;
         /* A dump cut short that was longer than thought: the next deadline knows. */
         if (mc->phase == MC_DUMP && mc->dump_lines > mc->dump_lines_seen)
@@ -1175,27 +1093,16 @@ static void mc_deadline_cb(evutil_socket_t fd, short what, void *userdata)
                 mc_phase_name[mc->phase]);
 }
 
-static void mc_deadline_start(struct mc *mc)
-{
-        uint64_t usec = mc_refresh_deadline_usec(mc);
-        struct timeval tv = { .tv_sec = (time_t)(usec / 1000000),
-                              .tv_usec = (suseconds_t)(usec % 1000000) };
-
-        if (!evtimer_pending(mc->deadline, NULL))
-                evtimer_add(mc->deadline, &tv);
-}
-
 /* ---- hooks ---- */
 
 static int mc_before_rotate(struct ca_cache *cache, void *userdata)
 {
         struct mc *mc = userdata;
-        struct ad_step step = mc_step_begin(mc);
+        struct ad_step step = ad_conn_begin(&mc->conn);
         int r;
 
-        mc->refreshing = true;
+        ad_conn_refresh(&mc->conn, mc_refresh_deadline_usec(mc));
         mc->want_dump = true;
-        mc_deadline_start(mc);
         switch (mc->phase) {
         case MC_DOWN:
                 r = mc_connect(mc);
@@ -1209,7 +1116,7 @@ static int mc_before_rotate(struct ca_cache *cache, void *userdata)
                 /* Connecting, or a round under way: the dump starts when it is done. */
                 break;
         }
-        mc_step_end(mc, &step);
+        ad_conn_end(&mc->conn, &step);
         return CA_ROTATE_LATER;
 }
 
@@ -1226,15 +1133,8 @@ static enum ca_status mc_reclaim(struct ca_cache *cache, struct ca_node *node, v
                 it->flags &= (uint8_t)~MC_ITEM_FETCH_UNCOUNTED;
                 return CA_KEEP;
         }
-        if (mc->n_victims == mc->cap_victims) {
-                size_t cap = mc->cap_victims ? mc->cap_victims * 2 : 1024;
-                struct mc_item **v = realloc(mc->victims, cap * sizeof(*v));
-
-                if (!v)
-                        return CA_BUSY;
-                mc->victims = v;
-                mc->cap_victims = cap;
-        }
+        if (ad_reserve(&mc->victims, &mc->cap_victims, mc->n_victims, sizeof(*mc->victims)) < 0)
+                return CA_BUSY;
         mc->victims[mc->n_victims++] = it;
         mc->rot_victims++;
         it->flags |= MC_ITEM_VICTIM;
@@ -1254,7 +1154,7 @@ static const struct ca_cache_ops mc_ops = {
 static void mc_after_age(struct ca_cache *cache, void *userdata)
 {
         struct mc *mc = userdata;
-        struct ad_step step = mc_step_begin(mc);
+        struct ad_step step = ad_conn_begin(&mc->conn);
 
         /* A round under way takes the new victims in its next batches. */
         if (mc->phase == MC_IDLE && mc->n_victims > 0)
@@ -1263,7 +1163,7 @@ static void mc_after_age(struct ca_cache *cache, void *userdata)
                 mc->aged = true;
                 mc_rotation_summary(mc);
         }
-        mc_step_end(mc, &step);
+        ad_conn_end(&mc->conn, &step);
 }
 
 static void mc_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit, void *eu)
@@ -1307,14 +1207,14 @@ static void mc_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
               mc->dump_usec);
         GAUGE("longest_step_usec", "usec",
               "longest run of the adapter in the loop since the last refresh began",
-              mc->steps.longest_usec);
+              mc->conn.steps.longest_usec);
         GAUGE("longest_step_cpu_usec", "usec",
               "the same step's own CPU time (without the time the kernel gave to others)",
-              mc->steps.longest_cpu_usec);
-        COUNTER("steps", "steps", "runs of the adapter in the host's loop", mc->steps.steps);
+              mc->conn.steps.longest_cpu_usec);
+        COUNTER("steps", "steps", "runs of the adapter in the host's loop", mc->conn.steps.steps);
         COUNTER("steps_over_slice", "steps",
                 "runs that took longer than slice_time on the CPU (a host that takes the "
-                "virtual CPU away mid-step counts here too)", mc->steps.over_slice);
+                "virtual CPU away mid-step counts here too)", mc->conn.steps.over_slice);
         GAUGE("pool_bytes", "bytes", "memory of the tracked items (kept for reuse)",
               mc->pool.bytes);
 #undef GAUGE
@@ -1337,12 +1237,7 @@ static void mc_destroy(void *instance)
                 return;
         if (mc->cache)
                 ca_host_unregister_cache(mc->host, mc->cache);
-        if (mc->bev)
-                bufferevent_free(mc->bev);
-        if (mc->step)
-                event_free(mc->step);
-        if (mc->deadline)
-                event_free(mc->deadline);
+        ad_conn_free(&mc->conn);
         mc->cache = ca_cache_free(mc->cache);
         ad_pool_free(&mc->pool);
         free(mc->buckets);
@@ -1379,20 +1274,13 @@ static int mc_create(struct ca_host *host, const struct ca_section *s, void **re
         if (!mc->server || !mc->buckets || ad_pool_init(&mc->pool, sizeof(struct mc_item) +
                                                         MC_KEY_MAX) < 0)
                 goto out_oom;
-        mc->base = ca_host_event_base(host);
-        if (!mc->base) {
-                r = -EINVAL;
+        r = ad_conn_init(&mc->conn, host, cfg.timeout_usec, &mc_conn_ops, mc);
+        if (r < 0)
                 goto out_destroy;
-        }
-        mc->priority = event_base_get_npriorities(mc->base) - 1;
-        mc->step = evtimer_new(mc->base, mc_step_cb, mc);
-        mc->deadline = evtimer_new(mc->base, mc_deadline_cb, mc);
-        if (!mc->step || !mc->deadline)
-                goto out_oom;
-        event_priority_set(mc->step, mc->priority);
         r = ca_cache_new(&mc_ops, mc, NULL, &mc->cache);
         if (r < 0)
                 goto out_destroy;
+        mc->conn.cache = mc->cache;
         r = ca_host_register_cache(host, s, mc->cache, &mc_hooks, mc);
         if (r < 0) {
                 mc->cache = ca_cache_free(mc->cache);

@@ -392,16 +392,10 @@ struct rd {
         char *password;           /* from password_file, or NULL */
         size_t password_len;
         struct ca_cache *cache;
-        struct event_base *base;
-        int priority;             /* the base's lowest */
-        struct bufferevent *bev;
-        struct event *step;       /* the next step of reading, sweeping, a paced send or a retry */
+        struct ad_conn conn;      /* the connection, its steps, the refresh handshake */
 
         enum rd_phase phase;
-        bool eof;                 /* the server closed; what it sent is read first */
         bool want_scan;           /* a refresh waits for the connection to be ready */
-        bool refreshing;          /* ca_host_rotate_ready() is owed */
-        bool ready_due;           /* ... and due at the next step */
         bool stale;               /* no complete scan since the start or the last error */
         bool blind;               /* this rotation cannot tell a key unused: nothing goes */
         bool paced_send;          /* a batch waits for its pace */
@@ -461,11 +455,9 @@ struct rd {
         uint64_t errors, scans, blind_rotations, noscript, scan_usec;
         uint64_t keys_seen, ttl_keys, untracked_keys;
         uint64_t refresh_start_usec;
-        struct ad_steps steps;
         struct ad_pace pace;
 };
 
-static void rd_step_schedule(struct rd *rd, uint64_t delay_usec);
 static void rd_close(struct rd *rd);
 static void rd_round_abort(struct rd *rd);
 static void rd_round_next(struct rd *rd);
@@ -535,29 +527,6 @@ static char *rd_key_excerpt(const struct rd_key *k, char *buf)
 
 /* ---- health ---- */
 
-/*
- * The refresh is over: the host is told from a callback of its own (rd->ready_due, at the next
- * step), so that its rotation, and the aging slice it may start at once, never run inside one
- * of the adapter's steps.
- */
-static void rd_refresh_done(struct rd *rd)
-{
-        if (!rd->refreshing)
-                return;
-        rd->ready_due = true;
-        rd_step_schedule(rd, 0);
-}
-
-static void rd_rotate_ready(struct rd *rd)
-{
-        rd->ready_due = false;
-        if (!rd->refreshing)
-                return;
-        rd->refreshing = false;
-        /* A failed refresh is ours to log: the host rotates, and reclaim keeps every node. */
-        ca_host_rotate_ready(rd->host, rd->cache, 0);
-}
-
 /* Something went wrong with the server: count, log once per change, drop the connection. */
 static void rd_fail(struct rd *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -582,7 +551,7 @@ static void rd_fail(struct rd *rd, const char *fmt, ...)
         rd_close(rd);
         rd->want_scan = false;
         rd->summary_due = false;
-        rd_refresh_done(rd);
+        ad_conn_refresh_done(&rd->conn);
 }
 
 static void rd_keyset_free(struct rd_keyset *ks)
@@ -620,13 +589,8 @@ static struct rd_keyset *rd_keyset_copy(const struct rd_keyset *from, size_t fir
 
 static void rd_close(struct rd *rd)
 {
-        if (rd->bev)
-                bufferevent_free(rd->bev);
-        rd->bev = NULL;
-        if (rd->step)
-                event_del(rd->step);
+        ad_conn_close(&rd->conn);
         rd->phase = RD_DOWN;
-        rd->eof = false;
         rd->paced_send = false;
         for (; rd->q_len > 0; rd->q_len--, rd->q_head = (rd->q_head + 1) % RD_QUEUE_MAX)
                 rd_keyset_free(rd->queue[rd->q_head].own);
@@ -659,7 +623,7 @@ static void rd_set_blind(struct rd *rd, const char *fmt, ...)
 
 static void rd_timeouts(struct rd *rd)
 {
-        ad_timeouts(rd->bev, rd->cfg.timeout_usec, rd->q_len > 0 || rd->phase == RD_CONNECTING);
+        ad_conn_timeouts(&rd->conn, rd->q_len > 0 || rd->phase == RD_CONNECTING);
 }
 
 /*
@@ -670,7 +634,7 @@ static void rd_timeouts(struct rd *rd)
 static void rd_send(struct rd *rd, const struct rd_pending *p, size_t argc,
                     const char *const *argv, const size_t *lens)
 {
-        struct evbuffer *out = bufferevent_get_output(rd->bev);
+        struct evbuffer *out = bufferevent_get_output(rd->conn.bev);
         struct evbuffer_iovec vec;
         size_t n = rp_command(NULL, 0, argc, argv, lens);
 
@@ -743,7 +707,7 @@ static void rd_refresh_start(struct rd *rd)
         rd->want_scan = false;
         rd->phase = RD_INFO;
         rd->refresh_start_usec = ca_now_usec();
-        ad_steps_mark(&rd->steps);
+        ad_steps_mark(&rd->conn.steps);
         ca_host_log(rd->host, LOG_DEBUG, "refresh: INFO, then the scan");
         rd->info_start = (struct rd_info){ .start_usec = rd->refresh_start_usec };
         rd_sendv(rd, RQ_INFO, 1, (const char *[]){ "INFO" });
@@ -927,7 +891,7 @@ static void rd_batch_send(struct rd *rd)
         if (wait > 0) {
                 rd->paced_send = true;
                 rd_timeouts(rd);
-                return rd_step_schedule(rd, wait);
+                return ad_conn_schedule(&rd->conn, wait);
         }
         rd->paced_send = false;
         for (size_t i = 0; i < rd->batch.n; i += RD_PROBE_BATCH)
@@ -1093,7 +1057,7 @@ static void rd_probe_reply(struct rd *rd, const struct rd_pending *p, const stru
                                : (uint32_t)((clock - (uint64_t)val) & RD_LRU_CLOCK_MASK);
                 rd_observe(rd, ks->bytes + ks->off[k], ks->len[k], seen, !rd->lfu && val == 0,
                            ttl == 1);
-                rd->steps.work++;
+                rd->conn.steps.work++;
         }
         rd_scan_end(rd);
 }
@@ -1149,7 +1113,7 @@ static void rd_info_end(struct rd *rd, const char *text, size_t len)
         rd->phase = RD_SWEEP;
         rd->sweep_at = &rd->all;
         rd_timeouts(rd);
-        rd_step_schedule(rd, 0);
+        ad_conn_schedule(&rd->conn, 0);
 }
 
 /* The scan is read and swept: the cache holds what the server holds. */
@@ -1177,15 +1141,15 @@ static void rd_scan_done(struct rd *rd)
                     " with a TTL, left to Redis), %zu tracked, %s, longest step %" PRIu64
                     " us (%" PRIu64 " us on the CPU)",
                     rd->scan_keys, usec / 1000, rd->scan_ttl, rd->n_keys,
-                    rd->lfu ? "LFU" : "LRU", rd->steps.longest_usec,
-                    rd->steps.longest_cpu_usec);
+                    rd->lfu ? "LFU" : "LRU", rd->conn.steps.longest_usec,
+                    rd->conn.steps.longest_cpu_usec);
         rd->phase = RD_IDLE;
         rd_timeouts(rd);
         rd->summary_due = true;
         rd->aged = false;
         rd->rot_victims = 0;
         rd->rot_start_usec = ca_now_usec();
-        rd_refresh_done(rd);
+        ad_conn_refresh_done(&rd->conn);
 }
 
 /*
@@ -1210,9 +1174,9 @@ static void rd_sweep(struct rd *rd)
                         *rd->sweep_at = k->all;
                         ad_pool_put(&rd->pool, k, sizeof(*k) + k->key_len);
                 }
-                rd->steps.work++;
+                rd->conn.steps.work++;
                 if (++n % 4 == 0 && ca_now_usec() >= deadline) {
-                        rd_step_schedule(rd, 0);
+                        ad_conn_schedule(&rd->conn, 0);
                         return;
                 }
         }
@@ -1309,7 +1273,7 @@ static void rd_round_next(struct rd *rd)
                 rd->batch_end = rd->checked;
                 rd->paced_send = true;
                 rd_timeouts(rd);
-                return rd_step_schedule(rd, wait);
+                return ad_conn_schedule(&rd->conn, wait);
         }
         rd->paced_send = false;
         rd_reap_request(rd, false);
@@ -1392,9 +1356,9 @@ static void rd_rotation_summary(struct rd *rd)
                     PRIu64 " gone, %" PRIu64 " would delete; "
                     "used_memory %" PRIu64 " -> %" PRIu64 ", rss %" PRIu64 " -> %" PRIu64,
                     rd->rot_victims, (ca_now_usec() - rd->rot_start_usec) / 1000,
-                    rd->steps.longest_usec, rd->steps.longest_cpu_usec,
-                    rd->steps.over_slice - rd->steps.mark_over,
-                    rd->steps.steps - rd->steps.mark_steps, rd->deleted, rd->bytes_freed,
+                    rd->conn.steps.longest_usec, rd->conn.steps.longest_cpu_usec,
+                    rd->conn.steps.over_slice - rd->conn.steps.mark_over,
+                    rd->conn.steps.steps - rd->conn.steps.mark_steps, rd->deleted, rd->bytes_freed,
                     rd->kept_touched, rd->kept_unsure, rd->gone, rd->would_delete,
                     rd->used_memory_before, rd->used_memory_after, rd->rss_before,
                     rd->rss_after);
@@ -1505,9 +1469,9 @@ static void rd_check_idle(struct rd *rd)
         struct evbuffer *in;
         size_t len;
 
-        if (!rd->bev || rd->q_len > 0 || rd->phase == RD_CONNECTING)
+        if (!rd->conn.bev || rd->q_len > 0 || rd->phase == RD_CONNECTING)
                 return;
-        in = bufferevent_get_input(rd->bev);
+        in = bufferevent_get_input(rd->conn.bev);
         len = evbuffer_get_length(in);
         if (len > 0) {
                 char ex[AD_EXCERPT_BUF];
@@ -1518,7 +1482,7 @@ static void rd_check_idle(struct rd *rd)
                         ad_excerpt((const char *)evbuffer_pullup(in, (ev_ssize_t)len), len, ex));
                 return;
         }
-        if (rd->eof) {
+        if (rd->conn.eof) {
                 ca_host_log(rd->host, LOG_DEBUG, "redis at %s closed the connection", rd->server);
                 rd_close(rd);
         }
@@ -1530,15 +1494,15 @@ static void rd_read(struct rd *rd)
         static struct rp_value values[RP_VALUES_MAX];
         uint64_t deadline = ca_now_usec() + RD_STEP_USEC;
 
-        while (rd->bev && rd->q_len > 0) {
-                struct evbuffer *in = bufferevent_get_input(rd->bev);
+        while (rd->conn.bev && rd->q_len > 0) {
+                struct evbuffer *in = bufferevent_get_input(rd->conn.bev);
                 size_t avail = evbuffer_get_length(in), used, n;
                 char err[RP_ERR_MAX], ex[AD_EXCERPT_BUF];
                 const char *buf;
                 int r;
 
                 if (avail == 0 || avail < rd->need) {
-                        if (rd->eof)
+                        if (rd->conn.eof)
                                 return rd_fail(rd, "connection closed by the server");
                         return;
                 }
@@ -1546,7 +1510,7 @@ static void rd_read(struct rd *rd)
                 r = rp_parse(buf, avail, values, RP_VALUES_MAX, &n, &used, err, sizeof(err));
                 if (r == -EAGAIN) {
                         rd->need = used;
-                        if (rd->eof)
+                        if (rd->conn.eof)
                                 return rd_fail(rd, "connection closed by the server");
                         return;
                 }
@@ -1556,115 +1520,71 @@ static void rd_read(struct rd *rd)
                                        ad_excerpt(buf, avail, ex));
                 rd->need = 0;
                 rd_reply(rd, values, n);
-                if (rd->bev)
+                if (rd->conn.bev)
                         evbuffer_drain(in, used);
-                rd->steps.work++;
+                rd->conn.steps.work++;
                 if (ca_now_usec() >= deadline) {
-                        rd_step_schedule(rd, 0);
+                        ad_conn_schedule(&rd->conn, 0);
                         return;
                 }
         }
         rd_check_idle(rd);
 }
 
-static struct ad_step rd_step_begin(struct rd *rd)
+/* ---- the connection's callbacks (adapter-net.h) ---- */
+
+static void rd_connected(void *userdata)
 {
-        return ad_step_begin(&rd->steps);
+        rd_hello(userdata);
 }
 
-static void rd_step_end(struct rd *rd, const struct ad_step *step)
+static void rd_read_ready(void *userdata)
 {
-        uint64_t cpu, d;
-
-        if (ad_step_end(&rd->steps, step, ca_host_slice_usec(rd->host), &cpu, &d))
-                ca_host_log(rd->host, LOG_DEBUG, "a step over slice_time: %" PRIu64 " us on the "
-                            "CPU (%" PRIu64 " us on the clock) for %" PRIu64 " replies or keys, "
-                            "%s", cpu, d, rd->steps.work, rd_phase_name[rd->phase]);
+        rd_read(userdata);
 }
 
-static void rd_step_cb(evutil_socket_t fd, short what, void *userdata)
+/* The next step: a sweep, a paced send, or what came. */
+static void rd_step(void *userdata)
 {
         struct rd *rd = userdata;
-        struct ad_step step;
 
-        if (rd->ready_due) {
-                rd_rotate_ready(rd);
-                /* What came meanwhile was left for this step: the next one reads it. */
-                if (rd->bev && evbuffer_get_length(bufferevent_get_input(rd->bev)) > 0)
-                        rd_step_schedule(rd, 0);
-                return;
-        }
-        step = rd_step_begin(rd);
-        if (rd->phase == RD_SWEEP) {
+        if (rd->phase == RD_SWEEP)
                 rd_sweep(rd);
-        } else if (rd->paced_send && rd->phase == RD_SCAN) {
+        else if (rd->paced_send && rd->phase == RD_SCAN)
                 rd_batch_send(rd);
-        } else if (rd->paced_send && rd->phase == RD_ROUND) {
+        else if (rd->paced_send && rd->phase == RD_ROUND)
                 rd_round_next(rd);
-        } else {
+        else
                 rd_read(rd);
-        }
-        rd_step_end(rd, &step);
 }
 
-/* Continue after @delay_usec, once the loop has polled: never back to back. */
-static void rd_step_schedule(struct rd *rd, uint64_t delay_usec)
+static void rd_failed(void *userdata, const char *msg)
 {
-        struct timeval tv = { .tv_sec = (time_t)(delay_usec / 1000000),
-                              .tv_usec = (suseconds_t)(delay_usec % 1000000) };
-
-        evtimer_add(rd->step, &tv);
+        rd_fail(userdata, "%s", msg);
 }
 
-static void rd_read_cb(struct bufferevent *bev, void *userdata)
+static const char *rd_doing(void *userdata)
 {
-        struct rd *rd = userdata;
-        struct ad_step step;
-
-        /* A step already scheduled reads what came; reading now would run two at once. */
-        if (evtimer_pending(rd->step, NULL))
-                return;
-        step = rd_step_begin(rd);
-        rd_read(rd);
-        rd_step_end(rd, &step);
+        return rd_phase_name[((struct rd *)userdata)->phase];
 }
 
-static void rd_event_cb(struct bufferevent *bev, short what, void *userdata)
-{
-        struct rd *rd = userdata;
-        struct ad_step step = rd_step_begin(rd);
-
-        if (what & BEV_EVENT_CONNECTED) {
-                rd_hello(rd);
-        } else if (what & BEV_EVENT_TIMEOUT) {
-                rd_fail(rd, "%s", rd->phase == RD_CONNECTING ? "no connection within timeout"
-                                                              : "no reply within timeout");
-        } else if (what & BEV_EVENT_EOF) {
-                /* What it sent before closing is read first. */
-                rd->eof = true;
-                if (!evtimer_pending(rd->step, NULL))
-                        rd_read(rd);
-        } else if (what & BEV_EVENT_ERROR) {
-                int e = EVUTIL_SOCKET_ERROR();
-
-                rd_fail(rd, "%s: %s", rd->phase == RD_CONNECTING ? "cannot connect" :
-                                                                    "connection lost",
-                        e ? strerror(e) : "error");
-        }
-        rd_step_end(rd, &step);
-}
+static const struct ad_conn_ops rd_conn_ops = {
+        .connected = rd_connected,
+        .read = rd_read_ready,
+        .step = rd_step,
+        .failed = rd_failed,
+        .doing = rd_doing,
+        .work_unit = "replies or keys",
+};
 
 static int rd_connect(struct rd *rd)
 {
-        int r = ad_connect(rd->base, &rd->cfg.addr, rd->cfg.addr_len, rd->priority, RD_READ_MAX,
-                           RD_INPUT_MAX, &rd->bev);
+        int r = ad_conn_connect(&rd->conn, &rd->cfg.addr, rd->cfg.addr_len, RD_READ_MAX,
+                                RD_INPUT_MAX);
 
         if (r < 0)
                 return r;
-        bufferevent_setcb(rd->bev, rd_read_cb, NULL, rd_event_cb, rd);
         rd->phase = RD_CONNECTING;
-        rd_timeouts(rd);
-        bufferevent_enable(rd->bev, EV_READ | EV_WRITE);
         return 0;
 }
 
@@ -1673,10 +1593,10 @@ static int rd_connect(struct rd *rd)
 static int rd_before_rotate(struct ca_cache *cache, void *userdata)
 {
         struct rd *rd = userdata;
-        struct ad_step step = rd_step_begin(rd);
+        struct ad_step step = ad_conn_begin(&rd->conn);
         int r;
 
-        rd->refreshing = true;
+        ad_conn_refresh(&rd->conn, 0);
         rd->want_scan = true;
         switch (rd->phase) {
         case RD_DOWN:
@@ -1691,7 +1611,7 @@ static int rd_before_rotate(struct ca_cache *cache, void *userdata)
                 /* Connecting, or a round under way: the scan starts when it is done. */
                 break;
         }
-        rd_step_end(rd, &step);
+        ad_conn_end(&rd->conn, &step);
         return CA_ROTATE_LATER;
 }
 
@@ -1706,15 +1626,8 @@ static enum ca_status rd_reclaim(struct ca_cache *cache, struct ca_node *node, v
         /* A rotation that could not see every use, or a key in use the very second it was seen. */
         if (rd->blind || (k->flags & RD_KEY_AMBIGUOUS))
                 return CA_KEEP;
-        if (rd->n_victims == rd->cap_victims) {
-                size_t cap = rd->cap_victims ? rd->cap_victims * 2 : 1024;
-                struct rd_key **v = realloc(rd->victims, cap * sizeof(*v));
-
-                if (!v)
-                        return CA_BUSY;
-                rd->victims = v;
-                rd->cap_victims = cap;
-        }
+        if (ad_reserve(&rd->victims, &rd->cap_victims, rd->n_victims, sizeof(*rd->victims)) < 0)
+                return CA_BUSY;
         rd->victims[rd->n_victims++] = k;
         rd->rot_victims++;
         k->flags |= RD_KEY_VICTIM;
@@ -1728,7 +1641,7 @@ static const struct ca_cache_ops rd_ops = {
 static void rd_after_age(struct ca_cache *cache, void *userdata)
 {
         struct rd *rd = userdata;
-        struct ad_step step = rd_step_begin(rd);
+        struct ad_step step = ad_conn_begin(&rd->conn);
 
         /* A round under way takes the new victims in its next batches. */
         if (rd->phase == RD_IDLE && rd->n_victims > 0)
@@ -1737,7 +1650,7 @@ static void rd_after_age(struct ca_cache *cache, void *userdata)
                 rd->aged = true;
                 rd_rotation_end(rd);
         }
-        rd_step_end(rd, &step);
+        ad_conn_end(&rd->conn, &step);
 }
 
 static void rd_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit, void *eu)
@@ -1793,13 +1706,13 @@ static void rd_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
               rd->scan_usec);
         GAUGE("longest_step_usec", "usec",
               "longest run of the adapter in the loop since the last refresh began",
-              rd->steps.longest_usec);
+              rd->conn.steps.longest_usec);
         GAUGE("longest_step_cpu_usec", "usec",
               "the same step's own CPU time (without the time the kernel gave to others)",
-              rd->steps.longest_cpu_usec);
-        COUNTER("steps", "steps", "runs of the adapter in the host's loop", rd->steps.steps);
+              rd->conn.steps.longest_cpu_usec);
+        COUNTER("steps", "steps", "runs of the adapter in the host's loop", rd->conn.steps.steps);
         COUNTER("steps_over_slice", "steps",
-                "runs that took longer than slice_time on the CPU", rd->steps.over_slice);
+                "runs that took longer than slice_time on the CPU", rd->conn.steps.over_slice);
         GAUGE("pool_bytes", "bytes", "memory of the tracked keys (kept for reuse)",
               rd->pool.bytes);
 #undef GAUGE
@@ -1886,8 +1799,7 @@ static void rd_destroy(void *instance)
         if (rd->cache)
                 ca_host_unregister_cache(rd->host, rd->cache);
         rd_close(rd);
-        if (rd->step)
-                event_free(rd->step);
+        ad_conn_free(&rd->conn);
         rd->cache = ca_cache_free(rd->cache);
         ad_pool_free(&rd->pool);
         free(rd->buckets);
@@ -1952,19 +1864,13 @@ static int rd_create(struct ca_host *host, const struct ca_section *s, void **re
                 if (r < 0)
                         goto out_destroy;
         }
-        rd->base = ca_host_event_base(host);
-        if (!rd->base) {
-                r = -EINVAL;
+        r = ad_conn_init(&rd->conn, host, cfg.timeout_usec, &rd_conn_ops, rd);
+        if (r < 0)
                 goto out_destroy;
-        }
-        rd->priority = event_base_get_npriorities(rd->base) - 1;
-        rd->step = evtimer_new(rd->base, rd_step_cb, rd);
-        if (!rd->step)
-                goto out_oom;
-        event_priority_set(rd->step, rd->priority);
         r = ca_cache_new(&rd_ops, rd, NULL, &rd->cache);
         if (r < 0)
                 goto out_destroy;
+        rd->conn.cache = rd->cache;
         r = ca_host_register_cache(host, s, rd->cache, &rd_hooks, rd);
         if (r < 0) {
                 rd->cache = ca_cache_free(rd->cache);
