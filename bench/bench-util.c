@@ -192,10 +192,10 @@ static void *watch_thread(void *userdata)
                                 buf[r] = '\0';
                                 if (strstr(buf, "WATCHDOG=1")) {
                                         if (w->n_pings == w->cap_pings) {
-                                                w->cap_pings = w->cap_pings ? w->cap_pings * 2
-                                                                            : 4096;
-                                                w->pings = realloc(w->pings, w->cap_pings *
-                                                                                     sizeof(*w->pings));
+                                                w->cap_pings =
+                                                        w->cap_pings ? w->cap_pings * 2 : 4096;
+                                                w->pings = realloc(
+                                                        w->pings, w->cap_pings * sizeof(*w->pings));
                                                 if (!w->pings)
                                                         bench_die("out of memory");
                                         }

@@ -147,7 +147,8 @@ static size_t conn_reply(struct conn *c)
                 }
                 got = read(c->fd, c->buf + c->len, c->cap - c->len);
                 if (got <= 0)
-                        bench_die("read from redis-server: %s", got == 0 ? "closed" : strerror(errno));
+                        bench_die("read from redis-server: %s",
+                                  got == 0 ? "closed" : strerror(errno));
                 c->len += (size_t)got;
         }
 }
@@ -165,7 +166,8 @@ static uint64_t info_u64(struct conn *c, const char *section, const char *name)
 {
         uint64_t v = 0;
 
-        if (conn_cmd(c, (const char *[]){ "INFO", section, NULL }) != 1 || c->v[0].type != RP_BULK ||
+        if (conn_cmd(c, (const char *[]){ "INFO", section, NULL }) != 1 ||
+            c->v[0].type != RP_BULK ||
             rp_info_u64(c->v[0].str, c->v[0].len, name, UINT64_MAX, &v) < 0)
                 bench_die("INFO %s without %s", section, name);
         return v;
@@ -198,9 +200,9 @@ static void load(uint64_t n, bool unread_only, unsigned ttl_sec)
                         if (unread_only && j % HOT_EVERY == 0)
                                 continue;
                         key(k, j);
-                        len += cmdv(batch + len, ttl_sec ? (const char *[]){ "SET", k, value, "EX",
-                                                                             ttl, NULL }
-                                                         : (const char *[]){ "SET", k, value, NULL });
+                        len += cmdv(batch + len,
+                                    ttl_sec ? (const char *[]){ "SET", k, value, "EX", ttl, NULL }
+                                            : (const char *[]){ "SET", k, value, NULL });
                         sent++;
                 }
                 bench_write_all(c.fd, batch, len);
@@ -620,7 +622,8 @@ static void alternative_ttl(const char *dir, uint64_t keys, struct client *cl)
         count_present(keys, &hot, &other);
         bench_child_stop(&srv);
         {
-                struct bench_pct live = bench_percentiles(&cl->s, 0, t_loaded + (TTL_SEC - 2) * 1000000);
+                struct bench_pct live =
+                        bench_percentiles(&cl->s, 0, t_loaded + (TTL_SEC - 2) * 1000000);
                 struct bench_pct exp = bench_percentiles(&cl->s, t_loaded + (TTL_SEC - 1) * 1000000,
                                                          t_loaded + (TTL_SEC + 3) * 1000000);
 
@@ -647,6 +650,12 @@ struct rotation {
         uint64_t used_before, rss_before;
         uint64_t rss_defrag, defrag_sec;  /* the last one's: after active defragmentation */
 };
+
+/* What went, in percent of what was. */
+static double given_back(uint64_t before, uint64_t after)
+{
+        return before ? 100.0 * (1.0 - (double)after / (double)before) : 0.0;
+}
 
 static void usage(void)
 {
@@ -882,21 +891,18 @@ int main(int argc, char **argv)
                 if (r % 2 == 1)
                         printf("  memory: used_memory %" PRIu64 " -> %" PRIu64 " (%.1f%% given "
                                "back; %" PRIu64 " bytes freed by MEMORY USAGE of the victims, all "
-                               "cycles), RSS %" PRIu64 " -> %" PRIu64 ", after MEMORY PURGE %"
-                               PRIu64 " (%.1f%% given back)\n", rot[r].used_before,
-                               rot[r].after.used,
-                               100.0 * (1.0 - (double)rot[r].after.used /
-                                                      (double)(rot[r].used_before ? rot[r].used_before : 1)),
+                               "cycles), RSS %" PRIu64 " -> %" PRIu64
+                               ", after MEMORY PURGE %" PRIu64 " (%.1f%% given back)\n",
+                               rot[r].used_before, rot[r].after.used,
+                               given_back(rot[r].used_before, rot[r].after.used),
                                rot[r].bytes_freed, rot[r].rss_before, rot[r].after.rss,
                                rot[r].after.rss_purged,
-                               100.0 * (1.0 - (double)rot[r].after.rss_purged /
-                                                      (double)(rot[r].rss_before ? rot[r].rss_before : 1)));
+                               given_back(rot[r].rss_before, rot[r].after.rss_purged));
                 if (rot[r].rss_defrag)
-                        printf("  then active defragmentation (CONFIG SET activedefrag yes, %"
-                               PRIu64 " s): RSS %" PRIu64 " (%.1f%% given back)\n",
+                        printf("  then active defragmentation (CONFIG SET activedefrag yes, "
+                               "%" PRIu64 " s): RSS %" PRIu64 " (%.1f%% given back)\n",
                                rot[r].defrag_sec, rot[r].rss_defrag,
-                               100.0 * (1.0 - (double)rot[r].rss_defrag /
-                                                      (double)(rot[r].rss_before ? rot[r].rss_before : 1)));
+                               given_back(rot[r].rss_before, rot[r].rss_defrag));
         }
         printf("left after the last cycle: %" PRIu64 " of %" PRIu64 " unread keys; hot keys left: %"
                PRIu64 " of %" PRIu64 "; the client's GETs found nothing %" PRIu64 " times\n",

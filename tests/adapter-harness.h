@@ -136,7 +136,8 @@ struct fake {
 };
 
 void fake_start(struct fake *f, ah_framer_t framer);
-/* fake_script() - replace the rules (under the lock; a connection uses them from its next request). */
+/* fake_script() - replace the rules (under the lock; a connection uses them from its next request).
+ */
 void fake_script(struct fake *f, const struct fake_rule *rules, size_t n);
 void fake_stop(struct fake *f);
 

@@ -174,10 +174,12 @@ Test(redis, decoders)
         cr_expect_eq(rp_parse_integers(v, n, 2, ints, err, sizeof(err)), -EBADMSG);
         cr_expect(strstr(err, "value 2 is a bulk string"), "%s", err);
 
-        cr_assert_eq(parse("$40\r\n3a072fd85ab45045fd17cf6f1c1acae14321eea3\r\n", &n, &len, err), 0);
+        cr_assert_eq(parse("$40\r\n3a072fd85ab45045fd17cf6f1c1acae14321eea3\r\n", &n, &len, err),
+                     0);
         cr_expect_eq(rp_parse_sha(v, n, sha, err, sizeof(err)), 0);
         cr_expect_str_eq(sha, "3a072fd85ab45045fd17cf6f1c1acae14321eea3");
-        cr_assert_eq(parse("$40\r\n3A072fd85ab45045fd17cf6f1c1acae14321eea3\r\n", &n, &len, err), 0);
+        cr_assert_eq(parse("$40\r\n3A072fd85ab45045fd17cf6f1c1acae14321eea3\r\n", &n, &len, err),
+                     0);
         cr_expect_eq(rp_parse_sha(v, n, sha, err, sizeof(err)), -EBADMSG);
 
         cr_assert_eq(parse("*2\r\n$14\r\nlfu-decay-time\r\n$2\r\n10\r\n", &n, &len, err), 0);
@@ -993,7 +995,8 @@ Test(redis, scripted_exchange)
                 { .prefix = "SCAN 0 COUNT 32", .reply = "*2\r\n$1\r\n0\r\n*1\r\n$3\r\nk 1\r\n" },
                 { .prefix = "EVALSHA " SHA " 1 k 1 lru 250000 0 0 900",
                   .reply = "*2\r\n:0\r\n:64\r\n" },
-                { .prefix = "EVALSHA " SHA " 1 k 1 lru 250000", .reply = "*3\r\n:1000\r\n:100\r\n:0\r\n" },
+                { .prefix = "EVALSHA " SHA " 1 k 1 lru 250000",
+                  .reply = "*3\r\n:1000\r\n:100\r\n:0\r\n" },
         };
         struct fake f;
         struct host h;
@@ -1153,7 +1156,9 @@ Test(redis, daemon_redis_restarted, .timeout = 60)
 /* A server speaking garbage: a clear error, the daemon runs on and stops cleanly. */
 Test(redis, daemon_garbage_server, .timeout = 60)
 {
-        const struct fake_rule rules[] = { { .prefix = "", .reply = "220 smtp.example ESMTP\r\n" } };
+        const struct fake_rule rules[] = {
+                { .prefix = "", .reply = "220 smtp.example ESMTP\r\n" },
+        };
         struct test_daemon d;
         struct fake f;
 

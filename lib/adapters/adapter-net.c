@@ -422,6 +422,21 @@ void ad_conn_timeouts(struct ad_conn *c, bool waiting)
                 ad_timeouts(c->bev, c->timeout_usec, waiting);
 }
 
+void ad_conn_stats(const struct ad_conn *c, void (*emit)(void *, const struct ca_adapter_stat *,
+                                                           uint64_t), void *eu)
+{
+        AD_GAUGE("longest_step_usec", "usec",
+                 "longest run of the adapter in the loop since the last refresh began",
+                 c->steps.longest_usec);
+        AD_GAUGE("longest_step_cpu_usec", "usec",
+                 "the same step's own CPU time (without the time the kernel gave to others)",
+                 c->steps.longest_cpu_usec);
+        AD_COUNTER("steps", "steps", "runs of the adapter in the host's loop", c->steps.steps);
+        AD_COUNTER("steps_over_slice", "steps",
+                   "runs that took longer than slice_time on the CPU (a host that takes the "
+                   "virtual CPU away mid-step counts here too)", c->steps.over_slice);
+}
+
 int ad_reserve(void *array, size_t *cap, size_t n, size_t size)
 {
         void **a = array;

@@ -119,6 +119,7 @@ bool ad_health_ok(struct ad_health *h);
 
 /* ---- a connection and the adapter's steps on it ---- */
 
+struct ca_adapter_stat;
 struct ca_cache;
 struct ca_host;
 struct event;
@@ -199,6 +200,24 @@ void ad_conn_end(struct ad_conn *c, const struct ad_step *step);
 void ad_conn_refresh(struct ad_conn *c, uint64_t deadline_usec);
 /* ad_conn_refresh_done() - it is over (the deadline is off): the host is told at the next step. */
 void ad_conn_refresh_done(struct ad_conn *c);
+
+/*
+ * A stats hook's figures, each saying what it is (plugin.h): in a hook whose emit function is
+ * `emit` and its userdata `eu`.
+ */
+#define AD_GAUGE(n, u, h, v) \
+        emit(eu, &(const struct ca_adapter_stat){ .name = n, .kind = CA_STAT_GAUGE, .unit = u, \
+                                                  .help = h }, v)
+#define AD_COUNTER(n, u, h, v) \
+        emit(eu, &(const struct ca_adapter_stat){ .name = n, .kind = CA_STAT_COUNTER, \
+                                                  .unit = u, .help = h }, v)
+
+/*
+ * ad_conn_stats() - the steps' statistics: longest_step_usec, longest_step_cpu_usec, steps,
+ * steps_over_slice.
+ */
+void ad_conn_stats(const struct ad_conn *c, void (*emit)(void *, const struct ca_adapter_stat *,
+                                                           uint64_t), void *eu);
 
 /*
  * ad_reserve() - room for one more element of @size in the array *@array of *@cap (doubled,

@@ -712,17 +712,17 @@ static void mc_rotation_summary(struct mc *mc)
         if (!mc->summary_due || !mc->aged || mc->phase == MC_ROUND || mc->n_victims > 0)
                 return;
         mc->summary_due = false;
-        ca_host_log(mc->host, LOG_DEBUG, "aged: %" PRIu64 " victims checked and settled in %"
-                    PRIu64 " ms, longest step %" PRIu64 " us (%" PRIu64 " us on the CPU), %"
-                    PRIu64 " of %" PRIu64 " steps over slice_time; in all %" PRIu64
-                    " deleted, %"
-                    PRIu64 " cas conflicts, %" PRIu64 " changed since the dump, %" PRIu64
+        ca_host_log(mc->host, LOG_DEBUG,
+                    "aged: %" PRIu64 " victims checked and settled in %" PRIu64
+                    " ms, longest step %" PRIu64 " us (%" PRIu64 " us on the CPU), %" PRIu64
+                    " of %" PRIu64 " steps over slice_time; in all %" PRIu64 " deleted, %" PRIu64
+                    " cas conflicts, %" PRIu64 " changed since the dump, %" PRIu64
                     " maybe active, %" PRIu64 " gone, %" PRIu64 " would delete",
                     mc->rot_victims, (ca_now_usec() - mc->rot_start_usec) / 1000,
                     mc->conn.steps.longest_usec, mc->conn.steps.longest_cpu_usec,
-                    mc->conn.steps.over_slice - mc->conn.steps.mark_over, mc->conn.steps.steps - mc->conn.steps.mark_steps,
-                    mc->deleted, mc->cas_conflicts, mc->changed,
-                    mc->maybe_active, mc->gone, mc->would_delete);
+                    mc->conn.steps.over_slice - mc->conn.steps.mark_over,
+                    mc->conn.steps.steps - mc->conn.steps.mark_steps, mc->deleted,
+                    mc->cas_conflicts, mc->changed, mc->maybe_active, mc->gone, mc->would_delete);
 }
 
 static void mc_round_done(struct mc *mc)
@@ -1170,55 +1170,38 @@ static void mc_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
 {
         struct mc *mc = userdata;
 
-#define GAUGE(n, u, h, v) \
-        emit(eu, &(const struct ca_adapter_stat){ .name = n, .kind = CA_STAT_GAUGE, .unit = u, \
-                                                  .help = h }, v)
-#define COUNTER(n, u, h, v) \
-        emit(eu, &(const struct ca_adapter_stat){ .name = n, .kind = CA_STAT_COUNTER, \
-                                                  .unit = u, .help = h }, v)
-        GAUGE("items", "items", "items tracked (at most max_items)", mc->n_items);
-        GAUGE("unfetched_items", "items", "items of the last dump never fetched (single-use)",
-              mc->items_unfetched);
-        GAUGE("untracked_items", "items", "items of the last dump over max_items, not aged",
-              mc->items_untracked);
-        GAUGE("unaddressable_items", "items",
-              "items of the last dump with binary keys no command can name, not aged",
-              mc->items_unaddressable);
-        GAUGE("round_victims", "items", "victims of the round under way (checked, deleted)",
-              mc->n_victims);
-        COUNTER("deleted", "items", "items deleted, exactly as seen idle", mc->deleted);
-        COUNTER("would_delete", "items", "dry_run: items that would have been deleted",
-                mc->would_delete);
-        COUNTER("cas_conflicts", "items", "deletes refused: rewritten since checked (EX)",
-                mc->cas_conflicts);
-        COUNTER("changed", "items", "victims rewritten or first read since the dump, kept",
-                mc->changed);
-        COUNTER("maybe_active", "items",
-                "victims kept: accessed since the dump, or maybe read without a trace",
-                mc->maybe_active);
-        COUNTER("gone", "items", "victims already gone (expired, evicted, deleted)", mc->gone);
-        COUNTER("errors", "errors", "connection failures, timeouts and bad replies",
-                mc->errors);
-        COUNTER("dumps", "dumps", "complete metadumps read", mc->dumps);
-        COUNTER("refresh_timeouts", "refreshes",
-                "refreshes cut short by refresh_timeout (counted in errors too)",
-                mc->refresh_timeouts);
-        GAUGE("dump_usec", "usec", "time of the last refresh: stats, metadump and sweep",
-              mc->dump_usec);
-        GAUGE("longest_step_usec", "usec",
-              "longest run of the adapter in the loop since the last refresh began",
-              mc->conn.steps.longest_usec);
-        GAUGE("longest_step_cpu_usec", "usec",
-              "the same step's own CPU time (without the time the kernel gave to others)",
-              mc->conn.steps.longest_cpu_usec);
-        COUNTER("steps", "steps", "runs of the adapter in the host's loop", mc->conn.steps.steps);
-        COUNTER("steps_over_slice", "steps",
-                "runs that took longer than slice_time on the CPU (a host that takes the "
-                "virtual CPU away mid-step counts here too)", mc->conn.steps.over_slice);
-        GAUGE("pool_bytes", "bytes", "memory of the tracked items (kept for reuse)",
-              mc->pool.bytes);
-#undef GAUGE
-#undef COUNTER
+        AD_GAUGE("items", "items", "items tracked (at most max_items)", mc->n_items);
+        AD_GAUGE("unfetched_items", "items", "items of the last dump never fetched (single-use)",
+                 mc->items_unfetched);
+        AD_GAUGE("untracked_items", "items", "items of the last dump over max_items, not aged",
+                 mc->items_untracked);
+        AD_GAUGE("unaddressable_items", "items",
+                 "items of the last dump with binary keys no command can name, not aged",
+                 mc->items_unaddressable);
+        AD_GAUGE("round_victims", "items", "victims of the round under way (checked, deleted)",
+                 mc->n_victims);
+        AD_COUNTER("deleted", "items", "items deleted, exactly as seen idle", mc->deleted);
+        AD_COUNTER("would_delete", "items", "dry_run: items that would have been deleted",
+                   mc->would_delete);
+        AD_COUNTER("cas_conflicts", "items", "deletes refused: rewritten since checked (EX)",
+                   mc->cas_conflicts);
+        AD_COUNTER("changed", "items", "victims rewritten or first read since the dump, kept",
+                   mc->changed);
+        AD_COUNTER("maybe_active", "items",
+                   "victims kept: accessed since the dump, or maybe read without a trace",
+                   mc->maybe_active);
+        AD_COUNTER("gone", "items", "victims already gone (expired, evicted, deleted)", mc->gone);
+        AD_COUNTER("errors", "errors", "connection failures, timeouts and bad replies",
+                   mc->errors);
+        AD_COUNTER("dumps", "dumps", "complete metadumps read", mc->dumps);
+        AD_COUNTER("refresh_timeouts", "refreshes",
+                   "refreshes cut short by refresh_timeout (counted in errors too)",
+                   mc->refresh_timeouts);
+        AD_GAUGE("dump_usec", "usec", "time of the last refresh: stats, metadump and sweep",
+                 mc->dump_usec);
+        ad_conn_stats(&mc->conn, emit, eu);
+        AD_GAUGE("pool_bytes", "bytes", "memory of the tracked items (kept for reuse)",
+                 mc->pool.bytes);
 }
 
 static const struct ca_cache_hooks mc_hooks = {

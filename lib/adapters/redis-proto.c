@@ -12,7 +12,8 @@
 
 #include "redis-proto.h"
 
-static int bad(char *err, size_t err_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(char *err, size_t err_len, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
 
 static int bad(char *err, size_t err_len, const char *fmt, ...)
 {

@@ -27,7 +27,7 @@
 
 #include "adapter-text.h" /* ad_parse_u64(), ad_excerpt() */
 
-#define RP_KEY_MAX 1024             /* bytes of a key the adapter tracks; longer ones are not aged */
+#define RP_KEY_MAX 1024             /* bytes of a key the adapter tracks (longer: not aged) */
 #define RP_BULK_MAX (256 * 1024)    /* bytes of one bulk string (an INFO reply is about 5 KiB) */
 #define RP_LINE_MAX 4096            /* bytes of a status, an error or a header, "\r\n" excluded */
 #define RP_REPLY_MAX (512 * 1024)   /* bytes of one whole reply */

@@ -572,7 +572,8 @@ static struct rd_keyset *rd_keyset_copy(const struct rd_keyset *from, size_t fir
 
         for (size_t i = first; i < first + count; i++)
                 bytes += from->len[i];
-        if (!ks || !(ks->bytes = malloc(bytes + 1)) || !(ks->off = calloc(count, sizeof(*ks->off))) ||
+        if (!ks || !(ks->bytes = malloc(bytes + 1)) ||
+            !(ks->off = calloc(count, sizeof(*ks->off))) ||
             !(ks->len = calloc(count, sizeof(*ks->len)))) {
                 rd_keyset_free(ks);
                 return NULL;
@@ -1075,10 +1076,12 @@ static void rd_judge_period(struct rd *rd)
 
         rd->blind = false;
         if (ref->child || rd->info_end.forks != ref->forks) {
-                rd_set_blind(rd, "a fork ran during the period (BGSAVE, an AOF rewrite or a "
+                rd_set_blind(rd,
+                             "a fork ran during the period (BGSAVE, an AOF rewrite or a "
                              "module's child: %" PRIu64 " forks since, a child %s at its start); "
                              "Redis records no access while it runs",
-                             rd->info_end.forks - ref->forks, ref->child ? "running" : "not running");
+                             rd->info_end.forks - ref->forks,
+                             ref->child ? "running" : "not running");
                 return;
         }
         if (!rd->lfu)
@@ -1657,66 +1660,50 @@ static void rd_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
 {
         struct rd *rd = userdata;
 
-#define GAUGE(n, u, h, v) \
-        emit(eu, &(const struct ca_adapter_stat){ .name = n, .kind = CA_STAT_GAUGE, .unit = u, \
-                                                  .help = h }, v)
-#define COUNTER(n, u, h, v) \
-        emit(eu, &(const struct ca_adapter_stat){ .name = n, .kind = CA_STAT_COUNTER, \
-                                                  .unit = u, .help = h }, v)
-        GAUGE("keys", "keys", "keys tracked (at most max_keys)", rd->n_keys);
-        GAUGE("scan_keys", "keys", "keys the last scan returned", rd->keys_seen);
-        GAUGE("ttl_keys", "keys", "keys of the last scan with a TTL, left to Redis",
-              rd->ttl_keys);
-        GAUGE("untracked_keys", "keys",
-              "keys of the last scan over max_keys or longer than 1024 bytes, not aged",
-              rd->untracked_keys);
-        GAUGE("round_victims", "keys", "victims of the round under way (checked, deleted)",
-              rd->n_victims);
-        GAUGE("requests_in_flight", "requests", "requests sent and not yet answered",
-              rd->q_len);
-        COUNTER("aged", "keys", "victims checked: idle past their age", rd->aged_total);
-        COUNTER("deleted", "keys", "keys deleted, still as idle as seen", rd->deleted);
-        COUNTER("would_delete", "keys", "dry_run: keys that would have been deleted",
-                rd->would_delete);
-        COUNTER("kept_touched", "keys", "victims read or written since the scan, kept",
-                rd->kept_touched);
-        COUNTER("kept_unsure", "keys",
-                "victims kept: a fork since the scan, or LFU's window passed", rd->kept_unsure);
-        COUNTER("gone", "keys", "victims already gone (expired, deleted)", rd->gone);
-        COUNTER("bytes_freed", "bytes",
-                "estimated: MEMORY USAGE of one victim of each batch, times the keys deleted",
-                rd->bytes_freed);
-        GAUGE("used_memory_before", "bytes", "the server's used_memory as the last rotation began",
-              rd->used_memory_before);
-        GAUGE("used_memory_after", "bytes", "the server's used_memory as the last rotation ended",
-              rd->used_memory_after);
-        GAUGE("used_memory_rss_before", "bytes",
-              "the server's used_memory_rss as the last rotation began", rd->rss_before);
-        GAUGE("used_memory_rss_after", "bytes",
-              "the server's used_memory_rss as the last rotation ended", rd->rss_after);
-        COUNTER("blind_rotations", "rotations",
-                "rotations that could not see every use (a fork, LFU decay): nothing deleted",
-                rd->blind_rotations);
-        COUNTER("scripts_reloaded", "scripts", "scripts the server had forgotten (NOSCRIPT)",
-                rd->noscript);
-        COUNTER("errors", "errors", "connection failures, timeouts, bad and error replies",
-                rd->errors);
-        COUNTER("scans", "scans", "complete scans of the keyspace", rd->scans);
-        GAUGE("scan_usec", "usec", "time of the last refresh: INFO, scan and sweep",
-              rd->scan_usec);
-        GAUGE("longest_step_usec", "usec",
-              "longest run of the adapter in the loop since the last refresh began",
-              rd->conn.steps.longest_usec);
-        GAUGE("longest_step_cpu_usec", "usec",
-              "the same step's own CPU time (without the time the kernel gave to others)",
-              rd->conn.steps.longest_cpu_usec);
-        COUNTER("steps", "steps", "runs of the adapter in the host's loop", rd->conn.steps.steps);
-        COUNTER("steps_over_slice", "steps",
-                "runs that took longer than slice_time on the CPU", rd->conn.steps.over_slice);
-        GAUGE("pool_bytes", "bytes", "memory of the tracked keys (kept for reuse)",
-              rd->pool.bytes);
-#undef GAUGE
-#undef COUNTER
+        AD_GAUGE("keys", "keys", "keys tracked (at most max_keys)", rd->n_keys);
+        AD_GAUGE("scan_keys", "keys", "keys the last scan returned", rd->keys_seen);
+        AD_GAUGE("ttl_keys", "keys", "keys of the last scan with a TTL, left to Redis",
+                 rd->ttl_keys);
+        AD_GAUGE("untracked_keys", "keys",
+                 "keys of the last scan over max_keys or longer than 1024 bytes, not aged",
+                 rd->untracked_keys);
+        AD_GAUGE("round_victims", "keys", "victims of the round under way (checked, deleted)",
+                 rd->n_victims);
+        AD_GAUGE("requests_in_flight", "requests", "requests sent and not yet answered",
+                 rd->q_len);
+        AD_COUNTER("aged", "keys", "victims checked: idle past their age", rd->aged_total);
+        AD_COUNTER("deleted", "keys", "keys deleted, still as idle as seen", rd->deleted);
+        AD_COUNTER("would_delete", "keys", "dry_run: keys that would have been deleted",
+                   rd->would_delete);
+        AD_COUNTER("kept_touched", "keys", "victims read or written since the scan, kept",
+                   rd->kept_touched);
+        AD_COUNTER("kept_unsure", "keys",
+                   "victims kept: a fork since the scan, or LFU's window passed", rd->kept_unsure);
+        AD_COUNTER("gone", "keys", "victims already gone (expired, deleted)", rd->gone);
+        AD_COUNTER("bytes_freed", "bytes",
+                   "estimated: MEMORY USAGE of one victim of each batch, times the keys deleted",
+                   rd->bytes_freed);
+        AD_GAUGE("used_memory_before", "bytes",
+                 "the server's used_memory as the last rotation began", rd->used_memory_before);
+        AD_GAUGE("used_memory_after", "bytes",
+                 "the server's used_memory as the last rotation ended", rd->used_memory_after);
+        AD_GAUGE("used_memory_rss_before", "bytes",
+                 "the server's used_memory_rss as the last rotation began", rd->rss_before);
+        AD_GAUGE("used_memory_rss_after", "bytes",
+                 "the server's used_memory_rss as the last rotation ended", rd->rss_after);
+        AD_COUNTER("blind_rotations", "rotations",
+                   "rotations that could not see every use (a fork, LFU decay): nothing deleted",
+                   rd->blind_rotations);
+        AD_COUNTER("scripts_reloaded", "scripts", "scripts the server had forgotten (NOSCRIPT)",
+                   rd->noscript);
+        AD_COUNTER("errors", "errors", "connection failures, timeouts, bad and error replies",
+                   rd->errors);
+        AD_COUNTER("scans", "scans", "complete scans of the keyspace", rd->scans);
+        AD_GAUGE("scan_usec", "usec", "time of the last refresh: INFO, scan and sweep",
+                 rd->scan_usec);
+        ad_conn_stats(&rd->conn, emit, eu);
+        AD_GAUGE("pool_bytes", "bytes", "memory of the tracked keys (kept for reuse)",
+                 rd->pool.bytes);
 }
 
 static const struct ca_cache_hooks rd_hooks = {
