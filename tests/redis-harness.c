@@ -246,6 +246,71 @@ void rc_wait_idle(int fd, const char *key, unsigned idle_sec)
         }
 }
 
+void rc_load(int fd, const char *prefix, int n, unsigned idle_sec)
+{
+        static struct rp_value v[4];
+        char *dump, idle[16], *policy, err[RP_ERR_MAX], key[128], *batch, *in;
+        const char *dump_argv[] = { "DUMP", "cacheage-test:template" };
+        size_t lens[8], len, used, nv, blen = 0, bcap = 1 << 20, ilen = 0, icap = 1 << 16;
+        bool lfu;
+
+        policy = rc_cmd(fd, (const char *[]){ "CONFIG", "GET", "maxmemory-policy", NULL });
+        lfu = strstr(policy, "lfu") != NULL;
+        free(policy);
+        rc_set(fd, "cacheage-test:template", "value");
+        lens[0] = 4;
+        lens[1] = strlen(dump_argv[1]);
+        dump = rc_cmdl(fd, 2, dump_argv, lens, &len);
+        cr_assert_eq(rp_parse(dump, len, v, 4, &nv, &used, err, sizeof(err)), 0, "%s", err);
+        snprintf(idle, sizeof(idle), "%u", idle_sec);
+        batch = malloc(bcap);
+        in = malloc(icap);
+        cr_assert(batch && in);
+        /* Every RESTORE at once; then their n replies, each +OK. */
+        for (int i = 0; i < n; i++) {
+                const char *argv[] = { "RESTORE", key, "0", v[0].str, "REPLACE",
+                                       lfu ? "FREQ" : "IDLETIME", idle };
+
+                snprintf(key, sizeof(key), "%s%d", prefix, i);
+                for (size_t j = 0; j < ELEMENTSOF(argv); j++)
+                        lens[j] = strlen(argv[j]);
+                lens[3] = v[0].len;
+                len = rp_command(NULL, 0, ELEMENTSOF(argv), argv, lens);
+                if (blen + len > bcap) {
+                        bcap = 2 * (blen + len);
+                        batch = realloc(batch, bcap);
+                        cr_assert(batch);
+                }
+                rp_command(batch + blen, len, ELEMENTSOF(argv), argv, lens);
+                blen += len;
+        }
+        for (size_t off = 0; off < blen;) {
+                ssize_t w = write(fd, batch + off, blen - off);
+
+                cr_assert(w > 0, "write: %s", strerror(errno));
+                off += (size_t)w;
+        }
+        for (int replies = 0; replies < n;) {
+                ssize_t r = read(fd, in + ilen, icap - ilen);
+
+                cr_assert(r > 0, "redis: no reply to RESTORE: %s", r == 0 ? "closed" : strerror(errno));
+                ilen += (size_t)r;
+                for (;;) {
+                        if (rp_parse(in, ilen, v + 1, 3, &nv, &used, err, sizeof(err)) != 0)
+                                break;
+                        cr_assert(v[1].type == RP_STATUS, "RESTORE: %.*s", (int)v[1].len,
+                                  v[1].str);
+                        memmove(in, in + used, ilen - used);
+                        ilen -= used;
+                        replies++;
+                }
+        }
+        free(in);
+        free(batch);
+        free(dump);
+        cr_assert_eq(rc_int(fd, (const char *[]){ "DEL", "cacheage-test:template", NULL }), 1);
+}
+
 bool rc_get(int fd, const char *key)
 {
         char *r = rc_cmd(fd, (const char *[]){ "GET", key, NULL });

@@ -71,6 +71,8 @@ void rc_set_idle_l(int fd, const char *key, size_t key_len, const char *value, u
  * scan sees counts once more: the adapter cannot tell it from none).
  */
 void rc_wait_idle(int fd, const char *key, unsigned idle_sec);
+/* rc_load() - @prefix0..@prefix(n-1) = "value", as rc_set_idle(), pipelined. */
+void rc_load(int fd, const char *prefix, int n, unsigned idle_sec);
 /* rc_get() - GET: true when found (a read: it touches the key). */
 bool rc_get(int fd, const char *key);
 /* rc_exists() - EXISTS, which does not touch the key. */

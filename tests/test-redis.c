@@ -217,12 +217,7 @@ Test(redis, command_round_trip)
 /* @n keys @prefix0.. at once, idle for @idle_sec (or, under LFU, of that frequency). */
 static void load(int fd, const char *prefix, int n, unsigned idle_sec)
 {
-        char key[128];
-
-        for (int i = 0; i < n; i++) {
-                snprintf(key, sizeof(key), "%s%d", prefix, i);
-                rc_set_idle(fd, key, "value", idle_sec);
-        }
+        rc_load(fd, prefix, n, idle_sec);
 }
 
 static void read_keys(int fd, const char *prefix, int n)
