@@ -10,9 +10,10 @@
  *      redis adapter, in CYCLES cycles (default 3) of two rotations: the first scans everything
  *      (the unread keys are new: nothing due), the second scans again and deletes the unread
  *      keys (checked and UNLINKed by the adapter's script). After each deleting rotation: INFO
- *      memory, MEMORY PURGE (jemalloc gives its dirty pages back at once), INFO memory again;
- *      after the last one, Redis' active defragmentation too (activedefrag yes, until the RSS
- *      stands still). Between cycles the deleted keys are set again.
+ *      memory, MEMORY PURGE (jemalloc gives its dirty pages back at once), INFO memory again.
+ *      Between cycles as many unread keys are written again, under new names (a generation of
+ *      its own): new keys, as a cache gets them. At the end, with the daemon stopped, one more
+ *      generation is written with nobody aging it: the RSS the server would have had.
  *   3. Meanwhile a client GETs the hot keys, one request at a time (each hot key in turn, every
  *      one read at least once a period), from another thread, and every latency is kept with
  *      its time. Its p99 while the adapter is idle is the baseline; its p99 during each
@@ -173,16 +174,28 @@ static uint64_t info_u64(struct conn *c, const char *section, const char *name)
         return v;
 }
 
+/*
+ * Key @i of generation @gen: the hot keys (one in HOT_EVERY) are the same in every generation;
+ * the unread ones of generation 0 are "bench:N", those of later generations "bench:N:GEN".
+ */
+static int key_gen(char *buf, uint64_t i, unsigned gen)
+{
+        if (gen == 0 || i % HOT_EVERY == 0)
+                return sprintf(buf, "bench:%08" PRIu64, i);
+        return sprintf(buf, "bench:%08" PRIu64 ":%u", i, gen);
+}
+
 static int key(char *buf, uint64_t i)
 {
-        return sprintf(buf, "bench:%08" PRIu64, i);
+        return key_gen(buf, i, 0);
 }
 
 /*
- * Set the keys [0, @n) (pipelined), with a TTL of @ttl_sec when not 0; with @unread_only, only
- * the unread ones. Then, unless @unread_only, GET each hot key once: one in ten is read again.
+ * Set the keys [0, @n) of generation @gen (pipelined), with a TTL of @ttl_sec when not 0; with
+ * @unread_only, only the unread ones. Then, unless @unread_only, GET each hot key once: one in
+ * ten is read again.
  */
-static void load(uint64_t n, bool unread_only, unsigned ttl_sec)
+static void load(uint64_t n, bool unread_only, unsigned ttl_sec, unsigned gen)
 {
         char *batch = malloc(LOAD_BATCH * 256), value[VALUE_BYTES + 1], k[32], ttl[16];
         struct conn c;
@@ -199,7 +212,7 @@ static void load(uint64_t n, bool unread_only, unsigned ttl_sec)
                 for (uint64_t j = i; j < n && j < i + LOAD_BATCH; j++) {
                         if (unread_only && j % HOT_EVERY == 0)
                                 continue;
-                        key(k, j);
+                        key_gen(k, j, gen);
                         len += cmdv(batch + len,
                                     ttl_sec ? (const char *[]){ "SET", k, value, "EX", ttl, NULL }
                                             : (const char *[]){ "SET", k, value, NULL });
@@ -225,8 +238,8 @@ static void load(uint64_t n, bool unread_only, unsigned ttl_sec)
         free(batch);
 }
 
-/* How many of the keys are still there, hot ones and the others (EXISTS: no touch). */
-static void count_present(uint64_t n, uint64_t *ret_hot, uint64_t *ret_other)
+/* How many keys of generation @gen are still there, hot ones and the others (EXISTS: no touch). */
+static void count_present(uint64_t n, unsigned gen, uint64_t *ret_hot, uint64_t *ret_other)
 {
         char *batch = malloc(LOAD_BATCH * 64), k[32];
         struct conn c;
@@ -239,7 +252,7 @@ static void count_present(uint64_t n, uint64_t *ret_hot, uint64_t *ret_other)
                 size_t len = 0;
 
                 for (uint64_t j = i; j < n && j < i + LOAD_BATCH; j++) {
-                        key(k, j);
+                        key_gen(k, j, gen);
                         len += cmdv(batch + len, (const char *[]){ "EXISTS", k, NULL });
                 }
                 bench_write_all(c.fd, batch, len);
@@ -360,32 +373,36 @@ static struct memory memory_now(bool purge)
 }
 
 /*
- * Redis' active defragmentation (CONFIG SET activedefrag yes, its other settings as shipped):
- * the RSS once it has moved the keys left together, or after @max_sec. Deleting nine keys in ten
- * leaves the tenth in nearly every page: jemalloc can give back no page until the survivors move.
+ * Whether this redis-server can give the pages that deleted keys leave half full back by moving
+ * the survivors together (CONFIG SET activedefrag yes): its answer, "yes" when it takes it (then
+ * set back to no). Debian's is built with Debian's jemalloc, without the hook it needs.
  */
-static uint64_t defrag_rss(unsigned max_sec, uint64_t *ret_sec)
+static void defrag_answer(char *buf, size_t len)
 {
-        uint64_t rss = 0, last = UINT64_MAX, t0 = bench_now_usec();
-        unsigned stable = 0;
         struct conn c;
+        size_t n;
 
         conn_open(&c);
-        conn_cmd(&c, (const char *[]){ "CONFIG", "SET", "activedefrag", "yes", NULL });
-        for (unsigned i = 0; i < max_sec && stable < 5; i++) {
-                sleep(1);
-                rss = info_u64(&c, "memory", "used_memory_rss");
-                stable = rss + (1 << 20) >= last ? stable + 1 : 0; /* under 1 MiB less: stable */
-                if (rss < last)
-                        last = rss;
-        }
+        n = conn_cmd(&c, (const char *[]){ "CONFIG", "SET", "activedefrag", "yes", NULL });
+        if (n == 1 && c.v[0].type == RP_ERROR)
+                snprintf(buf, len, "%.*s", (int)c.v[0].len, c.v[0].str);
+        else
+                snprintf(buf, len, "yes");
         conn_cmd(&c, (const char *[]){ "CONFIG", "SET", "activedefrag", "no", NULL });
-        conn_cmd(&c, (const char *[]){ "MEMORY", "PURGE", NULL });
-        usleep(200000);
-        rss = info_u64(&c, "memory", "used_memory_rss");
         conn_close(&c);
-        *ret_sec = (bench_now_usec() - t0) / 1000000;
-        return rss;
+}
+
+/* The number of keys of the server. */
+static uint64_t dbsize(void)
+{
+        struct conn c;
+        uint64_t n;
+
+        conn_open(&c);
+        conn_cmd(&c, (const char *[]){ "DBSIZE", NULL });
+        n = c.v[0].type == RP_INTEGER ? (uint64_t)c.v[0].integer : UINT64_MAX;
+        conn_close(&c);
+        return n;
 }
 
 /* ---- the controls ---- */
@@ -569,7 +586,7 @@ static void alternative_lru(const char *dir, uint64_t keys, double factor, struc
         client_stop(cl);
         evicted = info_u64(&c, "stats", "evicted_keys");
         m = memory_now(true);
-        count_present(keys, &hot, &other);
+        count_present(keys, 0, &hot, &other);
         conn_close(&c);
         bench_child_stop(&srv);
         {
@@ -609,7 +626,7 @@ static void alternative_ttl(const char *dir, uint64_t keys, struct client *cl)
         struct conn c;
 
         server_start(&srv, dir, "redis-ttl");
-        load(keys, false, TTL_SEC);
+        load(keys, false, TTL_SEC, 0);
         t_loaded = bench_now_usec();
         before = memory_now(false);
         client_start(cl, keys);
@@ -619,7 +636,7 @@ static void alternative_ttl(const char *dir, uint64_t keys, struct client *cl)
         expired = info_u64(&c, "stats", "expired_keys");
         conn_close(&c);
         after = memory_now(true);
-        count_present(keys, &hot, &other);
+        count_present(keys, 0, &hot, &other);
         bench_child_stop(&srv);
         {
                 struct bench_pct live =
@@ -648,7 +665,6 @@ struct rotation {
         uint64_t steps, steps_over, deleted, bytes_freed;
         struct memory after;              /* a deleting rotation's: right after, and purged */
         uint64_t used_before, rss_before;
-        uint64_t rss_defrag, defrag_sec;  /* the last one's: after active defragmentation */
 };
 
 /* What went, in percent of what was. */
@@ -663,7 +679,7 @@ static void usage(void)
                "  --keys N            keys in redis (default 1000000)\n"
                "  --cycles N          cycles of a scan, then a scan with deletes, the deleted\n"
                "                      keys set again between cycles (default 3, at most %d)\n"
-               "  --interval SECONDS  the cache's rotation interval (default 60)\n"
+               "  --interval SECONDS  the cache's rotation interval (default 90)\n"
                "  --rate N            the adapter's rate key, keys/s (default: its default)\n"
                "  --check             one cycle with few keys, no controls nor alternatives:\n"
                "                      check that exactly the unread keys went (the test suite)\n"
@@ -690,7 +706,7 @@ int main(int argc, char **argv)
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        uint64_t keys = 1000000, interval_s = 60, cycles = 3, rss_before, rss_after = 0;
+        uint64_t keys = 1000000, interval_s = 90, cycles = 3, rss_before, rss_after = 0;
         uint64_t hot_left, other_left, n_hot, loaded_used;
         uint64_t units = 0, units_over = 0, unit_longest = 0, t_start;
         const char *rate = NULL, *dir;
@@ -700,7 +716,9 @@ int main(int argc, char **argv)
         struct bench_daemon daemon;
         struct rotation rot[2 * MAX_CYCLES] = { { 0 } };
         struct bench_span busy[3 * MAX_CYCLES + CONTROL_SCANS + 2], kind[2][MAX_CYCLES];
-        struct bench_span control[2][CONTROL_SCANS], deletes[MAX_CYCLES], defrag = { 0, 0 };
+        struct bench_span control[2][CONTROL_SCANS], deletes[MAX_CYCLES];
+        uint64_t keys_left, rss_unaged = 0;
+        char defrag[256] = "";
         size_t n_busy = 0, n_rot;
         bool check = false, sched_idle = true, alternatives = true;
         double lru_factor = 1.5;
@@ -762,7 +780,7 @@ int main(int argc, char **argv)
 
         server_start(&srv, dir, "redis");
         t_start = bench_now_usec();
-        load(keys, false, 0);
+        load(keys, false, 0, 0);
         loaded = memory_now(false);
         loaded_used = loaded.used;
         printf("redis-server: %" PRIu64 " keys loaded (%" PRIu64 " read again) in %.1f s: "
@@ -787,7 +805,7 @@ int main(int argc, char **argv)
                 busy[n_busy++] = (struct bench_span){ control[1][0].from,
                                                       control[1][0].to + 500000 };
                 t_start = bench_now_usec();
-                load(keys, true, 0);
+                load(keys, true, 0, 0);
                 busy[n_busy++] = (struct bench_span){ t_start, bench_now_usec() + 500000 };
                 usleep(1000000);
         }
@@ -845,15 +863,9 @@ int main(int argc, char **argv)
 
                         /* What the deletes gave back, then with jemalloc's dirty pages purged. */
                         rot[r].after = memory_now(true);
-                        /* And with the keys left moved together: the last cycle only. */
-                        if (r + 1 == n_rot && !check) {
-                                defrag = (struct bench_span){ bench_now_usec(), 0 };
-                                rot[r].rss_defrag = defrag_rss(120, &rot[r].defrag_sec);
-                                defrag.to = bench_now_usec();
-                        }
                         if (r + 1 < n_rot) {
-                                /* The deleted keys again, before the next rotation: a new cycle. */
-                                load(keys, true, 0);
+                                /* New unread keys, before the next rotation: a new cycle. */
+                                load(keys, true, 0, (unsigned)(r / 2 + 1));
                                 if (bench_now_usec() >= rot[r].start + interval_s * 1000000)
                                         fprintf(stderr, "%s: reloading ran into rotation %zu: "
                                                 "use a longer --interval\n", bench_prog, r + 2);
@@ -869,7 +881,14 @@ int main(int argc, char **argv)
         }
         client_stop(&client);
         bench_daemon_stop(&daemon);
-        count_present(keys, &hot_left, &other_left);
+        count_present(keys, (unsigned)(cycles - 1), &hot_left, &other_left);
+        keys_left = dbsize();
+        if (!check) {
+                /* The same writes once more, with nobody aging them. */
+                defrag_answer(defrag, sizeof(defrag));
+                load(keys, true, 0, (unsigned)cycles);
+                rss_unaged = memory_now(false).rss;
+        }
         bench_child_stop(&srv);
         if (!check)
                 bench_control_units(&units, &units_over, &unit_longest);
@@ -898,15 +917,16 @@ int main(int argc, char **argv)
                                rot[r].bytes_freed, rot[r].rss_before, rot[r].after.rss,
                                rot[r].after.rss_purged,
                                given_back(rot[r].rss_before, rot[r].after.rss_purged));
-                if (rot[r].rss_defrag)
-                        printf("  then active defragmentation (CONFIG SET activedefrag yes, "
-                               "%" PRIu64 " s): RSS %" PRIu64 " (%.1f%% given back)\n",
-                               rot[r].defrag_sec, rot[r].rss_defrag,
-                               given_back(rot[r].rss_before, rot[r].rss_defrag));
         }
         printf("left after the last cycle: %" PRIu64 " of %" PRIu64 " unread keys; hot keys left: %"
-               PRIu64 " of %" PRIu64 "; the client's GETs found nothing %" PRIu64 " times\n",
-               other_left, keys - n_hot, hot_left, n_hot, client.misses);
+               PRIu64 " of %" PRIu64 "; keys in the server: %" PRIu64 "; the client's GETs found "
+               "nothing %" PRIu64 " times\n", other_left, keys - n_hot, hot_left, n_hot,
+               keys_left, client.misses);
+        if (!check)
+                printf("without aging: one more generation of %" PRIu64 " unread keys written: "
+                       "RSS %" PRIu64 " bytes (with aging it stayed at about %" PRIu64 " across "
+                       "%" PRIu64 " generations); CONFIG SET activedefrag yes: %s\n",
+                       keys - n_hot, rss_unaged, rot[n_rot - 1].after.rss, cycles, defrag);
         printf("redis-server after loading: used_memory %" PRIu64 " bytes, %.0f bytes a key\n",
                loaded_used, (double)loaded_used / (double)keys);
         printf("daemon RSS: %" PRIu64 " KiB before, %" PRIu64 " KiB with %" PRIu64
@@ -975,12 +995,6 @@ int main(int argc, char **argv)
                         if (rot[r].step_cpu_us > cpu_max)
                                 cpu_max = rot[r].step_cpu_us;
                 }
-                if (defrag.to) {
-                        p = bench_percentiles(&client.s, defrag.from, defrag.to);
-                        printf("client GET latency, during Redis' active defragmentation (no "
-                               "cacheaged work): p50 %u us, p99 %u us (%.2fx the baseline), max %u "
-                               "us (%zu GETs)\n", p.p50, p.p99, (double)p.p99 / base, p.max, p.n);
-                }
                 printf("loop, all rotations: %" PRIu64 " of %" PRIu64 " adapter steps over "
                        "slice_time on the CPU (%.3f%%), longest %" PRIu64 " us\n", over, steps,
                        steps ? 100.0 * (double)over / (double)steps : 0.0, cpu_max);
@@ -996,7 +1010,7 @@ int main(int argc, char **argv)
         }
         free(client.s.v);
         free(daemon.watch.pings);
-        if (other_left != 0 || hot_left != n_hot) {
+        if (other_left != 0 || hot_left != n_hot || keys_left != n_hot) {
                 fprintf(stderr, "%s: expected every unread key gone and every hot key left\n",
                         bench_prog);
                 return 1;
