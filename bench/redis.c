@@ -392,6 +392,33 @@ static void defrag_answer(char *buf, size_t len)
         conn_close(&c);
 }
 
+/*
+ * What a command cost the server's one thread so far (INFO commandstats: calls and usec), for
+ * @name ("evalsha", "scan"); zeros when it never ran.
+ */
+static void command_usec(const char *name, uint64_t *ret_calls, uint64_t *ret_usec)
+{
+        char field[64], *p;
+        struct conn c;
+        const char *v;
+        size_t vl;
+
+        *ret_calls = *ret_usec = 0;
+        conn_open(&c);
+        conn_cmd(&c, (const char *[]){ "INFO", "commandstats", NULL });
+        snprintf(field, sizeof(field), "cmdstat_%s", name);
+        if (c.v[0].type == RP_BULK && rp_info_field(c.v[0].str, c.v[0].len, field, &v, &vl) == 0) {
+                char text[256];
+
+                snprintf(text, sizeof(text), "%.*s", (int)vl, v);
+                if ((p = strstr(text, "calls=")))
+                        *ret_calls = strtoull(p + 6, NULL, 10);
+                if ((p = strstr(text, ",usec=")))
+                        *ret_usec = strtoull(p + 6, NULL, 10);
+        }
+        conn_close(&c);
+}
+
 /* The number of keys of the server. */
 static uint64_t dbsize(void)
 {
@@ -717,7 +744,9 @@ int main(int argc, char **argv)
         struct rotation rot[2 * MAX_CYCLES] = { { 0 } };
         struct bench_span busy[3 * MAX_CYCLES + CONTROL_SCANS + 2], kind[2][MAX_CYCLES];
         struct bench_span control[2][CONTROL_SCANS], deletes[MAX_CYCLES];
-        uint64_t keys_left;
+        uint64_t keys_left, sha_calls0, sha_usec0, eval_calls0, eval_usec0, scan_calls0;
+        uint64_t scan_usec0, sha_calls, sha_usec, eval_calls, eval_usec, scan_calls, scan_usec;
+        uint64_t rotating_usec = 0;
         char defrag[256] = "";
         size_t n_busy = 0, n_rot;
         bool check = false, sched_idle = true, alternatives = true;
@@ -815,6 +844,9 @@ int main(int argc, char **argv)
                  "idle_memory_pressure = 0\n[cache rd]\nadapter = redis\n"
                  "server = 127.0.0.1:%u\ninterval = %" PRIu64 "s\nmax_keys = %" PRIu64 "\n%s",
                  bench_env("CA_ADAPTER_DIR"), port, interval_s, keys, rate_line);
+        command_usec("evalsha", &sha_calls0, &sha_usec0);
+        command_usec("eval", &eval_calls0, &eval_usec0);
+        command_usec("scan", &scan_calls0, &scan_usec0);
         bench_daemon_start(&daemon, dir, conf_text, watched, sched_idle);
         rss_before = bench_rss_kib(daemon.child.pid);
 
@@ -881,6 +913,9 @@ int main(int argc, char **argv)
         }
         client_stop(&client);
         bench_daemon_stop(&daemon);
+        command_usec("evalsha", &sha_calls, &sha_usec);
+        command_usec("eval", &eval_calls, &eval_usec);
+        command_usec("scan", &scan_calls, &scan_usec);
         count_present(keys, (unsigned)(cycles - 1), &hot_left, &other_left);
         keys_left = dbsize();
         if (!check)
@@ -930,6 +965,24 @@ int main(int argc, char **argv)
         printf("daemon RSS: %" PRIu64 " KiB before, %" PRIu64 " KiB with %" PRIu64
                " keys tracked: %.0f bytes per key\n", rss_before, rss_after, keys,
                (double)(rss_after - rss_before) * 1024 / (double)keys);
+        /* What the adapter's commands cost the server's one thread, by its own account. */
+        for (size_t r = 0; r < n_rot; r++)
+                rotating_usec += rot[r].end - rot[r].start;
+        sha_calls -= sha_calls0;
+        sha_usec -= sha_usec0;
+        eval_calls -= eval_calls0;
+        eval_usec -= eval_usec0;
+        scan_calls -= scan_calls0;
+        scan_usec -= scan_usec0;
+        printf("redis-server's own time in the adapter's commands (INFO commandstats): scripts "
+               "%" PRIu64 " calls, %.1f us each, SCAN %" PRIu64 " calls, %.1f us each; in all %.1f%% "
+               "of the rotations' time (%.1f s of %.1f s)\n", sha_calls + eval_calls,
+               sha_calls + eval_calls ? (double)(sha_usec + eval_usec) /
+                                                (double)(sha_calls + eval_calls) : 0.0,
+               scan_calls, scan_calls ? (double)scan_usec / (double)scan_calls : 0.0,
+               rotating_usec ? 100.0 * (double)(sha_usec + eval_usec + scan_usec) /
+                                       (double)rotating_usec : 0.0,
+               (double)(sha_usec + eval_usec + scan_usec) / 1e6, (double)rotating_usec / 1e6);
         if (!check) {
                 /* Baseline: every GET sent while the adapter was idle and nothing else ran. */
                 struct bench_pct idle = bench_percentiles_of(&client.s, busy, n_busy, false);
