@@ -974,6 +974,97 @@ Test(redis, garbage_servers, .timeout = 60)
 }
 
 /*
+ * A failure of the same kind with other particulars (another excerpt) is said once at warning,
+ * as memcached's: an error reply that differs at every rotation was said at every rotation.
+ */
+Test(redis, same_failure_with_another_excerpt_said_once)
+{
+        const struct fake_rule rules[] = {
+                { .prefix = "", .reply = "-ERR busy 1\r\n", .times = 1 },
+                { .prefix = "", .reply = "-ERR busy 2\r\n" },
+        };
+        struct fake f;
+        struct host h;
+
+        fake_start(&f, rd_frame);
+        fake_script(&f, rules, ELEMENTSOF(rules));
+        host_on_fake(&h, &f);
+        host_rotate(&h);
+        host_rotate(&h);
+        cr_expect_eq(host_stat(&h, "errors"), 2, "%s", h.log);
+        cr_expect_eq(host_log_count(&h, "SELECT refused: \"ERR busy 1\""), 1, "%s", h.log);
+        cr_expect_eq(host_log_count(&h, "SELECT refused: \"ERR busy 2\""), 1, "%s", h.log);
+        cr_expect_eq(host_log_count(&h, "WARNING: redis at"), 1, "said twice:\n%s", h.log);
+        cr_expect_eq(host_log_count(&h, "(again)"), 1, "%s", h.log);
+        host_cleanup(&h);
+        fake_stop(&f);
+}
+
+/*
+ * timeout bounds a silence only: a server that sends a byte every 100 ms, or whose SCAN cursor
+ * never comes back to 0, would hold the refresh (and so every rotation of the cache) for ever,
+ * and say nothing. refresh_timeout bounds the whole refresh: cut, counted, said once, retried.
+ */
+Test(redis, refresh_deadline, .timeout = 120)
+{
+        char *info = rd_fake_info("master");
+        const struct fake_rule endless[] = {
+                { .prefix = "SELECT", .reply = "+OK\r\n" },
+                { .prefix = "SCRIPT", .reply = SHA_REPLY },
+                { .prefix = "INFO", .reply = info },
+                { .prefix = "SCAN", .reply = "*2\r\n$1\r\n7\r\n*0\r\n" },
+        };
+        const struct fake_rule trickle[] = {
+                { .prefix = "SELECT", .reply = "+OK\r\n" },
+                { .prefix = "SCRIPT", .reply = SHA_REPLY },
+                { .prefix = "INFO", .reply = info, .trickle_ms = 100 },
+        };
+        const struct fake_rule good[] = {
+                { .prefix = "SELECT", .reply = "+OK\r\n" },
+                { .prefix = "SCRIPT", .reply = SHA_REPLY },
+                { .prefix = "INFO", .reply = info },
+                { .prefix = "SCAN", .reply = "*2\r\n$1\r\n0\r\n*0\r\n" },
+        };
+        const char *keys[] = { "server", NULL, "timeout", "1s", "refresh_timeout", "2s", NULL };
+        uint64_t t0;
+        struct fake f;
+        struct host h;
+
+        fake_start(&f, rd_frame);
+        keys[1] = f.server;
+        fake_script(&f, endless, ELEMENTSOF(endless));
+        host_setup(&h, "redis", 1, 1, keys);
+        t0 = test_now_usec();
+        host_refresh(&h);
+        cr_expect_geq(test_now_usec() - t0, 1900000, "cut before refresh_timeout");
+        cr_expect_eq(host_stat(&h, "refresh_timeouts"), 1, "%s", h.log);
+        cr_expect_eq(host_stat(&h, "errors"), 1);
+        cr_expect_eq(host_log_count(&h, "WARNING: redis at"), 1, "%s", h.log);
+        cr_expect_eq(host_log_count(&h, "no whole refresh within refresh_timeout (2s; the "
+                                        "server was scanning)"), 1, "%s", h.log);
+
+        /* A byte every 100 ms: never a second of silence, never a whole INFO in 2 s. */
+        fake_script(&f, trickle, ELEMENTSOF(trickle));
+        host_refresh(&h);
+        cr_expect_eq(host_stat(&h, "refresh_timeouts"), 2, "%s", h.log);
+        cr_expect_eq(host_log_count(&h, "no whole refresh within refresh_timeout (2s; the "
+                                        "server was reading INFO)"), 1, "%s", h.log);
+        cr_expect_eq(host_log_count(&h, "WARNING: redis at"), 1, "said twice:\n%s", h.log);
+        cr_expect_eq(host_stat(&h, "keys"), 0);
+
+        /* A good server again: a whole refresh, and nothing cut. */
+        fake_script(&f, good, ELEMENTSOF(good));
+        host_refresh(&h);
+        cr_expect_eq(host_stat(&h, "scans"), 1, "%s", h.log);
+        host_run_for(&h, 2500);
+        cr_expect_eq(host_stat(&h, "refresh_timeouts"), 2, "a finished refresh was cut:\n%s",
+                     h.log);
+        host_cleanup(&h);
+        fake_stop(&f);
+        free(info);
+}
+
+/*
  * The whole exchange of a rotation as the adapter speaks it, against a scripted server: both
  * scripts take TIME for the LRU clock 250 ms into a second (hz 10); the reap carries the key's
  * lru as the probe's clock and idle time gave it (1000 - 100), the forks as INFO said them and

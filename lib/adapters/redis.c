@@ -80,6 +80,7 @@
 #include <unistd.h>
 
 #include "cacheage/plugin.h"
+#include "cacheage/value.h"
 #include "adapter-net.h"
 #include "adapter-pool.h"
 #include "redis-proto.h"
@@ -87,6 +88,9 @@
 
 #define RD_STEP_USEC 500                  /* longest run of one step in the host's loop */
 #define RD_RATE_DEFAULT 50000             /* keys per second scanned or checked */
+#define RD_REFRESH_TIMEOUT_MAX_USEC (7ULL * 24 * 3600 * 1000000) /* 1 week */
+#define RD_REFRESH_SLACK_USEC 60000000ULL /* refresh_timeout = 0: this, plus ... */
+#define RD_REFRESH_PER_KEY 3              /* ... this many times max_keys at rate */
 #define RD_RATE_MAX 100000000             /* keys per second */
 #define RD_INPUT_MAX (1024 * 1024)        /* bytes of replies buffered before reading stops */
 #define RD_READ_MAX (16 * 1024)           /* bytes read from the socket at once */
@@ -212,6 +216,7 @@ struct rd_config {
         const char *user;
         const char *password_file;
         uint64_t timeout_usec;
+        uint64_t refresh_timeout_usec; /* 0: derived, rd_refresh_deadline_usec() */
         const char *match;
         int ttl_keys;
         uint64_t max_keys;
@@ -277,6 +282,11 @@ static const struct ca_key_spec rd_keys[] = {
         { .name = "timeout", .type = CA_KEY_DURATION,
           CA_KEY_FIELD(struct rd_config, timeout_usec), .def = "5s", .min = 10000,
           .max = 600000000, .help = "longest wait for the server's next bytes" },
+        { .name = "refresh_timeout", .type = CA_KEY_DURATION,
+          CA_KEY_FIELD(struct rd_config, refresh_timeout_usec), .def = "0", .min = 0,
+          .max = RD_REFRESH_TIMEOUT_MAX_USEC,
+          .help = "longest refresh, from before_rotate to the scan swept (0: 1min + 3 x "
+                  "max_keys / rate)" },
         { .name = "match", .type = CA_KEY_STRING, CA_KEY_FIELD(struct rd_config, match),
           .check = rd_check_match, .help = "a SCAN MATCH pattern: only those keys are aged" },
         { .name = "ttl_keys", .type = CA_KEY_CHOICE, CA_KEY_FIELD(struct rd_config, ttl_keys),
@@ -456,7 +466,8 @@ struct rd {
         /* Statistics. */
         uint64_t aged_total, deleted, would_delete, kept_touched, kept_unsure, gone;
         uint64_t bytes_freed;     /* estimated: a batch's sample times its deletes */
-        uint64_t errors, scans, blind_rotations, noscript, scan_usec;
+        uint64_t errors, scans, blind_rotations, noscript, scan_usec, refresh_timeouts;
+        uint64_t scan_keys_most;  /* the most keys a scan returned (or had when cut short) */
         uint64_t keys_seen, ttl_keys, untracked_keys;
         uint64_t refresh_start_usec;
         struct ad_pace pace;
@@ -531,10 +542,19 @@ static char *rd_key_excerpt(const struct rd_key *k, char *buf)
 
 /* ---- health ---- */
 
-/* Something went wrong with the server: count, log once per change, drop the connection. */
-static void rd_fail(struct rd *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * Something went wrong with the server: count, log once per change of kind, drop the
+ * connection. The kind is what went wrong without the particulars: the message's format for
+ * most (rd_fail()), the request's name for an error reply; the excerpt or the number in the
+ * message does not make it another, so a server that fails the same way at every rotation is
+ * said once, as memcached's is.
+ */
+static void rd_fail_kind(struct rd *rd, const char *kind, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+#define RD_FIRST_(first, ...) first
+#define rd_fail(rd, ...) rd_fail_kind(rd, RD_FIRST_(__VA_ARGS__, ), __VA_ARGS__)
 
-static void rd_fail(struct rd *rd, const char *fmt, ...)
+static void rd_fail_kind(struct rd *rd, const char *kind, const char *fmt, ...)
 {
         char msg[AD_MSG_MAX];
         va_list ap;
@@ -544,7 +564,7 @@ static void rd_fail(struct rd *rd, const char *fmt, ...)
         va_end(ap);
 
         rd->errors++;
-        if (ad_health_fail(&rd->health, msg))
+        if (ad_health_fail(&rd->health, kind))
                 ca_host_log(rd->host, LOG_WARNING, "redis at %s: %s; nothing is deleted until a "
                             "scan succeeds, retrying at the next rotation", rd->server, msg);
         else
@@ -786,7 +806,7 @@ static void rd_info_start(struct rd *rd, const char *text, size_t len)
                 return rd_fail(rd, "INFO without a maxmemory_policy (is this Redis?)");
         lfu = vl >= 4 && memcmp(v + vl - 4, "-lfu", 4) == 0;
         if (rd_info_parse(rd, text, len, &rd->info_start, msg, sizeof(msg)) < 0)
-                return rd_fail(rd, "%s", msg);
+                return rd_fail_kind(rd, msg, "%s", msg);
         if (rp_info_field(text, len, "run_id", &v, &vl) < 0 || vl >= sizeof(rd->run_id))
                 return rd_fail(rd, "INFO without a run_id (is this Redis?)");
 
@@ -1115,7 +1135,7 @@ static void rd_info_end(struct rd *rd, const char *text, size_t len)
         char msg[AD_MSG_MAX];
 
         if (rd_info_parse(rd, text, len, &rd->info_end, msg, sizeof(msg)) < 0)
-                return rd_fail(rd, "%s", msg);
+                return rd_fail_kind(rd, msg, "%s", msg);
         rd_judge_period(rd);
         rd->phase = RD_SWEEP;
         rd->sweep_at = &rd->all;
@@ -1131,6 +1151,8 @@ static void rd_scan_done(struct rd *rd)
         rd->scans++;
         rd->scan_usec = usec;
         rd->keys_seen = rd->scan_keys;
+        if (rd->scan_keys > rd->scan_keys_most)
+                rd->scan_keys_most = rd->scan_keys;
         rd->ttl_keys = rd->scan_ttl;
         rd->untracked_keys = rd->scan_untracked + rd->scan_long;
         rd_log_limits(rd);
@@ -1392,7 +1414,8 @@ static void rd_error_reply(struct rd *rd, enum rd_req req, const struct rp_value
         if (rp_is_error(v, "NOAUTH"))
                 return rd_fail(rd, "%s: the server wants a password (password_file, user): "
                                "\"%s\"", rd_req_name[req], ad_excerpt(v->str, v->len, ex));
-        rd_fail(rd, "%s refused: \"%s\"", rd_req_name[req], ad_excerpt(v->str, v->len, ex));
+        rd_fail_kind(rd, rd_req_name[req], "%s refused: \"%s\"", rd_req_name[req],
+                     ad_excerpt(v->str, v->len, ex));
 }
 
 static bool rd_is_ok(const struct rp_value *v, size_t n)
@@ -1522,9 +1545,9 @@ static void rd_read(struct rd *rd)
                         return;
                 }
                 if (r < 0)
-                        return rd_fail(rd, "bad reply to %s: %s: \"%s\"",
-                                       rd_req_name[rd->queue[rd->q_head].req], err,
-                                       ad_excerpt(buf, avail, ex));
+                        return rd_fail_kind(rd, err, "bad reply to %s: %s: \"%s\"",
+                                            rd_req_name[rd->queue[rd->q_head].req], err,
+                                            ad_excerpt(buf, avail, ex));
                 rd->need = 0;
                 rd_reply(rd, values, n);
                 if (rd->conn.bev)
@@ -1565,10 +1588,13 @@ static void rd_step(void *userdata)
                 rd_read(rd);
 }
 
+/* A connection's failure: its message is its kind ("cannot connect: ...", "no reply ..."). */
 static void rd_failed(void *userdata, const char *msg)
 {
-        rd_fail(userdata, "%s", msg);
+        rd_fail_kind(userdata, msg, "%s", msg);
 }
+
+static void rd_refresh_timeout(void *userdata);
 
 static const char *rd_doing(void *userdata)
 {
@@ -1580,6 +1606,7 @@ static const struct ad_conn_ops rd_conn_ops = {
         .read = rd_read_ready,
         .step = rd_step,
         .failed = rd_failed,
+        .refresh_timeout = rd_refresh_timeout,
         .doing = rd_doing,
         .work_unit = "replies or keys",
 };
@@ -1595,6 +1622,41 @@ static int rd_connect(struct rd *rd)
         return 0;
 }
 
+/* ---- the refresh's deadline ---- */
+
+/*
+ * How long a refresh may take, from before_rotate to the rotation it owes: refresh_timeout,
+ * or by default a minute plus three times what scanning max_keys (or the most keys a scan
+ * returned, when more) at `rate` takes: a round of deletes under way, INFO, the scan and its
+ * sweep; 2 min with the defaults. timeout only bounds a silence: a server that sends a byte
+ * every few seconds would hold the cache's rotations for ever.
+ */
+static uint64_t rd_refresh_deadline_usec(const struct rd *rd)
+{
+        uint64_t rate = rd->cfg.rate ? rd->cfg.rate : RD_RATE_DEFAULT;
+        uint64_t keys = rd->scan_keys_most > rd->cfg.max_keys ? rd->scan_keys_most
+                                                              : rd->cfg.max_keys;
+
+        if (rd->cfg.refresh_timeout_usec)
+                return rd->cfg.refresh_timeout_usec;
+        return RD_REFRESH_SLACK_USEC + RD_REFRESH_PER_KEY * (keys * 1000000 / rate);
+}
+
+/* The refresh under way missed its deadline (ad_conn_refresh()): it fails. */
+static void rd_refresh_timeout(void *userdata)
+{
+        struct rd *rd = userdata;
+        char d[CA_DURATION_MAX_STR];
+
+        rd->refresh_timeouts++;
+        /* A scan cut short that was longer than thought: the next deadline knows. */
+        if (rd->phase == RD_SCAN && rd->scan_keys > rd->scan_keys_most)
+                rd->scan_keys_most = rd->scan_keys;
+        rd_fail(rd, "no whole refresh within refresh_timeout (%s; the server was %s)",
+                ca_format_duration(rd_refresh_deadline_usec(rd), d, sizeof(d)),
+                rd_phase_name[rd->phase]);
+}
+
 /* ---- hooks ---- */
 
 static int rd_before_rotate(struct ca_cache *cache, void *userdata)
@@ -1603,7 +1665,7 @@ static int rd_before_rotate(struct ca_cache *cache, void *userdata)
         struct ad_step step = ad_conn_begin(&rd->conn);
         int r;
 
-        ad_conn_refresh(&rd->conn, 0);
+        ad_conn_refresh(&rd->conn, rd_refresh_deadline_usec(rd));
         rd->want_scan = true;
         switch (rd->phase) {
         case RD_DOWN:
@@ -1700,6 +1762,9 @@ static void rd_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
                    rd->blind_rotations);
         AD_COUNTER("scripts_reloaded", "scripts", "scripts the server had forgotten (NOSCRIPT)",
                    rd->noscript);
+        AD_COUNTER("refresh_timeouts", "refreshes",
+                   "refreshes cut short by refresh_timeout (counted in errors too)",
+                   rd->refresh_timeouts);
         AD_COUNTER("errors", "errors", "connection failures, timeouts, bad and error replies",
                    rd->errors);
         AD_COUNTER("scans", "scans", "complete scans of the keyspace", rd->scans);
