@@ -279,6 +279,16 @@ void ad_conn_refresh(struct ad_conn *c, uint64_t deadline_usec)
                 evtimer_add(c->deadline, &tv);
 }
 
+uint64_t ad_refresh_deadline_usec(uint64_t configured_usec, uint64_t max_items,
+                                  uint64_t items_seen, uint64_t rate)
+{
+        uint64_t items = items_seen > max_items ? items_seen : max_items;
+
+        if (configured_usec)
+                return configured_usec;
+        return AD_REFRESH_SLACK_USEC + AD_REFRESH_PER_ITEM * (items * 1000000 / (rate ? rate : 1));
+}
+
 void ad_conn_refresh_done(struct ad_conn *c)
 {
         if (!c->refreshing)

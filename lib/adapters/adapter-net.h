@@ -17,6 +17,9 @@ struct bufferevent;
 struct event_base;
 
 #define AD_MSG_MAX 512 /* bytes of an error message kept for "once per change" */
+#define AD_REFRESH_TIMEOUT_MAX_USEC (7ULL * 24 * 3600 * 1000000) /* 1 week */
+#define AD_REFRESH_SLACK_USEC 60000000ULL /* refresh_timeout = 0: this, plus ... */
+#define AD_REFRESH_PER_ITEM 3             /* ... this many times max_items at rate */
 
 /* ---- the server's address ---- */
 
@@ -198,6 +201,15 @@ void ad_conn_end(struct ad_conn *c, const struct ad_step *step);
  * that sends a byte every few seconds would hold the cache's rotations for ever.
  */
 void ad_conn_refresh(struct ad_conn *c, uint64_t deadline_usec);
+/*
+ * ad_refresh_deadline_usec() - the deadline of a refresh: @configured_usec ("refresh_timeout"),
+ * or when it is 0 a minute plus three times what reading the larger of @max_items and
+ * @items_seen (the most a refresh has read: a server may hold more than is tracked) takes at
+ * @rate items a second: a round of deletes under way, the walk and its sweep (2 min for a
+ * million items at 50,000 a second).
+ */
+uint64_t ad_refresh_deadline_usec(uint64_t configured_usec, uint64_t max_items,
+                                  uint64_t items_seen, uint64_t rate);
 /* ad_conn_refresh_done() - it is over (the deadline is off): the host is told at the next step. */
 void ad_conn_refresh_done(struct ad_conn *c);
 

@@ -87,9 +87,6 @@
 #define MC_MAX_ITEMS_DEFAULT 1000000      /* items */
 #define MC_MAX_ITEMS_MAX 100000000        /* items */
 #define MC_BUCKETS_MIN 1024               /* hash buckets */
-#define MC_REFRESH_TIMEOUT_MAX_USEC (7ULL * 24 * 3600 * 1000000) /* 1 week */
-#define MC_REFRESH_SLACK_USEC 60000000ULL /* refresh_timeout = 0: this, plus ... */
-#define MC_REFRESH_PER_ITEM 3             /* ... this many times max_items at rate */
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -132,7 +129,7 @@ static const struct ca_key_spec mc_keys[] = {
           .max = 600000000, .help = "longest wait for the server's next bytes" },
         { .name = "refresh_timeout", .type = CA_KEY_DURATION,
           CA_KEY_FIELD(struct mc_config, refresh_timeout_usec), .def = "0", .min = 0,
-          .max = MC_REFRESH_TIMEOUT_MAX_USEC,
+          .max = AD_REFRESH_TIMEOUT_MAX_USEC,
           .help = "longest refresh, from before_rotate to the dump read (0: 1min + 3 x "
                   "max_items / rate)" },
         { .name = "max_items", .type = CA_KEY_UINT, CA_KEY_FIELD(struct mc_config, max_items),
@@ -1068,14 +1065,10 @@ static int mc_connect(struct mc *mc)
  */
 static uint64_t mc_refresh_deadline_usec(const struct mc *mc)
 {
-        uint64_t rate = mc->cfg.rate ? mc->cfg.rate : MC_RATE_DEFAULT;
         /* Every line of a dump is read at `rate`, tracked or not: a server may hold more. */
-        uint64_t items = mc->dump_lines_seen > mc->cfg.max_items ? mc->dump_lines_seen
-                                                                 : mc->cfg.max_items;
-
-        if (mc->cfg.refresh_timeout_usec)
-                return mc->cfg.refresh_timeout_usec;
-        return MC_REFRESH_SLACK_USEC + MC_REFRESH_PER_ITEM * (items * 1000000 / rate);
+        return ad_refresh_deadline_usec(mc->cfg.refresh_timeout_usec, mc->cfg.max_items,
+                                        mc->dump_lines_seen,
+                                        mc->cfg.rate ? mc->cfg.rate : MC_RATE_DEFAULT);
 }
 
 /* The refresh under way missed its deadline (ad_conn_refresh()): it fails. */

@@ -88,9 +88,6 @@
 
 #define RD_STEP_USEC 500                  /* longest run of one step in the host's loop */
 #define RD_RATE_DEFAULT 50000             /* keys per second scanned or checked */
-#define RD_REFRESH_TIMEOUT_MAX_USEC (7ULL * 24 * 3600 * 1000000) /* 1 week */
-#define RD_REFRESH_SLACK_USEC 60000000ULL /* refresh_timeout = 0: this, plus ... */
-#define RD_REFRESH_PER_KEY 3              /* ... this many times max_keys at rate */
 #define RD_RATE_MAX 100000000             /* keys per second */
 #define RD_INPUT_MAX (1024 * 1024)        /* bytes of replies buffered before reading stops */
 #define RD_READ_MAX (16 * 1024)           /* bytes read from the socket at once */
@@ -284,7 +281,7 @@ static const struct ca_key_spec rd_keys[] = {
           .max = 600000000, .help = "longest wait for the server's next bytes" },
         { .name = "refresh_timeout", .type = CA_KEY_DURATION,
           CA_KEY_FIELD(struct rd_config, refresh_timeout_usec), .def = "0", .min = 0,
-          .max = RD_REFRESH_TIMEOUT_MAX_USEC,
+          .max = AD_REFRESH_TIMEOUT_MAX_USEC,
           .help = "longest refresh, from before_rotate to the scan swept (0: 1min + 3 x "
                   "max_keys / rate)" },
         { .name = "match", .type = CA_KEY_STRING, CA_KEY_FIELD(struct rd_config, match),
@@ -1633,13 +1630,10 @@ static int rd_connect(struct rd *rd)
  */
 static uint64_t rd_refresh_deadline_usec(const struct rd *rd)
 {
-        uint64_t rate = rd->cfg.rate ? rd->cfg.rate : RD_RATE_DEFAULT;
-        uint64_t keys = rd->scan_keys_most > rd->cfg.max_keys ? rd->scan_keys_most
-                                                              : rd->cfg.max_keys;
-
-        if (rd->cfg.refresh_timeout_usec)
-                return rd->cfg.refresh_timeout_usec;
-        return RD_REFRESH_SLACK_USEC + RD_REFRESH_PER_KEY * (keys * 1000000 / rate);
+        /* Every key of a scan is read at `rate`, tracked or not: a server may hold more. */
+        return ad_refresh_deadline_usec(rd->cfg.refresh_timeout_usec, rd->cfg.max_keys,
+                                        rd->scan_keys_most,
+                                        rd->cfg.rate ? rd->cfg.rate : RD_RATE_DEFAULT);
 }
 
 /* The refresh under way missed its deadline (ad_conn_refresh()): it fails. */
