@@ -48,13 +48,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-util.h"
 #include "memcached-run.h"
 
 #define VALUE_BYTES 32
 #define FETCHED_EVERY 10           /* one item in ten is fetched */
 #define LOAD_BATCH 1000            /* sets per write while loading */
 #define WATCHDOG_USEC 20000        /* the daemon pings every 10 ms */
-#define SLICE_USEC 2000            /* the daemon's slice_time (its default) */
 #define MAX_SAMPLES (64u << 20)    /* client latencies kept */
 #define MAX_CYCLES 10          /* of loading, a dump, then a dump and deletes */
 
@@ -136,16 +136,10 @@ static void count_present(uint64_t items, uint64_t *ret_fetched, uint64_t *ret_o
 
 /* ---- the client: gets of fetched items, one at a time ---- */
 
-struct sample {
-        uint64_t t_usec;       /* when it was sent */
-        uint32_t latency_usec;
-};
-
 struct client {
         uint64_t items;
         bool spin;             /* busy-wait between gets, not sleep */
-        struct sample *samples;
-        size_t n;
+        struct bench_samples s; /* its latencies, with their times */
         volatile bool stop;
         pthread_t thread;
 };
@@ -159,7 +153,7 @@ static void *client_thread(void *userdata)
 
         if (fd < 0)
                 bench_die("the client cannot connect");
-        while (!c->stop && c->n < MAX_SAMPLES) {
+        while (!c->stop && c->s.n < c->s.max) {
                 uint64_t t0, i;
                 size_t len;
 
@@ -173,7 +167,7 @@ static void *client_thread(void *userdata)
                 t0 = bench_now_usec();
                 mcb_write_all(fd, cmd, len);
                 mcb_read_until(fd, "END\r\n", 1);
-                c->samples[c->n++] = (struct sample){ t0, (uint32_t)(bench_now_usec() - t0) };
+                bench_sample(&c->s, t0, bench_now_usec() - t0);
                 /*
                  * About 10,000 gets a second: a steady client, not a load generator. It sleeps
                  * between them, as a client on another host costs this one no CPU meanwhile;
@@ -191,91 +185,6 @@ static void *client_thread(void *userdata)
         }
         close(fd);
         return NULL;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-        return x < y ? -1 : x > y;
-}
-
-struct pct {
-        size_t n;
-        uint32_t p50, p99, max;
-};
-
-/* The latencies of the gets sent within [from, to). */
-static struct pct percentiles(const struct client *c, uint64_t from, uint64_t to)
-{
-        struct pct p = { 0 };
-        uint32_t *v = malloc(c->n * sizeof(*v) + 1);
-
-        if (!v)
-                bench_die("out of memory");
-        for (size_t i = 0; i < c->n; i++)
-                if (c->samples[i].t_usec >= from && c->samples[i].t_usec < to)
-                        v[p.n++] = c->samples[i].latency_usec;
-        if (p.n) {
-                qsort(v, p.n, sizeof(*v), cmp_u32);
-                p.p50 = v[p.n / 2];
-                p.p99 = v[p.n * 99 / 100];
-                p.max = v[p.n - 1];
-        }
-        free(v);
-        return p;
-}
-
-/*
- * The machine's own steps over slice_time: a thread at SCHED_IDLE, as the daemon runs, does
- * units of arithmetic about as long as the adapter's steps (0.4 ms) and reads its CPU clock
- * around each. This VM reports no steal time: a virtual CPU the host takes away, and the
- * interrupts served meanwhile, count as the thread's own, so a unit can read "over" with no
- * more work in it than the others.
- */
-#define UNIT_USEC 400
-#define CONTROL_UNITS_SEC 20
-
-static uint64_t cpu_usec(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
-static uint64_t unit_work(uint64_t iterations)
-{
-        volatile uint64_t x = 0x9e3779b97f4a7c15ULL;
-
-        for (uint64_t i = 0; i < iterations; i++)
-                x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-        return x;
-}
-
-static void control_units(uint64_t *n, uint64_t *over, uint64_t *longest)
-{
-        struct sched_param sp = { 0 };
-        uint64_t iterations = 1 << 16, t0, end;
-
-        if (sched_setscheduler(0, SCHED_IDLE, &sp) < 0)
-                bench_die("SCHED_IDLE: %s", strerror(errno));
-        t0 = cpu_usec();
-        unit_work(iterations);
-        iterations = iterations * UNIT_USEC / (cpu_usec() - t0 + 1);
-        *n = *over = *longest = 0;
-        for (end = bench_now_usec() + CONTROL_UNITS_SEC * 1000000; bench_now_usec() < end;) {
-                uint64_t d;
-
-                t0 = cpu_usec();
-                unit_work(iterations);
-                d = cpu_usec() - t0;
-                (*n)++;
-                if (d > SLICE_USEC)
-                        (*over)++;
-                if (d > *longest)
-                        *longest = d;
-        }
 }
 
 /* ---- the run ---- */
@@ -351,47 +260,6 @@ struct rotation {
         uint64_t steps, steps_over, changed;
 };
 
-/* A stretch of time: a rotation (and half a second after it), or a reload. */
-struct span {
-        uint64_t from, to;
-};
-
-static bool in_spans(const struct span *s, size_t n, uint64_t t)
-{
-        for (size_t i = 0; i < n; i++)
-                if (t >= s[i].from && t < s[i].to)
-                        return true;
-        return false;
-}
-
-/* The percentiles of the gets sent within the spans @in (every get when @in is NULL) and
- * outside all the spans @out. */
-static struct pct percentiles_where(const struct client *c, const struct span *in, size_t n_in,
-                                    const struct span *out, size_t n_out)
-{
-        struct client sub = *c;
-        struct pct p;
-
-        sub.samples = malloc(c->n * sizeof(*sub.samples) + 1);
-        if (!sub.samples)
-                bench_die("out of memory");
-        sub.n = 0;
-        for (size_t i = 0; i < c->n; i++)
-                if ((!in || in_spans(in, n_in, c->samples[i].t_usec)) &&
-                    !in_spans(out, n_out, c->samples[i].t_usec))
-                        sub.samples[sub.n++] = c->samples[i];
-        p = percentiles(&sub, 0, UINT64_MAX);
-        free(sub.samples);
-        return p;
-}
-
-/* The percentiles of the gets sent within the spans (@inside) or outside all of them. */
-static struct pct percentiles_of(const struct client *c, const struct span *s, size_t n,
-                                 bool inside)
-{
-        return inside ? percentiles_where(c, s, n, NULL, 0) : percentiles_where(c, NULL, 0, s, n);
-}
-
 static void usage(void)
 {
         printf("Usage: %s [OPTIONS]\n"
@@ -434,8 +302,8 @@ int main(int argc, char **argv)
         struct client client = { 0 };
         struct mcb_watch w = { 0 };
         struct rotation rot[2 * MAX_CYCLES] = { { 0 } };
-        struct span busy[3 * MAX_CYCLES + CONTROL_DUMPS + 2], kind[2][MAX_CYCLES];
-        struct span control[2][CONTROL_DUMPS], deletes[MAX_CYCLES];
+        struct bench_span busy[3 * MAX_CYCLES + CONTROL_DUMPS + 2], kind[2][MAX_CYCLES];
+        struct bench_span control[2][CONTROL_DUMPS], deletes[MAX_CYCLES];
         size_t n_busy = 0, n_rot;
         bool check = false, sched_idle = true;
         uint64_t t_start;
@@ -497,9 +365,7 @@ int main(int argc, char **argv)
                n_fetched, (double)(bench_now_usec() - t_start) / 1e6);
 
         client.items = items;
-        client.samples = malloc(MAX_SAMPLES * sizeof(*client.samples));
-        if (!client.samples)
-                bench_die("out of memory");
+        bench_samples_init(&client.s, MAX_SAMPLES);
         if (!check) {
                 if (pthread_create(&client.thread, NULL, client_thread, &client) != 0)
                         bench_die("thread");
@@ -508,17 +374,17 @@ int main(int argc, char **argv)
                         control[0][d].from = bench_now_usec();
                         control_dump();
                         control[0][d].to = bench_now_usec();
-                        busy[n_busy++] = (struct span){ control[0][d].from,
+                        busy[n_busy++] = (struct bench_span){ control[0][d].from,
                                                         control[0][d].to + 500000 };
                         usleep(1000000);
                 }
                 control[1][0].from = bench_now_usec();
                 control_delete(items);
                 control[1][0].to = bench_now_usec();
-                busy[n_busy++] = (struct span){ control[1][0].from, control[1][0].to + 500000 };
+                busy[n_busy++] = (struct bench_span){ control[1][0].from, control[1][0].to + 500000 };
                 t_start = bench_now_usec();
                 load(items, true);
-                busy[n_busy++] = (struct span){ t_start, bench_now_usec() + 500000 };
+                busy[n_busy++] = (struct bench_span){ t_start, bench_now_usec() + 500000 };
                 usleep(1000000);
         }
 
@@ -556,10 +422,10 @@ int main(int argc, char **argv)
                 rot[r].steps_over = mcb_field_after(w.events[k].line, "on the CPU), ");
                 rot[r].steps = mcb_field_after(w.events[k].line, " of ");
                 rot[r].changed = mcb_field_after(w.events[k].line, " cas conflicts, ");
-                busy[n_busy++] = (struct span){ rot[r].start, rot[r].end + 500000 };
+                busy[n_busy++] = (struct bench_span){ rot[r].start, rot[r].end + 500000 };
                 kind[r % 2][r / 2] = busy[n_busy - 1];
                 if (r % 2 == 1)
-                        deletes[r / 2] = (struct span){ rot[r].refreshed, rot[r].end + 500000 };
+                        deletes[r / 2] = (struct bench_span){ rot[r].refreshed, rot[r].end + 500000 };
                 if (r == 0)
                         rss_after = bench_rss_kib(daemon.pid);
                 if (r % 2 == 1 && r + 1 < n_rot) {
@@ -567,7 +433,7 @@ int main(int argc, char **argv)
                         uint64_t t0 = bench_now_usec();
 
                         load(items, true);
-                        busy[n_busy++] = (struct span){ t0, bench_now_usec() + 500000 };
+                        busy[n_busy++] = (struct bench_span){ t0, bench_now_usec() + 500000 };
                         if (bench_now_usec() >= rot[r].start + interval_s * 1000000)
                                 fprintf(stderr, "%s: reloading ran into rotation %zu: use a "
                                         "longer --interval\n", bench_prog, r + 2);
@@ -584,7 +450,7 @@ int main(int argc, char **argv)
                 pthread_join(client.thread, NULL);
         mcb_daemon_stop(&daemon, &w);
         if (!check)
-                control_units(&units, &units_over, &unit_longest);
+                bench_control_units(&units, &units_over, &unit_longest);
         count_present(items, &fetched, &other);
         slabs_moved = mcb_server_stat("slabs_moved");
         rescues = mcb_server_stat("slab_reassign_rescues");
@@ -617,7 +483,7 @@ int main(int argc, char **argv)
                (double)(rss_after - rss_before) * 1024 / (double)items);
         if (!check) {
                 /* Baseline: every get sent while the adapter was idle and no reload ran. */
-                struct pct idle = percentiles_of(&client, busy, n_busy, false);
+                struct bench_pct idle = bench_percentiles_of(&client.s, busy, n_busy, false);
                 uint32_t base = idle.p99 ? idle.p99 : 1;
                 static const char *const kind_name[] = { "dump only", "dump and deletes" };
                 uint64_t steps = 0, over = 0, cpu_max = 0;
@@ -631,27 +497,27 @@ int main(int argc, char **argv)
                          * host stealing the virtual CPUs for seconds) move their ratio as they
                          * move the rotations'.
                          */
-                        struct span null[2 * MAX_CYCLES];
-                        struct pct p;
+                        struct bench_span null[2 * MAX_CYCLES];
+                        struct bench_pct p;
 
                         for (size_t r = 0; r < n_rot; r++)
-                                null[r] = (struct span){ rot[r].end + 1500000, rot[r].end + 1500000 +
+                                null[r] = (struct bench_span){ rot[r].end + 1500000, rot[r].end + 1500000 +
                                                          (rot[r].end - rot[r].start) };
-                        p = percentiles_where(&client, null, n_rot, busy, n_busy);
+                        p = bench_percentiles_where(&client.s, null, n_rot, busy, n_busy);
                         printf("client get latency, idle windows as long as the rotations (the noise "
                                "floor): p50 %u us, p99 %u us (%.2fx the baseline), max %u us (%zu "
                                "gets)\n", p.p50, p.p99, (double)p.p99 / base, p.max, p.n);
                 }
                 for (size_t r = 0; r < n_rot; r++) {
-                        struct pct p = percentiles(&client, rot[r].start, rot[r].end);
+                        struct bench_pct p = bench_percentiles(&client.s, rot[r].start, rot[r].end);
 
                         printf("client get latency, rotation %zu (%s): p50 %u us, p99 %u us "
                                "(%.2fx), max %u us (%zu gets)\n", r + 1, kind_name[r % 2], p.p50,
                                p.p99, (double)p.p99 / base, p.max, p.n);
                 }
                 for (size_t k = 0; k < 2; k++) {
-                        struct pct p = percentiles_of(&client, kind[k], cycles, true);
-                        struct pct q = percentiles_of(&client, control[k],
+                        struct bench_pct p = bench_percentiles_of(&client.s, kind[k], cycles, true);
+                        struct bench_pct q = bench_percentiles_of(&client.s, control[k],
                                                       k == 0 ? CONTROL_DUMPS : 1, true);
 
                         printf("client get latency, every rotation with %s: p50 %u us, p99 %u us "
@@ -659,7 +525,7 @@ int main(int argc, char **argv)
                                p.p50, p.p99, (double)p.p99 / base, p.max, p.n);
                         if (k == 1) {
                                 /* The same rotations from the dump read on: the deletes alone. */
-                                p = percentiles_of(&client, deletes, cycles, true);
+                                p = bench_percentiles_of(&client.s, deletes, cycles, true);
                                 printf("client get latency, their deletes alone: p50 %u us, p99 %u "
                                        "us (%.2fx the baseline), max %u us (%zu gets)\n", p.p50,
                                        p.p99, (double)p.p99 / base, p.max, p.n);
@@ -693,11 +559,11 @@ int main(int argc, char **argv)
                        (double)mcb_longest_gap(&w, 0, rot[0].start) / 1000);
                 printf("loop, control (no daemon: a thread at SCHED_IDLE doing %d us units of "
                        "arithmetic for %d s): %" PRIu64 " of %" PRIu64 " units over slice_time on "
-                       "its CPU clock (%.3f%%), longest %" PRIu64 " us\n", UNIT_USEC,
-                       CONTROL_UNITS_SEC, units_over, units,
+                       "its CPU clock (%.3f%%), longest %" PRIu64 " us\n", BENCH_UNIT_USEC,
+                       BENCH_CONTROL_UNITS_SEC, units_over, units,
                        units ? 100.0 * (double)units_over / (double)units : 0.0, unit_longest);
         }
-        free(client.samples);
+        free(client.s.v);
         mcb_watch_free(&w);
         if (check && (other != 0 || fetched != n_fetched)) {
                 fprintf(stderr, "%s: expected every never-fetched item gone and every fetched one "
