@@ -156,7 +156,7 @@ void bench_pace(uint64_t t0, uint64_t period_usec, bool spin)
         }
 }
 
-/* ---- the daemon ---- */
+/* ---- the daemon: its log, line by line as it comes, and its watchdog pings ---- */
 
 static void watch_line(struct bench_watch *w, const char *line, uint64_t t)
 {
@@ -192,10 +192,8 @@ static void *watch_thread(void *userdata)
                                 buf[r] = '\0';
                                 if (strstr(buf, "WATCHDOG=1")) {
                                         if (w->n_pings == w->cap_pings) {
-                                                w->cap_pings =
-                                                        w->cap_pings ? w->cap_pings * 2 : 4096;
-                                                w->pings = realloc(
-                                                        w->pings, w->cap_pings * sizeof(*w->pings));
+                                                w->cap_pings = w->cap_pings ? w->cap_pings * 2 : 4096;
+                                                w->pings = realloc(w->pings, w->cap_pings * sizeof(*w->pings));
                                                 if (!w->pings)
                                                         bench_die("out of memory");
                                         }
@@ -227,57 +225,71 @@ static void *watch_thread(void *userdata)
         return NULL;
 }
 
-void bench_daemon_start(struct bench_daemon *d, const char *dir, const char *conf_text,
-                        const char *const *needles, bool sched_idle)
+void bench_daemon_start(struct bench_child *d, struct bench_watch *w, const char *name,
+                        const char *conf_text, const char *const *needles,
+                        uint64_t watchdog_usec, bool sched_idle)
 {
         struct sockaddr_un addr = { .sun_family = AF_UNIX };
-        char notify_env[160], wd_env[64];
+        char conf[512], log[512], notify_env[600], wd_env[64];
+        const char *dir = bench_run_dir();
         FILE *f;
 
-        memset(d, 0, sizeof(*d));
-        d->child.pid = -1;
-        snprintf(addr.sun_path, sizeof(addr.sun_path), "%.80s/notify", dir);
+        *w = (struct bench_watch){ .notify_fd = -1 };
+        w->events = calloc(BENCH_MAX_EVENTS, sizeof(*w->events));
+        if (!w->events)
+                bench_die("out of memory");
+        snprintf(addr.sun_path, sizeof(addr.sun_path), "%.80s/%.16s.notify", dir, name);
         unlink(addr.sun_path);
-        d->watch.notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        if (d->watch.notify_fd < 0 ||
-            bind(d->watch.notify_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+        w->notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (w->notify_fd < 0 || bind(w->notify_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
                 bench_die("notify socket: %s", strerror(errno));
-        snprintf(d->conf, sizeof(d->conf), "%s/cacheaged.conf", dir);
-        snprintf(d->log, sizeof(d->log), "%s/cacheaged.log", dir);
-        f = fopen(d->conf, "we");
+        snprintf(conf, sizeof(conf), "%s/%s.conf", dir, name);
+        snprintf(log, sizeof(log), "%s/%s.log", dir, name);
+        f = fopen(conf, "we");
         if (!f || fputs(conf_text, f) < 0 || fclose(f) != 0)
-                bench_die("%s: %s", d->conf, strerror(errno));
+                bench_die("%s: %s", conf, strerror(errno));
         snprintf(notify_env, sizeof(notify_env), "NOTIFY_SOCKET=%s", addr.sun_path);
-        snprintf(wd_env, sizeof(wd_env), "WATCHDOG_USEC=%d", BENCH_WATCHDOG_USEC);
-        d->watch.log_path = d->log;
-        d->watch.needles = needles;
-        pthread_mutex_init(&d->watch.lock, NULL);
+        snprintf(wd_env, sizeof(wd_env), "WATCHDOG_USEC=%" PRIu64, watchdog_usec);
+        w->needles = needles;
+        w->log_path = strdup(log);
+        if (!w->log_path)
+                bench_die("out of memory");
+        pthread_mutex_init(&w->lock, NULL);
         {
-                const char *argv[] = { bench_env("CACHEAGED"), "--config", d->conf, "--bus",
-                                       "none", "--log-level", "debug", NULL };
-                const char *envp[] = { notify_env, wd_env, NULL };
+                const char *argv[] = { bench_env("CACHEAGED"), "--config", conf, "--bus", "none",
+                                       "--log-level", "debug", NULL };
+                const char *envp[] = { notify_env, watchdog_usec ? wd_env : NULL, NULL };
 
-                bench_child_start(&d->child, argv, d->log, envp, sched_idle, false);
+                bench_child_start(d, argv, log, envp, sched_idle, false);
         }
-        if (pthread_create(&d->watch.thread, NULL, watch_thread, &d->watch) != 0)
+        if (pthread_create(&w->thread, NULL, watch_thread, w) != 0)
                 bench_die("thread");
-        for (int i = 0; !d->watch.ready; i++) {
-                if (i > 1000)
-                        bench_die("the daemon is not ready (see %s)", d->log);
+        for (int i = 0; !w->ready; i++) {
+                if (i > 1000 || waitpid(d->pid, NULL, WNOHANG) == d->pid)
+                        bench_die("the daemon is not ready (see %s)", log);
                 usleep(10000);
         }
 }
 
-void bench_daemon_stop(struct bench_daemon *d)
+void bench_daemon_stop(struct bench_child *d, struct bench_watch *w)
 {
-        d->watch.stop = true;
-        pthread_join(d->watch.thread, NULL);
-        bench_child_stop(&d->child);
-        close(d->watch.notify_fd);
+        w->stop = true;
+        pthread_join(w->thread, NULL);
+        bench_child_stop(d);
 }
 
-ssize_t bench_wait_event(struct bench_watch *w, const char *needle, size_t nth,
-                         uint64_t timeout_usec)
+void bench_watch_free(struct bench_watch *w)
+{
+        if (w->notify_fd >= 0)
+                close(w->notify_fd);
+        free((char *)w->log_path);
+        free(w->events);
+        free(w->pings);
+        pthread_mutex_destroy(&w->lock);
+        *w = (struct bench_watch){ .notify_fd = -1 };
+}
+
+ssize_t bench_wait_event(struct bench_watch *w, const char *needle, size_t nth, uint64_t timeout_usec)
 {
         uint64_t until = bench_now_usec() + timeout_usec;
 
@@ -297,13 +309,24 @@ ssize_t bench_wait_event(struct bench_watch *w, const char *needle, size_t nth,
         }
 }
 
+size_t bench_count_events(struct bench_watch *w, const char *needle)
+{
+        size_t seen = 0;
+
+        pthread_mutex_lock(&w->lock);
+        for (size_t i = 0; i < w->n_events; i++)
+                if (strstr(w->events[i].line, needle))
+                        seen++;
+        pthread_mutex_unlock(&w->lock);
+        return seen;
+}
+
 uint64_t bench_longest_gap(const struct bench_watch *w, uint64_t from, uint64_t to)
 {
         uint64_t gap = 0;
 
         for (size_t i = 1; i < w->n_pings; i++)
-                if (w->pings[i] >= from && w->pings[i - 1] < to &&
-                    w->pings[i] - w->pings[i - 1] > gap)
+                if (w->pings[i] >= from && w->pings[i - 1] < to && w->pings[i] - w->pings[i - 1] > gap)
                         gap = w->pings[i] - w->pings[i - 1];
         return gap;
 }

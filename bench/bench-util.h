@@ -2,11 +2,11 @@
 #pragma once
 
 /*
- * What the benchmarks of the network adapters share beyond bench-run.h (the run, its
- * processes): a server's port and a client of it, a client's
- * latencies kept with their times and their percentiles within or outside stretches of time,
- * the real cacheaged run as its unit runs it with its log and watchdog pings watched, and the
- * machine's own steps over slice_time (a control). Nothing here asserts speed: figures are
+ * What the benchmarks of the network adapters (bench-memcached, bench-memcached-value,
+ * bench-redis) share beyond bench-run.h (the run, its processes): a server's port and a client
+ * of it, a client's latencies kept with their times and their percentiles within or outside
+ * stretches of time, the real cacheaged run as its unit runs it with its log and watchdog pings
+ * read as they come, and the machine's own steps over slice_time (a control). Nothing here asserts speed: figures are
  * printed, as ratios to a baseline of the same run.
  */
 
@@ -20,7 +20,6 @@
 
 #define BENCH_WATCHDOG_USEC 20000   /* the daemon pings every 10 ms */
 #define BENCH_SLICE_USEC 2000       /* the daemon's slice_time (its default) */
-#define BENCH_MAX_EVENTS 256        /* log lines kept by the watch */
 #define BENCH_UNIT_USEC 400         /* the control's units of arithmetic */
 #define BENCH_CONTROL_UNITS_SEC 20
 
@@ -74,12 +73,14 @@ void bench_pace(uint64_t t0, uint64_t period_usec, bool spin);
 
 /* ---- the daemon ---- */
 
+#define BENCH_MAX_EVENTS 4096 /* the daemon's log lines kept (those holding a needle) */
+
 struct bench_event {
-        uint64_t t_usec;
+        uint64_t t_usec;         /* when it was read */
         char line[512];
 };
 
-/* The daemon's log, line by line as it comes, and its watchdog pings. */
+/* The daemon's log, and its notify socket: READY=1 and the WATCHDOG=1 pings, with their times. */
 struct bench_watch {
         const char *log_path;
         const char *const *needles; /* lines holding one of them are kept, NULL-ended */
@@ -87,34 +88,38 @@ struct bench_watch {
         volatile bool stop;
         pthread_t thread;
         pthread_mutex_t lock;
-        struct bench_event events[BENCH_MAX_EVENTS];
+        struct bench_event *events; /* BENCH_MAX_EVENTS, never moved: read them after
+                                       bench_wait_event() */
         size_t n_events;
-        uint64_t *pings;       /* times of WATCHDOG=1 */
+        uint64_t *pings;          /* times of WATCHDOG=1 */
         size_t n_pings, cap_pings;
         volatile bool ready;
 };
 
-struct bench_daemon {
-        struct bench_child child;
-        struct bench_watch watch;
-        char conf[512], log[512];
-};
-
 /*
- * bench_daemon_start() - the real cacheaged (CACHEAGED) with --bus none on @conf_text (written
- * to @dir/cacheaged.conf), its log watched for @needles, a notify socket of ours for READY=1 and
- * its watchdog pings (every BENCH_WATCHDOG_USEC / 2), at SCHED_IDLE when @sched_idle; returns
- * once it is ready.
+ * bench_daemon_start() - the real cacheaged (CACHEAGED, --bus none, --log-level debug, at
+ * SCHED_IDLE as its unit runs it when @sched_idle) on @conf_text, written to @name.conf in the
+ * run directory (its log: @name.log); WATCHDOG_USEC=@watchdog_usec (0: none). Returns once it
+ * said READY=1, @w keeping the lines of its log that hold one of @needles (NULL-ended).
  */
-void bench_daemon_start(struct bench_daemon *d, const char *dir, const char *conf_text,
-                        const char *const *needles, bool sched_idle);
-void bench_daemon_stop(struct bench_daemon *d);
-/* bench_wait_event() - the @nth (from 1) kept line holding @needle: its index, or -1. */
+void bench_daemon_start(struct bench_child *d, struct bench_watch *w, const char *name,
+                        const char *conf_text, const char *const *needles,
+                        uint64_t watchdog_usec, bool sched_idle);
+/* bench_daemon_stop() - stop reading its log, then stop it. */
+void bench_daemon_stop(struct bench_child *d, struct bench_watch *w);
+/* bench_watch_free() - what the watch holds (after bench_daemon_stop()). */
+void bench_watch_free(struct bench_watch *w);
+/*
+ * bench_wait_event() - wait up to @timeout_usec for the @nth line (from 1) holding @needle: its
+ * index in w->events, or -1.
+ */
 ssize_t bench_wait_event(struct bench_watch *w, const char *needle, size_t nth,
                          uint64_t timeout_usec);
-/* bench_longest_gap() - the longest gap between two pings within [from, to), usec. */
+/* bench_count_events() - how many lines holding @needle were read so far. */
+size_t bench_count_events(struct bench_watch *w, const char *needle);
+/* bench_longest_gap() - the longest gap between two watchdog pings within [from, to), in us. */
 uint64_t bench_longest_gap(const struct bench_watch *w, uint64_t from, uint64_t to);
-/* bench_field_after() - the number after @word in @line (0 when not there). */
+/* bench_field_after() - the number after @word in @line (0 when @word is not there). */
 uint64_t bench_field_after(const char *line, const char *word);
 
 /* ---- the machine's own steps over slice_time ---- */

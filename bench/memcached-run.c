@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench-util.h"
 #include "memcached-run.h"
 
 uint16_t mcb_port;
@@ -152,192 +153,24 @@ uint64_t mcb_server_stat_items(const char *name)
         return (uint64_t)server_stat_sum("stats items", name);
 }
 
-/* ---- cacheaged: its log, line by line as it comes, and its watchdog pings ---- */
+/* ---- cacheaged ---- */
 
 static const char *const watched[] = {
         "mc: refresh: ", "mc: dump: ", "mc: aged: ", "mc: rotation ", "Failed", "memcached at",
+        NULL
 };
 
-static void watch_line(struct mcb_watch *w, const char *line, uint64_t t)
-{
-        for (size_t i = 0; i < sizeof(watched) / sizeof(watched[0]); i++)
-                if (strstr(line, watched[i]) && !strstr(line, "objects due") &&
-                    w->n_events < MCB_MAX_EVENTS) {
-                        pthread_mutex_lock(&w->lock);
-                        w->events[w->n_events].t_usec = t;
-                        snprintf(w->events[w->n_events].line, sizeof(w->events[0].line), "%.500s",
-                                 line);
-                        w->n_events++;
-                        pthread_mutex_unlock(&w->lock);
-                        return;
-                }
-}
-
-static void *watch_thread(void *userdata)
-{
-        struct mcb_watch *w = userdata;
-        char buf[8192], line[1024];
-        size_t ll = 0;
-        int fd = -1;
-
-        while (!w->stop) {
-                struct pollfd p = { .fd = w->notify_fd, .events = POLLIN };
-                uint64_t t;
-                ssize_t r;
-
-                if (poll(&p, 1, 1) > 0) {
-                        r = recv(w->notify_fd, buf, sizeof(buf) - 1, 0);
-                        t = bench_now_usec();
-                        if (r > 0) {
-                                buf[r] = '\0';
-                                if (strstr(buf, "WATCHDOG=1")) {
-                                        if (w->n_pings == w->cap_pings) {
-                                                w->cap_pings = w->cap_pings ? w->cap_pings * 2 : 4096;
-                                                w->pings = realloc(w->pings, w->cap_pings * sizeof(*w->pings));
-                                                if (!w->pings)
-                                                        bench_die("out of memory");
-                                        }
-                                        w->pings[w->n_pings++] = t;
-                                }
-                                if (strstr(buf, "READY=1"))
-                                        w->ready = true;
-                        }
-                }
-                if (fd < 0)
-                        fd = open(w->log_path, O_RDONLY | O_CLOEXEC);
-                if (fd < 0)
-                        continue;
-                t = bench_now_usec();
-                while ((r = read(fd, buf, sizeof(buf))) > 0)
-                        for (ssize_t i = 0; i < r; i++) {
-                                if (buf[i] != '\n') {
-                                        if (ll < sizeof(line) - 1)
-                                                line[ll++] = buf[i];
-                                        continue;
-                                }
-                                line[ll] = '\0';
-                                watch_line(w, line, t);
-                                ll = 0;
-                        }
-        }
-        if (fd >= 0)
-                close(fd);
-        return NULL;
-}
-
-void mcb_daemon_start(struct bench_child *d, struct mcb_watch *w, const char *name,
+void mcb_daemon_start(struct bench_child *d, struct bench_watch *w, const char *name,
                       const char *cache_lines, uint64_t watchdog_usec, bool sched_idle)
 {
-        struct sockaddr_un addr = { .sun_family = AF_UNIX };
-        char conf[512], log[512], notify_env[600], wd_env[64];
-        const char *dir = bench_run_dir();
-        FILE *f;
+        char *conf;
 
-        *w = (struct mcb_watch){ .notify_fd = -1 };
-        w->events = calloc(MCB_MAX_EVENTS, sizeof(*w->events));
-        if (!w->events)
-                bench_die("out of memory");
-        snprintf(addr.sun_path, sizeof(addr.sun_path), "%.80s/%.16s.notify", dir, name);
-        unlink(addr.sun_path);
-        w->notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        if (w->notify_fd < 0 || bind(w->notify_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
-                bench_die("notify socket: %s", strerror(errno));
-        snprintf(conf, sizeof(conf), "%s/%s.conf", dir, name);
-        snprintf(log, sizeof(log), "%s/%s.log", dir, name);
-        f = fopen(conf, "we");
-        if (!f)
-                bench_die("%s: %s", conf, strerror(errno));
         /* Rotations on the clock, not deferred by the load this very run puts on. */
-        fprintf(f, "[daemon]\nplugin_dir = %s\nidle_cpu_pressure = 0\nidle_memory_pressure = 0\n"
-                "[cache mc]\nadapter = memcached\nserver = 127.0.0.1:%u\n%s",
-                bench_env("CA_ADAPTER_DIR"), mcb_port, cache_lines);
-        if (fclose(f) != 0)
-                bench_die("%s: %s", conf, strerror(errno));
-        snprintf(notify_env, sizeof(notify_env), "NOTIFY_SOCKET=%s", addr.sun_path);
-        snprintf(wd_env, sizeof(wd_env), "WATCHDOG_USEC=%" PRIu64, watchdog_usec);
-        w->log_path = strdup(log);
-        if (!w->log_path)
+        if (asprintf(&conf, "[daemon]\nplugin_dir = %s\nidle_cpu_pressure = 0\n"
+                     "idle_memory_pressure = 0\n[cache mc]\nadapter = memcached\n"
+                     "server = 127.0.0.1:%u\n%s",
+                     bench_env("CA_ADAPTER_DIR"), mcb_port, cache_lines) < 0)
                 bench_die("out of memory");
-        pthread_mutex_init(&w->lock, NULL);
-        {
-                const char *argv[] = { bench_env("CACHEAGED"), "--config", conf, "--bus", "none",
-                                       "--log-level", "debug", NULL };
-                const char *envp[] = { notify_env, watchdog_usec ? wd_env : NULL, NULL };
-
-                bench_child_start(d, argv, log, envp, sched_idle, false);
-        }
-        if (pthread_create(&w->thread, NULL, watch_thread, w) != 0)
-                bench_die("thread");
-        for (int i = 0; !w->ready; i++) {
-                if (i > 1000 || waitpid(d->pid, NULL, WNOHANG) == d->pid)
-                        bench_die("the daemon is not ready (see %s)", log);
-                usleep(10000);
-        }
-}
-
-void mcb_daemon_stop(struct bench_child *d, struct mcb_watch *w)
-{
-        w->stop = true;
-        pthread_join(w->thread, NULL);
-        bench_child_stop(d);
-}
-
-void mcb_watch_free(struct mcb_watch *w)
-{
-        if (w->notify_fd >= 0)
-                close(w->notify_fd);
-        free((char *)w->log_path);
-        free(w->events);
-        free(w->pings);
-        pthread_mutex_destroy(&w->lock);
-        *w = (struct mcb_watch){ .notify_fd = -1 };
-}
-
-ssize_t mcb_wait_event(struct mcb_watch *w, const char *needle, size_t nth, uint64_t timeout_usec)
-{
-        uint64_t until = bench_now_usec() + timeout_usec;
-
-        for (;;) {
-                size_t seen = 0;
-
-                pthread_mutex_lock(&w->lock);
-                for (size_t i = 0; i < w->n_events; i++)
-                        if (strstr(w->events[i].line, needle) && ++seen == nth) {
-                                pthread_mutex_unlock(&w->lock);
-                                return (ssize_t)i;
-                        }
-                pthread_mutex_unlock(&w->lock);
-                if (bench_now_usec() >= until)
-                        return -1;
-                usleep(2000);
-        }
-}
-
-size_t mcb_count_events(struct mcb_watch *w, const char *needle)
-{
-        size_t seen = 0;
-
-        pthread_mutex_lock(&w->lock);
-        for (size_t i = 0; i < w->n_events; i++)
-                if (strstr(w->events[i].line, needle))
-                        seen++;
-        pthread_mutex_unlock(&w->lock);
-        return seen;
-}
-
-uint64_t mcb_longest_gap(const struct mcb_watch *w, uint64_t from, uint64_t to)
-{
-        uint64_t gap = 0;
-
-        for (size_t i = 1; i < w->n_pings; i++)
-                if (w->pings[i] >= from && w->pings[i - 1] < to && w->pings[i] - w->pings[i - 1] > gap)
-                        gap = w->pings[i] - w->pings[i - 1];
-        return gap;
-}
-
-uint64_t mcb_field_after(const char *line, const char *word)
-{
-        const char *p = strstr(line, word);
-
-        return p ? strtoull(p + strlen(word), NULL, 10) : 0;
+        bench_daemon_start(d, w, name, conf, watched, watchdog_usec, sched_idle);
+        free(conf);
 }

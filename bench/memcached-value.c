@@ -388,7 +388,7 @@ static void run_variant(const struct params *p, struct variant *v)
         bool *hit = malloc(cap * sizeof(*hit));
         struct evictions ev = { .fd = -1 };
         struct bench_child mcd = { .pid = -1 }, daemon = { .pid = -1 };
-        struct mcb_watch w = { .notify_fd = -1 };
+        struct bench_watch w = { .notify_fd = -1 };
         struct conn c = { .fd = -1 };
         uint64_t t0, one_shot_done = 0, late_done = 0, late_read = 0, hot_done = 0;
         uint64_t evictions_at_warmup = 0;
@@ -528,9 +528,9 @@ static void run_variant(const struct params *p, struct variant *v)
         v->mc_cpu_s = mcb_server_stat_double("rusage_user") + mcb_server_stat_double("rusage_system");
         if (v->adapter) {
                 v->daemon_cpu_s = (double)bench_cpu_usec(daemon.pid) / 1e6;
-                v->rotations = mcb_count_events(&w, "mc: aged: ");
-                mcb_daemon_stop(&daemon, &w);
-                mcb_watch_free(&w);
+                v->rotations = bench_count_events(&w, "mc: aged: ");
+                bench_daemon_stop(&daemon, &w);
+                bench_watch_free(&w);
         }
         /* The client deletes nothing: every delete memcached did was the adapter's. */
         v->deleted = mcb_server_stat("delete_hits");

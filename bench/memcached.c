@@ -300,7 +300,7 @@ int main(int argc, char **argv)
         char mem_s[24], cache_lines[256], rate_line[64] = "";
         struct bench_child mcd = { .pid = -1 }, daemon = { .pid = -1 };
         struct client client = { 0 };
-        struct mcb_watch w = { 0 };
+        struct bench_watch w = { 0 };
         struct rotation rot[2 * MAX_CYCLES] = { { 0 } };
         struct bench_span busy[3 * MAX_CYCLES + CONTROL_DUMPS + 2], kind[2][MAX_CYCLES];
         struct bench_span control[2][CONTROL_DUMPS], deletes[MAX_CYCLES];
@@ -399,29 +399,29 @@ int main(int argc, char **argv)
                 ssize_t i, j, k;
                 char nth[32];
 
-                i = mcb_wait_event(&w, "mc: refresh: ", r + 1, timeout);
-                j = mcb_wait_event(&w, "mc: dump: ", r + 1, timeout);
+                i = bench_wait_event(&w, "mc: refresh: ", r + 1, timeout);
+                j = bench_wait_event(&w, "mc: dump: ", r + 1, timeout);
                 snprintf(nth, sizeof(nth), "mc: rotation %zu done", r + 1);
-                k = mcb_wait_event(&w, nth, 1, timeout);
+                k = bench_wait_event(&w, nth, 1, timeout);
                 if (i < 0 || j < 0 || k < 0)
                         bench_die("rotation %zu did not happen (see %s)", r + 1, w.log_path);
                 rot[r].start = w.events[i].t_usec;
                 rot[r].refreshed = w.events[j].t_usec;
-                rot[r].dump_items = mcb_field_after(w.events[j].line, "dump: ");
-                rot[r].dump_ms = mcb_field_after(w.events[j].line, " items in ");
-                rot[r].slice_us = mcb_field_after(w.events[k].line, "longest slice ");
+                rot[r].dump_items = bench_field_after(w.events[j].line, "dump: ");
+                rot[r].dump_ms = bench_field_after(w.events[j].line, " items in ");
+                rot[r].slice_us = bench_field_after(w.events[k].line, "longest slice ");
                 /* Aged: the host's slices done and the last delete settled. */
-                k = mcb_wait_event(&w, "mc: aged: ", r + 1, timeout);
+                k = bench_wait_event(&w, "mc: aged: ", r + 1, timeout);
                 if (k < 0)
                         bench_die("rotation %zu was not aged (see %s)", r + 1, w.log_path);
                 rot[r].end = w.events[k].t_usec;
-                rot[r].victims = mcb_field_after(w.events[k].line, "mc: aged: ");
-                rot[r].round_ms = mcb_field_after(w.events[k].line, " victims checked and settled in ");
-                rot[r].step_us = mcb_field_after(w.events[k].line, "longest step ");
-                rot[r].step_cpu_us = mcb_field_after(w.events[k].line, " us (");
-                rot[r].steps_over = mcb_field_after(w.events[k].line, "on the CPU), ");
-                rot[r].steps = mcb_field_after(w.events[k].line, " of ");
-                rot[r].changed = mcb_field_after(w.events[k].line, " cas conflicts, ");
+                rot[r].victims = bench_field_after(w.events[k].line, "mc: aged: ");
+                rot[r].round_ms = bench_field_after(w.events[k].line, " victims checked and settled in ");
+                rot[r].step_us = bench_field_after(w.events[k].line, "longest step ");
+                rot[r].step_cpu_us = bench_field_after(w.events[k].line, " us (");
+                rot[r].steps_over = bench_field_after(w.events[k].line, "on the CPU), ");
+                rot[r].steps = bench_field_after(w.events[k].line, " of ");
+                rot[r].changed = bench_field_after(w.events[k].line, " cas conflicts, ");
                 busy[n_busy++] = (struct bench_span){ rot[r].start, rot[r].end + 500000 };
                 kind[r % 2][r / 2] = busy[n_busy - 1];
                 if (r % 2 == 1)
@@ -448,7 +448,7 @@ int main(int argc, char **argv)
         client.stop = true;
         if (!check)
                 pthread_join(client.thread, NULL);
-        mcb_daemon_stop(&daemon, &w);
+        bench_daemon_stop(&daemon, &w);
         if (!check)
                 bench_control_units(&units, &units_over, &unit_longest);
         count_present(items, &fetched, &other);
@@ -545,7 +545,7 @@ int main(int argc, char **argv)
                                "between watchdog pings %.1f ms (sent every %d ms)\n", r + 1,
                                rot[r].step_us, rot[r].step_cpu_us, rot[r].steps_over, rot[r].steps,
                                rot[r].slice_us,
-                               (double)mcb_longest_gap(&w, rot[r].start, rot[r].end) / 1000,
+                               (double)bench_longest_gap(&w, rot[r].start, rot[r].end) / 1000,
                                WATCHDOG_USEC / 2000);
                         steps += rot[r].steps;
                         over += rot[r].steps_over;
@@ -556,7 +556,7 @@ int main(int argc, char **argv)
                        "slice_time on the CPU (%.3f%%), longest %" PRIu64 " us\n", over, steps,
                        steps ? 100.0 * (double)over / (double)steps : 0.0, cpu_max);
                 printf("loop, adapter idle: longest gap between watchdog pings %.1f ms\n",
-                       (double)mcb_longest_gap(&w, 0, rot[0].start) / 1000);
+                       (double)bench_longest_gap(&w, 0, rot[0].start) / 1000);
                 printf("loop, control (no daemon: a thread at SCHED_IDLE doing %d us units of "
                        "arithmetic for %d s): %" PRIu64 " of %" PRIu64 " units over slice_time on "
                        "its CPU clock (%.3f%%), longest %" PRIu64 " us\n", BENCH_UNIT_USEC,
@@ -564,7 +564,7 @@ int main(int argc, char **argv)
                        units ? 100.0 * (double)units_over / (double)units : 0.0, unit_longest);
         }
         free(client.s.v);
-        mcb_watch_free(&w);
+        bench_watch_free(&w);
         if (check && (other != 0 || fetched != n_fetched)) {
                 fprintf(stderr, "%s: expected every never-fetched item gone and every fetched one "
                         "left\n", bench_prog);

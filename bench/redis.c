@@ -740,7 +740,8 @@ int main(int argc, char **argv)
         char conf_text[1024], rate_line[64] = "";
         struct bench_child srv = { .pid = -1 };
         struct client client = { 0 };
-        struct bench_daemon daemon;
+        struct bench_child daemon;
+        struct bench_watch watch;
         struct rotation rot[2 * MAX_CYCLES] = { { 0 } };
         struct bench_span busy[3 * MAX_CYCLES + CONTROL_SCANS + 2], kind[2][MAX_CYCLES];
         struct bench_span control[2][CONTROL_SCANS], deletes[MAX_CYCLES];
@@ -847,8 +848,9 @@ int main(int argc, char **argv)
         command_usec("evalsha", &sha_calls0, &sha_usec0);
         command_usec("eval", &eval_calls0, &eval_usec0);
         command_usec("scan", &scan_calls0, &scan_usec0);
-        bench_daemon_start(&daemon, dir, conf_text, watched, sched_idle);
-        rss_before = bench_rss_kib(daemon.child.pid);
+        bench_daemon_start(&daemon, &watch, "cacheaged", conf_text, watched, BENCH_WATCHDOG_USEC,
+                           sched_idle);
+        rss_before = bench_rss_kib(daemon.pid);
 
         for (size_t r = 0; r < n_rot; r++) {
                 uint64_t timeout = (interval_s + 600) * 1000000;
@@ -856,23 +858,23 @@ int main(int argc, char **argv)
                 char nth[32];
                 const char *line;
 
-                i = bench_wait_event(&daemon.watch, "rd: refresh: ", r + 1, timeout);
-                j = bench_wait_event(&daemon.watch, "rd: scan: ", r + 1, timeout);
+                i = bench_wait_event(&watch, "rd: refresh: ", r + 1, timeout);
+                j = bench_wait_event(&watch, "rd: scan: ", r + 1, timeout);
                 snprintf(nth, sizeof(nth), "rd: rotation %zu done", r + 1);
-                k = bench_wait_event(&daemon.watch, nth, 1, timeout);
+                k = bench_wait_event(&watch, nth, 1, timeout);
                 if (i < 0 || j < 0 || k < 0)
                         bench_die("rotation %zu did not happen (see %s)", r + 1, daemon.log);
-                rot[r].start = daemon.watch.events[i].t_usec;
-                rot[r].refreshed = daemon.watch.events[j].t_usec;
-                rot[r].scan_keys = bench_field_after(daemon.watch.events[j].line, "scan: ");
-                rot[r].scan_ms = bench_field_after(daemon.watch.events[j].line, " keys in ");
-                rot[r].slice_us = bench_field_after(daemon.watch.events[k].line, "longest slice ");
+                rot[r].start = watch.events[i].t_usec;
+                rot[r].refreshed = watch.events[j].t_usec;
+                rot[r].scan_keys = bench_field_after(watch.events[j].line, "scan: ");
+                rot[r].scan_ms = bench_field_after(watch.events[j].line, " keys in ");
+                rot[r].slice_us = bench_field_after(watch.events[k].line, "longest slice ");
                 /* Aged: the host's slices done, the last delete settled, INFO memory read. */
-                k = bench_wait_event(&daemon.watch, "rd: aged: ", r + 1, timeout);
+                k = bench_wait_event(&watch, "rd: aged: ", r + 1, timeout);
                 if (k < 0)
                         bench_die("rotation %zu was not aged (see %s)", r + 1, daemon.log);
-                line = daemon.watch.events[k].line;
-                rot[r].end = daemon.watch.events[k].t_usec;
+                line = watch.events[k].line;
+                rot[r].end = watch.events[k].t_usec;
                 rot[r].victims = bench_field_after(line, "rd: aged: ");
                 rot[r].round_ms = bench_field_after(line, " victims checked and settled in ");
                 rot[r].step_us = bench_field_after(line, "longest step ");
@@ -889,7 +891,7 @@ int main(int argc, char **argv)
                         deletes[r / 2] = (struct bench_span){ rot[r].refreshed,
                                                               rot[r].end + 500000 };
                 if (r == 0)
-                        rss_after = bench_rss_kib(daemon.child.pid);
+                        rss_after = bench_rss_kib(daemon.pid);
                 if (r % 2 == 1) {
                         uint64_t t0 = bench_now_usec();
 
@@ -912,7 +914,7 @@ int main(int argc, char **argv)
                 usleep((useconds_t)(last < 3000000 ? 3000000 : last));
         }
         client_stop(&client);
-        bench_daemon_stop(&daemon);
+        bench_daemon_stop(&daemon, &watch);
         command_usec("evalsha", &sha_calls, &sha_usec);
         command_usec("eval", &eval_calls, &eval_usec);
         command_usec("scan", &scan_calls, &scan_usec);
@@ -1038,7 +1040,7 @@ int main(int argc, char **argv)
                                "longest gap between watchdog pings %.1f ms (sent every %d ms)\n",
                                r + 1, rot[r].step_us, rot[r].step_cpu_us, rot[r].steps_over,
                                rot[r].steps, rot[r].slice_us,
-                               (double)bench_longest_gap(&daemon.watch, rot[r].start,
+                               (double)bench_longest_gap(&watch, rot[r].start,
                                                          rot[r].end) / 1000,
                                BENCH_WATCHDOG_USEC / 2000);
                         steps += rot[r].steps;
@@ -1060,7 +1062,7 @@ int main(int argc, char **argv)
                 alternative_ttl(dir, keys, &client);
         }
         free(client.s.v);
-        free(daemon.watch.pings);
+        bench_watch_free(&watch);
         if (other_left != 0 || hot_left != n_hot || keys_left != n_hot) {
                 fprintf(stderr, "%s: expected every unread key gone and every hot key left\n",
                         bench_prog);
