@@ -25,34 +25,16 @@ uint16_t mcb_port;
 
 int mcb_connect(void)
 {
-        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-                                 .sin_port = htons(mcb_port) };
-        int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-        if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-                if (fd >= 0)
-                        close(fd);
-                return -1;
-        }
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        return fd;
+        return bench_connect(mcb_port);
 }
 
 void mcb_memcached_start(struct bench_child *c, const char *const *args)
 {
-        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-        socklen_t len = sizeof(a);
         const char *argv[32] = { "memcached", "-l", "127.0.0.1", "-p", NULL, "-U", "0" };
         char port_s[16], log[512];
         size_t n = 7;
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
 
-        /* A port the kernel picks free for us. */
-        if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-            getsockname(fd, (struct sockaddr *)&a, &len) < 0)
-                bench_die("no free port: %s", strerror(errno));
-        mcb_port = ntohs(a.sin_port);
-        close(fd);
+        mcb_port = bench_free_port();
         snprintf(port_s, sizeof(port_s), "%u", mcb_port);
         argv[4] = port_s;
         for (size_t i = 0; args && args[i]; i++) {
@@ -64,7 +46,8 @@ void mcb_memcached_start(struct bench_child *c, const char *const *args)
         snprintf(log, sizeof(log), "%s/memcached-%u.log", bench_run_dir(), mcb_port);
         bench_child_start(c, argv, log, NULL, false, true);
         for (int i = 0;; i++) {
-                fd = mcb_connect();
+                int fd = mcb_connect();
+
                 if (fd >= 0) {
                         close(fd);
                         return;
@@ -77,14 +60,7 @@ void mcb_memcached_start(struct bench_child *c, const char *const *args)
 
 void mcb_write_all(int fd, const char *s, size_t n)
 {
-        while (n > 0) {
-                ssize_t r = write(fd, s, n);
-
-                if (r <= 0)
-                        bench_die("write to memcached: %s", strerror(errno));
-                s += r;
-                n -= (size_t)r;
-        }
+        bench_write_all(fd, s, n);
 }
 
 void mcb_read_until(int fd, const char *end, size_t count)
