@@ -29,8 +29,8 @@ trap bus_cleanup EXIT
 bus_start "$dir/bus" || { echo "Bail out! dbus-daemon did not answer"; exit 1; }
 addr="unix:path=$dir/bus"
 mkdir "$dir/files"
-# No server behind the memcached cache: its statistics are reported all the same (and one
-# cannot be refused: nothing listens on port 1).
+# No server behind the memcached and redis caches: their statistics are reported all the same
+# (and one cannot be refused: nothing listens on port 1).
 cat > "$dir/cacheaged.conf" <<CONF
 [daemon]
 interval = 1h
@@ -56,17 +56,21 @@ dry_run = yes
 [cache memcached]
 adapter = memcached
 server = 127.0.0.1:1
+
+[cache redis]
+adapter = redis
+server = 127.0.0.1:1
 CONF
 "$CACHEAGED" --config "$dir/cacheaged.conf" --bus "$addr" > "$dir/cacheaged.log" 2>&1 &
 daemon_pid=$!
 bus_wait 20 "$CACHEAGECTL" --address="$addr" list ||
         { echo "Bail out! cacheaged did not answer"; sed 's/^/# /' "$dir/cacheaged.log"; exit 1; }
 
-for cache in dcache kernel-host kernel-group files memcached; do
+for cache in dcache kernel-host kernel-group files memcached redis; do
         "$CACHEAGECTL" --address="$addr" --no-pager --json show "$cache" > "$dir/$cache.json" ||
                 { echo "Bail out! cacheagectl show $cache failed"; cat "$dir/$cache.json"; exit 1; }
 done
-python3 - "$dir" dcache kernel-host kernel-group files memcached > "$dir/stats.json" <<'PY' ||
+python3 - "$dir" dcache kernel-host kernel-group files memcached redis > "$dir/stats.json" <<'PY' ||
 import json, sys
 live = {}
 for cache in sys.argv[2:]:
