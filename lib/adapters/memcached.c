@@ -78,7 +78,7 @@
  * crawler then writes as much in one run on a CPU; a batch of checks is one run of the worker
  * thread that answers them. A client's get that comes meanwhile waits for a CPU or
  * for that worker. With 128 KiB and 512, a rotation's deletes cost the client's p99 4.3x;
- * with 8 KiB and 16, 1.5x (bench-memcached, README).
+ * with 8 KiB and 16, 1.5x (bench-memcached, doc/benchmarks.md).
  */
 #define MC_READ_MAX (8 * 1024)            /* bytes read from the socket at once */
 #define MC_CHECK_BATCH 16                 /* victims checked per round trip */
