@@ -1,0 +1,23 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# In a guest of the VM lab (scripts/vm.sh): the kernel adapter's tests on the real kernel,
+# with cgroup v2 and its memory controller, in a quiet kernel (nothing but the test makes
+# dentries there, so host-wide dentry-state figures are asserted exactly:
+# CACHEAGE_QUIET_KERNEL=1, tests/kernel-fake.h). The tests on fake trees ran on the host.
+#
+#   scripts/vm.sh 6.1 -- tests/vm/guest-tests.sh BUILD_DIR
+set -u
+build=$(cd "$1" && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
+export CA_TEST_SRCDIR="$src/tests" CACHEAGED="$build/daemon/cacheaged" CACHEAGECTL="$build/daemon/cacheagectl" \
+       CA_ADAPTER_DIR="$build/lib/adapters" CACHEAGE_QUIET_KERNEL=1
+echo "guest: Linux $(uname -r), MGLRU $(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null || echo absent)," \
+     "cgroup2 controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
+status=0
+for t in "test-kernel-sys:kernel_sys/*real*" "test-kernel:kernel/*real*"; do
+        bin=${t%%:*} filter=${t#*:}
+        echo "=== $bin --filter=$filter"
+        "$build/tests/$bin" --filter="$filter" -j1 --tap=- || status=1
+done
+exit $status
