@@ -172,6 +172,44 @@ void kernel_fake_shrinkers(const struct kernel_fake *f, uint64_t ino, uint64_t n
 
 /* ---- the real kernel ---- */
 
+bool kernel_real_quiet(void)
+{
+        const char *q = getenv("CACHEAGE_QUIET_KERNEL");
+
+        return q && strcmp(q, "1") == 0;
+}
+
+#define KERNEL_TMPDIRS_MAX 16 /* directories of one test */
+static char *tmpdirs[KERNEL_TMPDIRS_MAX];
+
+char *kernel_real_tmpdir(const char *prefix)
+{
+        char name[64], *dir;
+
+        snprintf(name, sizeof(name), "cacheage-%s", prefix);
+        dir = test_mkdtemp(name);
+        for (size_t i = 0; i < KERNEL_TMPDIRS_MAX; i++)
+                if (!tmpdirs[i]) {
+                        tmpdirs[i] = strdup(dir);
+                        cr_assert(tmpdirs[i]);
+                        return dir;
+                }
+        cr_assert_fail("more than %d temporary directories in one test", KERNEL_TMPDIRS_MAX);
+        return NULL;
+}
+
+void kernel_real_tmpdirs_remove(void)
+{
+        for (size_t i = 0; i < KERNEL_TMPDIRS_MAX; i++) {
+                if (!tmpdirs[i])
+                        continue;
+                if (access(tmpdirs[i], F_OK) == 0)
+                        test_rm_rf(tmpdirs[i]);
+                free(tmpdirs[i]);
+                tmpdirs[i] = NULL;
+        }
+}
+
 const char *kernel_real_memcg(int *ret_version)
 {
         static char mount[4096];

@@ -58,6 +58,23 @@ void kernel_fake_write(const struct kernel_fake *f, const char *path, const char
 /* --- the real kernel's memory cgroups ------------------------------------------------------ */
 
 /*
+ * kernel_real_quiet() - whether this kernel is a quiet one (CACHEAGE_QUIET_KERNEL=1, set by
+ * the VM lab's guests, tests/vm/): nothing but the test makes or frees dentries there, so
+ * host-wide dentry-state figures can be asserted exactly. Elsewhere (a shared host, where
+ * other work makes and frees dentries all the time) a test asserts its own groups' figures
+ * and reads the host-wide ones only as information.
+ */
+bool kernel_real_quiet(void);
+
+/*
+ * kernel_real_tmpdir() - a new directory /tmp/cacheage-@prefix-XXXXXX (malloc()ed), removed
+ * by kernel_real_tmpdirs_remove(), which the tests' .fini calls: a test that fails halfway
+ * leaves none behind.
+ */
+char *kernel_real_tmpdir(const char *prefix);
+void kernel_real_tmpdirs_remove(void);
+
+/*
  * kernel_real_memcg() - the real memory controller's mount point (v1 or v2, from
  * /proc/self/mountinfo) and its version; NULL when there is none or it cannot take a child
  * group (not root): the caller skips, saying so.

@@ -31,14 +31,16 @@
 
 static struct kernel_fake fake;
 
-/* A real child memory cgroup a test made: removed after it, failed or not. */
-static char *real_group;
+/* Real child memory cgroups a test made: removed after it, failed or not. */
+static char *real_group, *marks_group;
 
 static void fake_fini(void)
 {
         kernel_fake_free(&fake);
+        kernel_real_tmpdirs_remove();
         kernel_real_group_remove(real_group);
-        real_group = NULL;
+        kernel_real_group_remove(marks_group);
+        real_group = marks_group = NULL;
 }
 
 /* ---- dentry-state ---- */
@@ -70,24 +72,33 @@ Test(kernel_sys, dentry_state_every_field, .fini = fake_fini)
         cr_assert_eq(ks_read_dentry_state("/nonexistent", &ds), -ENOENT);
 }
 
-/* The real file reads, and shows what a storm does (other processes add their own noise). */
-Test(kernel_sys, dentry_state_real_kernel)
+/*
+ * The real file reads, and shows what a storm does: exactly, in a quiet kernel (the VM lab's
+ * guests); on a shared host others free dentries too (memory pressure, a benchmark's
+ * drop_caches): there an attempt that lost them is made again, three at most.
+ */
+Test(kernel_sys, dentry_state_real_kernel, .fini = fake_fini)
 {
+        bool quiet = kernel_real_quiet();
         struct ks_dentry_state a, b;
-        char *dir = test_mkdtemp("cacheage-kstate"), path[256];
+        char *dir = kernel_real_tmpdir("kstate"), path[512];
         struct stat st;
 
         cr_assert_eq(ks_read_dentry_state("/", &a), 0);
         cr_assert(a.nr_dentry >= a.nr_negative && a.age_limit == 45);
-        for (int i = 0; i < 20000; i++) {
-                snprintf(path, sizeof(path), "%s/missing-%d", dir, i);
-                cr_assert(stat(path, &st) < 0);
+        for (unsigned attempt = 0; attempt < (quiet ? 1 : 3); attempt++) {
+                cr_assert_eq(ks_read_dentry_state("", &a), 0, "an empty root is /");
+                for (int i = 0; i < 20000; i++) {
+                        snprintf(path, sizeof(path), "%s/missing-%u-%d", dir, attempt, i);
+                        cr_assert(stat(path, &st) < 0);
+                }
+                cr_assert_eq(ks_read_dentry_state("/", &b), 0);
+                if (b.nr_negative >= a.nr_negative + (quiet ? 20000 : 15000))
+                        break;
         }
-        cr_assert_eq(ks_read_dentry_state("", &b), 0, "an empty root is /");
-        /* Others may free dentries meanwhile, but not 15,000 of ours within a moment. */
-        cr_assert(b.nr_negative >= a.nr_negative + 5000, "%" PRIu64 " -> %" PRIu64,
-                  a.nr_negative, b.nr_negative);
-        test_rm_rf(dir);
+        cr_assert(b.nr_negative >= a.nr_negative + (quiet ? 20000 : 15000),
+                  "%" PRIu64 " -> %" PRIu64 "%s", a.nr_negative, b.nr_negative,
+                  quiet ? " (a quiet kernel)" : ", in 3 attempts");
         free(dir);
 }
 
@@ -264,7 +275,7 @@ Test(kernel_sys, group_figures_real_kernel, .fini = fake_fini)
         cr_assert_eq(ks_find_memcg("/", &mc), 0);
         cr_assert_eq(ks_cgroup_open("/", &mc, strrchr(group, '/'), &fd, NULL, 0), 0);
         cr_assert_eq(ks_read_group(fd, mc.version, &before), 0);
-        dir = test_mkdtemp("cacheage-kgroup");
+        dir = kernel_real_tmpdir("kgroup");
         kernel_real_storm(group, dir, 20000);
         cr_assert_eq(ks_read_group(fd, mc.version, &after), 0);
         /* 20,000 dentries of about 192 bytes each: at least 2 MiB of kernel memory. */
@@ -272,7 +283,6 @@ Test(kernel_sys, group_figures_real_kernel, .fini = fake_fini)
                   "kernel memory %" PRIu64 " -> %" PRIu64, before.kernel_bytes,
                   after.kernel_bytes);
         close(fd);
-        test_rm_rf(dir);
         free(dir);
 }
 
@@ -367,50 +377,68 @@ Test(kernel_sys, reclaim_key_refused_by_the_real_kernel, .fini = fake_fini)
 }
 
 /* v1 force_empty on the real kernel: the group's dentries go, the host's others stay. */
+/*
+ * force_empty takes the group's dentries and nobody else's. Asserted on the groups' own kernel
+ * memory (memory.kmem.usage_in_bytes counts whole pages, each charged to its group: what
+ * others do on the host moves neither), and, in a quiet kernel, on dentry-state as well.
+ */
 Test(kernel_sys, force_empty_real_kernel, .fini = fake_fini)
 {
-        char *group = real_group = kernel_real_group_new("empty"), *dir;
+        char *group = real_group = kernel_real_group_new("empty"), *dir, sub[512];
         struct ks_dentry_state a, b, c;
+        struct ks_group g0, g1, g2, m1, m2;
         struct ks_memcg mc;
-        struct ks_group g;
-        bool ok = false;
-        int fd;
+        int fd, mfd;
 
         if (!group)
                 cr_skip_test("no memory cgroup can be made here (not root, or none mounted)");
         cr_assert_eq(ks_find_memcg("/", &mc), 0);
         if (mc.version != KS_MEMCG_V1)
                 cr_skip_test("cgroup v2 here: no memory.force_empty");
+        marks_group = kernel_real_group_new("marks");
+        cr_assert(marks_group);
         cr_assert_eq(ks_cgroup_open("/", &mc, strrchr(group, '/'), &fd, NULL, 0), 0);
-        dir = test_mkdtemp("cacheage-kempty");
-        /*
-         * 50,000 negatives came and went (others' noise is far below 10,000 in a moment), and
-         * the host's others stayed. Another program dropping the whole host's cache meanwhile
-         * (a benchmark's drop_caches) spoils an attempt: three at most, each with new names.
-         */
-        for (unsigned attempt = 0; attempt < 3 && !ok; attempt++) {
-                char sub[512];
+        cr_assert_eq(ks_cgroup_open("/", &mc, strrchr(marks_group, '/'), &mfd, NULL, 0), 0);
+        dir = kernel_real_tmpdir("kempty");
+        /* Another group's 20,000 negatives, which must stay. */
+        snprintf(sub, sizeof(sub), "%s/marks", dir);
+        cr_assert(mkdir(sub, 0755) == 0);
+        kernel_real_storm(marks_group, sub, 20000);
+        cr_assert_eq(ks_read_group(mfd, mc.version, &m1), 0);
 
-                snprintf(sub, sizeof(sub), "%s/%u", dir, attempt);
-                cr_assert(mkdir(sub, 0755) == 0);
-                cr_assert_eq(ks_read_dentry_state("/", &a), 0);
-                kernel_real_storm(group, sub, 50000);
-                cr_assert_eq(ks_read_dentry_state("/", &b), 0);
-                cr_assert_eq(ks_force_empty(fd), 0);
-                cr_assert_eq(ks_read_dentry_state("/", &c), 0);
-                ok = b.nr_negative >= a.nr_negative + 40000 &&
-                     c.nr_negative + 40000 <= b.nr_negative &&
-                     c.nr_negative >= a.nr_negative / 2;
+        snprintf(sub, sizeof(sub), "%s/storm", dir);
+        cr_assert(mkdir(sub, 0755) == 0);
+        cr_assert_eq(ks_read_group(fd, mc.version, &g0), 0);
+        cr_assert_eq(ks_read_dentry_state("/", &a), 0);
+        kernel_real_storm(group, sub, 50000);
+        cr_assert_eq(ks_read_dentry_state("/", &b), 0);
+        cr_assert_eq(ks_read_group(fd, mc.version, &g1), 0);
+        cr_assert_eq(ks_force_empty(fd), 0);
+        cr_assert_eq(ks_read_dentry_state("/", &c), 0);
+        cr_assert_eq(ks_read_group(fd, mc.version, &g2), 0);
+        cr_assert_eq(ks_read_group(mfd, mc.version, &m2), 0);
+        fprintf(stderr, "kernel_sys: force_empty: the group's kernel memory %" PRIu64 " -> %"
+                PRIu64 " -> %" PRIu64 " bytes; the other group's %" PRIu64 " -> %" PRIu64
+                "; host nr_negative %" PRIu64 " -> %" PRIu64 " -> %" PRIu64 "\n",
+                g0.kernel_bytes, g1.kernel_bytes, g2.kernel_bytes, m1.kernel_bytes,
+                m2.kernel_bytes, a.nr_negative, b.nr_negative, c.nr_negative);
+        /* 50,000 dentries of 192 bytes: 9 MiB; at least 5 MiB charged, and given back. */
+        cr_assert(g1.kernel_bytes >= g0.kernel_bytes + (5 << 20), "%" PRIu64 " -> %" PRIu64,
+                  g0.kernel_bytes, g1.kernel_bytes);
+        /* Most of it back (the rest: the group's own unreclaimable objects, page-sized). */
+        cr_assert(g2.kernel_bytes <= g0.kernel_bytes + (g1.kernel_bytes - g0.kernel_bytes) / 4,
+                  "%" PRIu64 " -> %" PRIu64 " -> %" PRIu64, g0.kernel_bytes, g1.kernel_bytes,
+                  g2.kernel_bytes);
+        cr_assert(m2.kernel_bytes + (256 << 10) >= m1.kernel_bytes,
+                  "the other group's kernel memory fell: %" PRIu64 " -> %" PRIu64,
+                  m1.kernel_bytes, m2.kernel_bytes);
+        if (kernel_real_quiet()) {
+                cr_assert(b.nr_negative >= a.nr_negative + 50000);
+                cr_assert(c.nr_negative == a.nr_negative, "%" PRIu64 " -> %" PRIu64 " -> %"
+                          PRIu64, a.nr_negative, b.nr_negative, c.nr_negative);
         }
-        cr_assert_eq(ks_read_group(fd, mc.version, &g), 0);
-        cr_assert(b.nr_negative >= a.nr_negative + 40000, "%" PRIu64 " -> %" PRIu64,
-                  a.nr_negative, b.nr_negative);
-        cr_assert(c.nr_negative + 40000 <= b.nr_negative, "%" PRIu64 " -> %" PRIu64,
-                  b.nr_negative, c.nr_negative);
-        cr_assert(c.nr_negative >= a.nr_negative / 2, "the host's other negatives stay: %"
-                  PRIu64 " before, %" PRIu64 " after", a.nr_negative, c.nr_negative);
+        close(mfd);
         close(fd);
-        test_rm_rf(dir);
         free(dir);
 }
 
