@@ -24,6 +24,9 @@ packages=(
     prometheus
     # fuzz targets: clang's libFuzzer is in libclang-rt-14-dev, only recommended by clang
     clang libclang-rt-14-dev
+    # the VM lab (scripts/vm.sh): Debian's own kernels under qemu, a busybox initramfs, an
+    # ext4 scratch disk
+    qemu-system-x86 busybox-static cpio e2fsprogs
     # the Debian packages (scripts/deb.sh)
     debhelper dpkg-dev fakeroot lintian
 )
