@@ -526,9 +526,11 @@ Test(kernel_policy, gate_and_amount)
 {
         cr_assert_eq(kp_gate(true, 0, -1), KP_GO);
         cr_assert_eq(kp_gate(false, 0, -1), KP_BUSY);
-        cr_assert_eq(kp_gate(true, 0.01, -1), KP_PRESSURE);
-        cr_assert_eq(kp_gate(true, 0, 2.5), KP_PRESSURE, "the group's own pressure counts");
-        cr_assert_eq(kp_gate(false, 3, 0), KP_PRESSURE, "pressure is said before busy");
+        cr_assert_eq(kp_gate(true, 10.01, -1), KP_PRESSURE);
+        cr_assert_eq(kp_gate(true, 3.3, 5.6), KP_GO,
+                     "a pass's own refaults (the next ten seconds: 0.5-5.6%%) are no pressure");
+        cr_assert_eq(kp_gate(true, 0, 12.5), KP_PRESSURE, "the group's own pressure counts");
+        cr_assert_eq(kp_gate(false, 30, 0), KP_PRESSURE, "pressure is said before busy");
 
         cr_assert_eq(kp_reclaim_amount(0, 1 << 20, 21 << 20, 1 << 20, 64 << 20), 20 << 20);
         cr_assert_eq(kp_reclaim_amount(0, 1 << 20, 200 << 20, 1 << 20, 64 << 20), 64 << 20);
@@ -565,6 +567,69 @@ static size_t read_seq(const char *name, struct sample *v, size_t max)
         }
         fclose(f);
         return n;
+}
+
+/*
+ * A pass's steps, from the figures a real kernel gave in the VM lab: steps go on while each
+ * takes at least half of its size from slab (or as many dentries: pages partly in use do not
+ * show in slab_reclaimable); the first that does not ends it, as does -EAGAIN (the group ran
+ * dry: the next growth is counted from before that step), another error, the bound, or the
+ * group's page cache share.
+ */
+Test(kernel_policy, pass_steps_and_their_ends)
+{
+        const uint64_t K = 1024, M = 1024 * 1024;
+        struct kp_pass p;
+
+        kp_pass_begin(&p, 256 * K, 64 * M, 32 * M);
+        cr_assert(kp_pass_step(&p, 0, 23 * M, 20 * M, 15000, 32 * M));
+        cr_assert(kp_pass_step(&p, 0, 20 * M, 20 * M, 1000, 32 * M),
+                  "1,000 dentries freed, no page free yet: on");
+        cr_assert(!kp_pass_step(&p, 0, 20 * M, 19 * M + 900 * K, 300, 32 * M - 200 * K));
+        cr_assert_eq(p.end, KP_PASS_DONE);
+        cr_assert_eq(p.steps, 3);
+        cr_assert_eq(p.asked, 768 * K);
+        cr_assert_eq(p.freed_bytes, 3 * M + 124 * K);
+        cr_assert_eq(p.freed_dentries, 16300);
+        cr_assert(kp_pass_again(&p, M), "it freed much: the next rotation passes again");
+        cr_assert_eq(kp_pass_base(&p, 19 * M), 19 * M);
+        cr_assert_str_eq(kp_pass_end_name(p.end), "the last step took little slab");
+
+        /* Dry: the last step went for the referenced dentries too. */
+        kp_pass_begin(&p, 256 * K, 64 * M, 0);
+        cr_assert(kp_pass_step(&p, 0, 22 * M, 12 * M, 50000, 0));
+        cr_assert(!kp_pass_step(&p, -EAGAIN, 3 * M, 30 * K, 16000, 0));
+        cr_assert_eq(p.end, KP_PASS_DRY);
+        cr_assert_eq(p.asked, 512 * K, "a dry step was asked too");
+        cr_assert(!kp_pass_again(&p, M));
+        cr_assert_eq(kp_pass_base(&p, 30 * K), 3 * M, "counted from before the dry step");
+
+        /* Another error: not asked, the pass ends. */
+        kp_pass_begin(&p, 256 * K, 64 * M, 0);
+        cr_assert(!kp_pass_step(&p, -EIO, 3 * M, 3 * M, 0, 0));
+        cr_assert_eq(p.end, KP_PASS_ERROR);
+        cr_assert_eq(p.error, -EIO);
+        cr_assert_eq(p.asked, 0);
+        cr_assert(!kp_pass_again(&p, 0));
+
+        /* The bound: what the pass was for. */
+        kp_pass_begin(&p, 256 * K, 512 * K, 0);
+        cr_assert(kp_pass_step(&p, 0, 9 * M, 8 * M, 0, 0));
+        cr_assert(!kp_pass_step(&p, 0, 8 * M, 7 * M, 0, 0));
+        cr_assert_eq(p.end, KP_PASS_MAX);
+
+        /* The page cache share: 5% of 32 MiB, then the next rotation goes on. */
+        kp_pass_begin(&p, 256 * K, 64 * M, 32 * M);
+        cr_assert(kp_pass_step(&p, 0, 20 * M, 19 * M, 5000, 31 * M));
+        cr_assert(!kp_pass_step(&p, 0, 19 * M, 18 * M, 5000, 30 * M + 300 * K));
+        cr_assert_eq(p.end, KP_PASS_CACHE);
+        cr_assert_eq(p.file_taken, M + 724 * K);
+        cr_assert(kp_pass_again(&p, M));
+        /* A small page cache: one step's worth at least. */
+        kp_pass_begin(&p, 256 * K, 64 * M, M);
+        cr_assert(kp_pass_step(&p, 0, 20 * M, 19 * M, 5000, M - 200 * K));
+        cr_assert(!kp_pass_step(&p, 0, 19 * M, 18 * M, 5000, M - 300 * K));
+        cr_assert_eq(p.end, KP_PASS_CACHE);
 }
 
 /*

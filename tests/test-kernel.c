@@ -46,9 +46,16 @@ static struct kernel_fake fake;
 static char *psi_dir;
 static char *group_a, *group_b;
 static pid_t hot_pid = -1;
+static char *bind_target; /* a bind mount of the test's: undone before its tree goes */
 
 static void teardown(void)
 {
+        if (bind_target) {
+                cr_expect(umount2(bind_target, MNT_DETACH) == 0, "umount %s: %s", bind_target,
+                          strerror(errno));
+                free(bind_target);
+                bind_target = NULL;
+        }
         if (hot_pid > 0)
                 test_kill(hot_pid);
         hot_pid = -1;
@@ -234,7 +241,7 @@ Test(kernel, report_shows_the_host_and_a_storm_as_growth, .fini = teardown, .tim
         cr_assert_eq(get_t(env.bus, path, CA_BUS_CACHE_IFACE, "SingleUseObjects"), 0,
                      "a negative dentry is not known to be single-use");
         s = get_s(env.bus, path, CA_BUS_CACHE_IFACE, "ObjectsName");
-        cr_assert_str_eq(s, "dentries");
+        cr_assert_str_eq(s, "host dentries", "the kernel counts dentries host-wide only");
         free(s);
         s = get_s(env.bus, path, CA_BUS_CACHE_IFACE, "PartName");
         cr_assert_str_eq(s, "negative");
@@ -251,8 +258,8 @@ Test(kernel, report_shows_the_host_and_a_storm_as_growth, .fini = teardown, .tim
         n = fread(out, 1, sizeof(out) - 1, p);
         out[n] = '\0';
         cr_assert(pclose(p) == 0, "%s", out);
-        cr_assert(strstr(out, "DENTRIES") && strstr(out, "NEGATIVE") && strstr(out, "MECHANISM"),
-                  "%s", out);
+        cr_assert(strstr(out, "HOST DENTRIES") && strstr(out, "NEGATIVE") &&
+                  strstr(out, "MECHANISM"), "%s", out);
         cr_assert(strstr(out, "report"), "%s", out);
         cr_assert(!strstr(out, "SINGLE-USE"), "%s", out);
 
@@ -603,54 +610,115 @@ static void expect_file(const char *file, const char *want)
         free(s);
 }
 
-Test(kernel, memory_reclaim_v2_amounts_bounds_and_gates, .fini = teardown, .timeout = 300)
+/*
+ * memory.reclaim on a fake tree, whose "kernel" reclaims nothing: each pass is one step (it
+ * took no slab), the first look a pass over what the group holds, a later one only after the
+ * slab grew by min_reclaim; reclaim_amount = SIZE writes that size every rotation; nothing
+ * under memory pressure. How a pass goes on a real kernel: the VM lab's tests.
+ */
+Test(kernel, memory_reclaim_v2_passes_bounds_and_gates, .fini = teardown, .timeout = 300)
 {
+        const char *file = "/sys/fs/cgroup/system.slice/build.service/memory.reclaim";
+        uint64_t put_off;
         char *s;
 
         kernel_fake_new(&fake, 2, 100000, 20000);
-        free(kernel_fake_group(&fake, "/system.slice/build.service", 2 << 20, 1 << 20, 0));
+        free(kernel_fake_group(&fake, "/system.slice/build.service", 3 << 20, 2 << 20, 0));
+        free(kernel_fake_group(&fake, "/system.slice/fixed.service", 3 << 20, 2 << 20, 0));
         fake_start(2, "[cache build]\nadapter = kernel\ncgroup = /system.slice/build.service\n"
-                      "action = reclaim\n");
+                      "action = reclaim\n"
+                      "[cache fixed]\nadapter = kernel\ncgroup = /system.slice/fixed.service\n"
+                      "action = reclaim\nreclaim_amount = 16M\n");
         s = get_s(env.bus, cache_path("build"), CA_BUS_CACHE_IFACE, "Mechanism");
         cr_assert_str_eq(s, "memory.reclaim");
         free(s);
-        wait_rotations("build", 2);
-        expect_file("/sys/fs/cgroup/system.slice/build.service/memory.reclaim", "");
-
-        /* 20 MiB of new reclaimable slab: the rotation asks for it back, with the key. */
-        free(kernel_fake_group(&fake, "/system.slice/build.service", 22 << 20, 21 << 20, 0));
-        wait_file("/sys/fs/cgroup/system.slice/build.service/memory.reclaim",
-                  "20971520 swappiness=0");
+        /* The first look: the 2 MiB the group holds are aged like the rest. */
+        wait_file(file, "262144 swappiness=0");
         wait_log(0, "memory.reclaim takes swappiness=0 here");
-        cr_assert(astat("build", "reclaim_asked_bytes") >= 20 << 20);
-        cr_assert_eq(astat("build", "group_slab_reclaimable_bytes"), 21 << 20);
+        wait_astat_at_least("build", "reclaim_steps", 1);
+        cr_assert_eq(astat("build", "reclaim_steps"), 1, "the step took no slab: the pass ends");
+        wait_log(0, "memory.reclaim on /system.slice/build.service: 1 step, 256.0K asked (the "
+                    "last step took little slab)");
 
-        /* The fake kernel reclaimed nothing: the level stays, nothing more is asked. */
-        kernel_fake_write(&fake, "/sys/fs/cgroup/system.slice/build.service/memory.reclaim", "");
+        /* No growth since: no pass. */
+        kernel_fake_write(&fake, file, "");
         wait_rotations("build", 2);
-        expect_file("/sys/fs/cgroup/system.slice/build.service/memory.reclaim", "");
+        expect_file(file, "");
+        cr_assert_eq(astat("build", "reclaim_steps"), 1);
 
-        /* 500 MiB more: max_reclaim (64M) bounds it. */
-        free(kernel_fake_group(&fake, "/system.slice/build.service", 530 << 20, 521 << 20, 0));
-        wait_file("/sys/fs/cgroup/system.slice/build.service/memory.reclaim",
-                  "67108864 swappiness=0");
+        /* 20 MiB of new reclaimable slab: a pass. */
+        free(kernel_fake_group(&fake, "/system.slice/build.service", 23 << 20, 22 << 20, 0));
+        wait_file(file, "262144 swappiness=0");
+        cr_assert_eq(astat("build", "group_slab_reclaimable_bytes"), 22 << 20);
+        wait_astat_at_least("build", "reclaim_asked_bytes", 2 * 262144);
+
+        /* A fixed amount: one write of it at every rotation. */
+        wait_file("/sys/fs/cgroup/system.slice/fixed.service/memory.reclaim",
+                  "16777216 swappiness=0");
+        kernel_fake_write(&fake, "/sys/fs/cgroup/system.slice/fixed.service/memory.reclaim", "");
+        wait_file("/sys/fs/cgroup/system.slice/fixed.service/memory.reclaim",
+                  "16777216 swappiness=0");
 
         /* Under memory pressure (the host's, then the group's) nothing is done. */
-        kernel_fake_write(&fake, "/sys/fs/cgroup/system.slice/build.service/memory.reclaim", "");
-        set_psi(0, 5.0);
+        kernel_fake_write(&fake, file, "");
+        set_psi(0, 20.0);
         free(kernel_fake_group(&fake, "/system.slice/build.service", 900 << 20, 890 << 20, 0));
-        uint64_t put_off = astat("build", "actions_put_off_pressure");
+        put_off = astat("build", "actions_put_off_pressure");
         wait_rotations("build", 2);
-        expect_file("/sys/fs/cgroup/system.slice/build.service/memory.reclaim", "");
+        expect_file(file, "");
         cr_assert(astat("build", "actions_put_off_pressure") >= put_off + 1);
+        cr_assert(astat("build", "put_off_usec") > 0, "put off since then");
         set_psi(0, 0);
-        free(kernel_fake_group(&fake, "/system.slice/build.service", 900 << 20, 890 << 20, 3.5));
+        free(kernel_fake_group(&fake, "/system.slice/build.service", 900 << 20, 890 << 20, 15.0));
         wait_rotations("build", 2);
-        expect_file("/sys/fs/cgroup/system.slice/build.service/memory.reclaim", "");
+        expect_file(file, "");
         /* The pressure gone, the growth is taken back. */
         free(kernel_fake_group(&fake, "/system.slice/build.service", 900 << 20, 890 << 20, 0));
-        wait_file("/sys/fs/cgroup/system.slice/build.service/memory.reclaim",
-                  "67108864 swappiness=0");
+        wait_file(file, "262144 swappiness=0");
+        wait_rotations("build", 1);
+        cr_assert_eq(astat("build", "put_off_usec"), 0);
+}
+
+/*
+ * cgroup = PATH/\*: every child group of a slice is a part with its own first look and passes,
+ * less those exclude names; groups that start and stop are followed; the figures are the
+ * groups' sums.
+ */
+Test(kernel, slice_groups_followed_and_excluded, .fini = teardown, .timeout = 300)
+{
+        char *b;
+
+        kernel_fake_new(&fake, 2, 100000, 20000);
+        free(kernel_fake_group(&fake, "/system.slice/a.service", 4 << 20, 3 << 20, 0));
+        b = kernel_fake_group(&fake, "/system.slice/b.service", 6 << 20, 5 << 20, 0);
+        free(kernel_fake_group(&fake, "/system.slice/c.service", 8 << 20, 7 << 20, 0));
+        kernel_fake_write(&fake, "/sys/fs/cgroup/system.slice/memory.reclaim", "");
+        fake_start(2, "[cache services]\nadapter = kernel\ncgroup = /system.slice/*\n"
+                      "exclude = c.service  d-*.service\naction = reclaim\n");
+        wait_file("/sys/fs/cgroup/system.slice/a.service/memory.reclaim", "262144 swappiness=0");
+        wait_file("/sys/fs/cgroup/system.slice/b.service/memory.reclaim", "262144 swappiness=0");
+        cr_assert_eq(astat("services", "groups"), 2);
+        cr_assert_eq(astat("services", "group_slab_reclaimable_bytes"), 8 << 20,
+                     "a's and b's, summed");
+        cr_assert_eq(astat("services", "group_missing"), UINT64_MAX, "a slice has no one group");
+        expect_file("/sys/fs/cgroup/system.slice/c.service/memory.reclaim", "");
+        expect_file("/sys/fs/cgroup/system.slice/memory.reclaim", "");
+
+        /* A service started since: followed, its first look a pass; d-1 is excluded too. */
+        free(kernel_fake_group(&fake, "/system.slice/e.service", 3 << 20, 2 << 20, 0));
+        free(kernel_fake_group(&fake, "/system.slice/d-1.service", 3 << 20, 2 << 20, 0));
+        wait_file("/sys/fs/cgroup/system.slice/e.service/memory.reclaim", "262144 swappiness=0");
+        wait_rotations("services", 1);
+        cr_assert_eq(astat("services", "groups"), 3);
+        expect_file("/sys/fs/cgroup/system.slice/d-1.service/memory.reclaim", "");
+
+        /* A service stopped: no longer followed. */
+        test_rm_rf(b);
+        free(b);
+        wait_rotations("services", 2);
+        cr_assert_eq(astat("services", "groups"), 2);
+        cr_assert_eq(astat("services", "group_slab_reclaimable_bytes"), 5 << 20);
+        expect_file("/sys/fs/cgroup/system.slice/c.service/memory.reclaim", "");
 }
 
 /* Not idle (CPU pressure over the daemon's gate): the action waits, the figures do not. */
@@ -676,13 +744,13 @@ Test(kernel, actions_only_in_idle_time, .fini = teardown, .timeout = 300)
         cr_assert_eq(get_t(env.bus, cache_path("svc"), CA_BUS_CACHE_IFACE, "PartObjects"),
                      220000);
         set_psi(0, 0);
-        wait_file("/sys/fs/cgroup/svc/memory.reclaim", "33554432 swappiness=0");
+        wait_file("/sys/fs/cgroup/svc/memory.reclaim", "262144 swappiness=0");
 }
 
 /* A kernel whose memory.reclaim has no swappiness=: its own parser says so (EINVAL). */
 Test(kernel, memory_reclaim_key_refused_is_left_out, .fini = teardown, .timeout = 300)
 {
-        char *target, *soft, *s;
+        char *soft, *s;
 
         group_a = kernel_real_group_new("key");
         if (!group_a)
@@ -695,19 +763,18 @@ Test(kernel, memory_reclaim_key_refused_is_left_out, .fini = teardown, .timeout 
         cr_assert(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
         kernel_fake_new(&fake, 2, 100000, 20000);
         free(kernel_fake_group(&fake, "/svc", 2 << 20, 1 << 20, 0));
-        target = test_path_join(fake.memcg, "svc/memory.reclaim");
-        cr_assert(mount(soft, target, NULL, MS_BIND, NULL) == 0, "bind: %s", strerror(errno));
+        bind_target = test_path_join(fake.memcg, "svc/memory.reclaim");
+        cr_assert(mount(soft, bind_target, NULL, MS_BIND, NULL) == 0, "bind: %s",
+                  strerror(errno));
         fake_start(2, "[cache svc]\nadapter = kernel\ncgroup = /svc\naction = reclaim\n");
         wait_rotations("svc", 1);
         free(kernel_fake_group(&fake, "/svc", 10 << 20, 9 << 20, 0));
         wait_log(0, "memory.reclaim refuses swappiness=0 here");
         wait_log(0, "memory.reclaim on /svc");
         s = test_read_file(soft);
-        cr_assert_str_eq(s, "8388608\n", "the amount alone, parsed by the kernel");
+        cr_assert_str_eq(s, "262144\n", "a step's amount alone, parsed by the kernel");
         free(s);
         cr_assert_eq(astat("svc", "action_errors"), 0);
-        umount(target);
-        free(target);
         free(soft);
 }
 
@@ -783,7 +850,7 @@ Test(kernel, drop_past_the_limit_after_growth, .fini = teardown, .timeout = 300)
         /* Growing, but not yet for 3 rotations in a row. */
         cr_assert(!negatives((const uint64_t[]){ 61000, 62000 }, 2));
         /* Not in idle time: put off, the streak goes on. */
-        set_psi(0, 2.0);
+        set_psi(0, 20.0);
         cr_assert(!negatives((const uint64_t[]){ 63000 }, 1));
         cr_assert_eq(astat("host", "actions_put_off_pressure"), 1);
         set_psi(0, 0);
@@ -1034,7 +1101,14 @@ Test(kernel, every_bad_key_and_path_at_its_line, .fini = teardown)
                  "[cache nolimit]\nadapter = kernel\naction = drop\nnegative_limit = 0\n" /* 15-18 */
                  "[cache minmax]\nadapter = kernel\ncgroup = /real\naction = reclaim\n"
                  "allow_force_empty = yes\nmin_reclaim = 128M\n"                        /* 19-24 */
-                 "[cache file]\nadapter = kernel\ncgroup = /real/memory.stat\n");      /* 25-27 */
+                 "[cache file]\nadapter = kernel\ncgroup = /real/memory.stat\n"       /* 25-27 */
+                 "[cache star]\nadapter = kernel\ncgroup = /a/*/b\n"                 /* 28-30 */
+                 "[cache excl]\nadapter = kernel\ncgroup = /real\nexclude = x.service\n"
+                                                                                     /* 31-34 */
+                 "[cache step]\nadapter = kernel\ncgroup = /real\naction = reclaim\n"
+                 "allow_force_empty = yes\nreclaim_step = 2M\nmax_reclaim = 1M\n"
+                 "min_reclaim = 512K\n"                                               /* 35-42 */
+                 "[cache bad-excl]\nadapter = kernel\ncgroup = /*\nexclude = a/b\n"); /* 43-46 */
         expect_errors(conf, (const char *[]){
                 "cacheaged.conf:3: cgroup: ",
                 "\"link\" is a symlink (refused",
@@ -1046,6 +1120,10 @@ Test(kernel, every_bad_key_and_path_at_its_line, .fini = teardown)
                 "cacheaged.conf:24: min_reclaim: min_reclaim is above max_reclaim",
                 "cacheaged.conf:27: cgroup: ",
                 "\"memory.stat\" is not a directory",
+                "cacheaged.conf:30: cgroup: \"/a/*/b\": only a trailing /* is taken",
+                "cacheaged.conf:34: exclude: exclude leaves out groups of a slice",
+                "cacheaged.conf:40: reclaim_step: reclaim_step is above max_reclaim",
+                "cacheaged.conf:46: exclude: \"a/b\" is not a group's name",
                 NULL });
 
         /* No memory controller at all, for a group target. */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -34,6 +35,81 @@ uint64_t kp_reclaim_amount(uint64_t fixed, uint64_t base, uint64_t now, uint64_t
         if (amount > max)
                 amount = max;
         return amount < min || amount == 0 ? 0 : amount;
+}
+
+void kp_pass_begin(struct kp_pass *p, uint64_t step, uint64_t max, uint64_t file)
+{
+        *p = (struct kp_pass){ .step = step, .max = max, .file_start = file,
+                               .end = KP_PASS_GOING };
+}
+
+bool kp_pass_step(struct kp_pass *p, int error, uint64_t slab_before, uint64_t slab_after,
+                  uint64_t dentries_freed, uint64_t file_after)
+{
+        uint64_t freed = slab_before > slab_after ? slab_before - slab_after : 0;
+        uint64_t budget = p->file_start / 100 * KP_PASS_FILE_PCT;
+
+        p->steps++;
+        p->last_before = slab_before;
+        if (error < 0 && error != -EAGAIN) {
+                p->end = KP_PASS_ERROR;
+                p->error = error;
+                return false;
+        }
+        p->asked += p->step;
+        p->freed_bytes += freed;
+        p->freed_dentries += dentries_freed;
+        /* -EAGAIN: the kernel tried every priority and retried; the group is dry. */
+        if (error == -EAGAIN) {
+                p->end = KP_PASS_DRY;
+                return false;
+        }
+        /* Dentries freed from pages that stay partly used count as what they would free. */
+        if (freed * 2 < p->step && dentries_freed * KP_DENTRY_BYTES * 2 < p->step) {
+                p->end = KP_PASS_DONE;
+                return false;
+        }
+        if (p->asked + p->step > p->max) {
+                p->end = KP_PASS_MAX;
+                return false;
+        }
+        p->file_taken = p->file_start > file_after ? p->file_start - file_after : 0;
+        if (p->file_taken >= (budget > p->step ? budget : p->step)) {
+                p->end = KP_PASS_CACHE;
+                return false;
+        }
+        return true;
+}
+
+uint64_t kp_pass_base(const struct kp_pass *p, uint64_t after)
+{
+        return p->end == KP_PASS_DRY && p->last_before > after ? p->last_before : after;
+}
+
+bool kp_pass_again(const struct kp_pass *p, uint64_t min)
+{
+        if (p->end == KP_PASS_DRY || p->end == KP_PASS_ERROR || p->steps == 0)
+                return false;
+        return p->freed_bytes >= min || p->freed_dentries * KP_DENTRY_BYTES >= min;
+}
+
+const char *kp_pass_end_name(enum kp_pass_end end)
+{
+        switch (end) {
+        case KP_PASS_GOING:
+                return "under way";
+        case KP_PASS_DONE:
+                return "the last step took little slab";
+        case KP_PASS_DRY:
+                return "less reclaimable than asked";
+        case KP_PASS_MAX:
+                return "all it was for asked";
+        case KP_PASS_CACHE:
+                return "its share of the page cache taken";
+        case KP_PASS_ERROR:
+                return "failed";
+        }
+        return "?";
 }
 
 static bool over_limit(const struct kp_drop_config *cfg, uint64_t nr_dentry, uint64_t nr_negative,

@@ -11,8 +11,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Memory "some avg10" above this is memory pressure: the kernel reclaims already. */
-#define KP_PRESSURE_PCT 0.0 /* percent */
+/*
+ * Memory "some avg10" above this is memory pressure: the kernel reclaims already. As the
+ * daemon's idle_memory_pressure default, and not 0: a pass's own cost, the pages of the
+ * group's page cache it took and the group reads again (workingset refaults, a memory stall),
+ * shows there for the next ten seconds at 0.5-5% (measured in the VM lab), and would put the
+ * next passes off until it decays.
+ */
+#define KP_PRESSURE_PCT 10.0 /* percent */
 
 /* Whether an action may run now. */
 enum kp_gate {
@@ -38,6 +44,90 @@ const char *kp_gate_name(enum kp_gate g);
  */
 uint64_t kp_reclaim_amount(uint64_t fixed, uint64_t base, uint64_t now, uint64_t min,
                            uint64_t max);
+
+/*
+ * A pass over a group's dentries with memory.reclaim (cgroup v2): small writes of @step bytes,
+ * each a new reclaim from the kernel's lowest priority, whose slab scan follows the priority
+ * it reaches (mm/vmscan.c do_shrink_slab: freeable >> priority). Where freed slab counts
+ * towards the amount (classic LRU, 6.1: shrink_node adds reclaim_state->reclaimed_slab), a
+ * step ends as soon as it freed @step, scanning the dentry LRU from its head: what was not
+ * referenced since the last pass is freed, what was is rotated to the tail with its
+ * DCACHE_REFERENCED bit cleared (fs/dcache.c dentry_lru_isolate). Steps go on while each
+ * frees at least half of its size from the group's reclaimable slab (or, where slab pages do
+ * not empty, as many dentries); the first that does not ends the pass: the group's
+ * unreferenced dentries are gone, and a further step would only scan the rotated ones again
+ * and free them, second chance or not. One big write instead runs whole priority sweeps and
+ * retries (mm/memcontrol.c memory_reclaim, MAX_RECLAIM_RETRIES), passing over the LRU more
+ * than once: the group's hot dentries go too (measured: doc/adapters/kernel.md).
+ */
+enum kp_pass_end {
+        KP_PASS_GOING,
+        KP_PASS_DONE,      /* a step took less than half of its size from slab */
+        KP_PASS_DRY,       /* -EAGAIN: the group had less reclaimable than a step */
+        KP_PASS_MAX,       /* max_reclaim asked, or the growth the pass was for */
+        KP_PASS_CACHE,     /* the pass took its share of the group's page cache */
+        KP_PASS_ERROR,     /* the write failed otherwise */
+};
+
+#define KP_DENTRY_BYTES 192 /* bytes: the dcache's object size on x86-64 (struct dentry) */
+/*
+ * A pass stops once it took this share of the group's page cache (or one step, if more):
+ * each step on classic LRU takes inactive page cache along with the slab, and what a pass
+ * leaves the next ones take. Measured: a pass unbounded took 26% of a service's page cache
+ * with a storm of 100,000 negatives (doc/adapters/kernel.md).
+ */
+#define KP_PASS_FILE_PCT 5 /* percent */
+
+struct kp_pass {
+        uint64_t step;           /* bytes per write */
+        uint64_t max;            /* bytes asked at most per pass */
+        uint64_t asked;          /* bytes asked so far */
+        uint64_t freed_bytes;    /* fall of reclaimable slab across the steps */
+        uint64_t freed_dentries; /* fall of nr_dentry across the steps */
+        uint64_t last_before;    /* the slab before the last step */
+        uint64_t file_start;     /* the group's page cache when the pass began */
+        uint64_t file_taken;     /* fall of the group's page cache across the steps */
+        unsigned steps;
+        enum kp_pass_end end;
+        int error;               /* KP_PASS_ERROR: the write's negative errno */
+};
+
+/*
+ * kp_pass_begin() - a new pass of @step-byte writes, at most @max bytes asked (the slab's
+ * growth since the last pass, bounded by max_reclaim), on a group holding @file bytes of page
+ * cache. Never more: where the group has nothing
+ * else to give (no page cache), a write the unreferenced dentries cannot fill runs every
+ * priority and then the retries, and takes the referenced ones too (measured).
+ */
+void kp_pass_begin(struct kp_pass *p, uint64_t step, uint64_t max, uint64_t file);
+
+/*
+ * kp_pass_step() - one write was made (@error its result), and the group's reclaimable slab
+ * went from @slab_before to @slab_after, nr_dentry by @dentries_freed, its page cache to
+ * @file_after: whether to write again.
+ */
+bool kp_pass_step(struct kp_pass *p, int error, uint64_t slab_before, uint64_t slab_after,
+                  uint64_t dentries_freed, uint64_t file_after);
+
+/*
+ * kp_pass_base() - the level the next pass's growth is counted from, given the slab @after
+ * this one. A pass the kernel ended with -EAGAIN ran dry: its last step took the referenced
+ * dentries too (where the group had nothing else to give), which the service then makes
+ * again; counted from before that step, their coming back is not growth, and the next pass
+ * waits for new dentries instead of taking them once more.
+ */
+uint64_t kp_pass_base(const struct kp_pass *p, uint64_t after);
+
+/*
+ * kp_pass_again() - whether the next rotation passes again whatever the slab grew: this pass
+ * freed at least @min (bytes of slab, or as many dentries) and did not run dry. A step can end
+ * a pass while unreferenced dentries remain (classic LRU meets it from the inactive page cache
+ * first); the passes that follow take them, oldest first, until one frees little.
+ */
+bool kp_pass_again(const struct kp_pass *p, uint64_t min);
+
+/* kp_pass_end_name() - what ended a pass, as the log says it. */
+const char *kp_pass_end_name(enum kp_pass_end end);
 
 /* action = drop: drop_caches 2, host-wide, only past a limit and after steady growth. */
 struct kp_drop_config {

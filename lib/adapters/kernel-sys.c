@@ -474,6 +474,12 @@ int ks_read_group(int fd, enum ks_memcg_version version, struct ks_group *ret)
                 r = stat_value(buf, "file", &g.file_bytes);
                 if (r == 0)
                         r = stat_value(buf, "slab_reclaimable", &g.slab_reclaimable_bytes);
+                /* 5.9's names; the figures of what a pass costs, reported where they exist. */
+                if (r == 0 && stat_value(buf, "active_file", &g.active_file_bytes) == -EBADMSG)
+                        r = -EBADMSG;
+                if (r == 0 && stat_value(buf, "workingset_refault_file", &g.refault_file) ==
+                                      -EBADMSG)
+                        r = -EBADMSG;
                 /* "kernel" is 5.18's; before it slab is the bulk of what we look at. */
                 if (r == 0 && stat_value(buf, "kernel", &g.kernel_bytes) == -ENOENT)
                         r = stat_value(buf, "slab", &g.kernel_bytes);
@@ -502,12 +508,141 @@ int ks_read_group(int fd, enum ks_memcg_version version, struct ks_group *ret)
                 if (r < 0)
                         return r;
                 r = stat_value(buf, "total_cache", &g.file_bytes);
+                if (r == 0 && stat_value(buf, "total_active_file", &g.active_file_bytes) ==
+                                      -EBADMSG)
+                        r = -EBADMSG;
                 free(buf);
                 if (r < 0)
                         return r == -ENOENT ? -EBADMSG : r;
         }
         *ret = g;
         return 0;
+}
+
+/* A child group's name: what ks_cgroup_path_check() takes as one component. */
+static bool child_name_ok(const char *name)
+{
+        return name[0] && strcmp(name, ".") != 0 && strcmp(name, "..") != 0 &&
+               strlen(name) < 256 && !strchr(name, '/');
+}
+
+char **ks_names_free(char **names, size_t n)
+{
+        for (size_t i = 0; names && i < n; i++)
+                free(names[i]);
+        free(names);
+        return NULL;
+}
+
+int ks_cgroup_children(int fd, size_t max, char ***ret_names, size_t *ret_n, bool *ret_more)
+{
+        char **names = NULL;
+        size_t n = 0, size = 0;
+        bool more = false;
+        struct dirent *de;
+        int dfd, r = 0;
+        DIR *d;
+
+        dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return -errno;
+        d = fdopendir(dfd);
+        if (!d) {
+                r = -errno;
+                close(dfd);
+                return r;
+        }
+        while ((errno = 0, de = readdir(d))) {
+                struct stat st;
+
+                if (!child_name_ok(de->d_name))
+                        continue;
+                /* d_type where the filesystem gives it (cgroupfs does), else lstat. */
+                if (de->d_type == DT_UNKNOWN) {
+                        if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                            !S_ISDIR(st.st_mode))
+                                continue;
+                } else if (de->d_type != DT_DIR) {
+                        continue;
+                }
+                if (n == max) {
+                        more = true;
+                        break;
+                }
+                if (n == size) {
+                        size_t nsize = size ? size * 2 : 16;
+                        char **b = realloc(names, nsize * sizeof(*names));
+
+                        if (!b) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        names = b;
+                        size = nsize;
+                }
+                names[n] = strdup(de->d_name);
+                if (!names[n]) {
+                        r = -ENOMEM;
+                        break;
+                }
+                n++;
+        }
+        /* A group removed while it was read: ENOENT from readdir. */
+        if (r == 0 && errno != 0 && !more)
+                r = -errno;
+        closedir(d);
+        if (r < 0) {
+                ks_names_free(names, n);
+                return r;
+        }
+        *ret_names = names;
+        *ret_n = n;
+        *ret_more = more;
+        return 0;
+}
+
+int ks_read_lru_gen(const char *root, unsigned *ret_flags)
+{
+        char path[KS_PATH_MAX], *buf, *end;
+        unsigned long v;
+        int r;
+
+        r = root_path(root, "/sys/kernel/mm/lru_gen/enabled", path, sizeof(path));
+        if (r < 0)
+                return r;
+        r = read_at(AT_FDCWD, path, KS_SMALL_FILE_MAX, &buf);
+        if (r < 0)
+                return r;
+        errno = 0;
+        v = strtoul(buf, &end, 16);
+        r = errno || end == buf || (*end != '\n' && *end != '\0') || v > 0xffff ? -EBADMSG : 0;
+        free(buf);
+        if (r == 0)
+                *ret_flags = (unsigned)v;
+        return r;
+}
+
+int ks_read_vfs_cache_pressure(const char *root, uint64_t *ret)
+{
+        char path[KS_PATH_MAX];
+        int r;
+
+        r = root_path(root, "/proc/sys/vm/vfs_cache_pressure", path, sizeof(path));
+        if (r < 0)
+                return r;
+        return read_u64_at(AT_FDCWD, path, ret);
+}
+
+int ks_write_vfs_cache_pressure(const char *root, uint64_t value)
+{
+        char path[KS_PATH_MAX], text[32];
+        int r;
+
+        r = root_path(root, "/proc/sys/vm/vfs_cache_pressure", path, sizeof(path));
+        if (r < 0)
+                return r;
+        snprintf(text, sizeof(text), "%" PRIu64, value);
+        return write_at(AT_FDCWD, path, text);
 }
 
 int ks_reclaim_accepts(int fd, const char *key)

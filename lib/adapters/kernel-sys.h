@@ -4,12 +4,14 @@
 /*
  * The kernel's files that the kernel adapter reads and the few it writes, and nothing else:
  *
- *   read   /proc/sys/fs/dentry-state, /proc/sys/fs/dentry-negative, /proc/self/mountinfo;
+ *   read   /proc/sys/fs/dentry-state, /proc/sys/fs/dentry-negative, /proc/self/mountinfo,
+ *          /sys/kernel/mm/lru_gen/enabled, /proc/sys/vm/vfs_cache_pressure;
  *          a memory cgroup's memory.current, memory.stat, memory.pressure (v2) or
- *          memory.usage_in_bytes, memory.kmem.usage_in_bytes, memory.stat (v1);
+ *          memory.usage_in_bytes, memory.kmem.usage_in_bytes, memory.stat (v1), and the
+ *          names of its child groups (a slice);
  *          the count file of each /sys/kernel/debug/shrinker/sb-* shrinker
  *   write  memory.reclaim (v2), memory.force_empty (v1), the scan file of each sb-* shrinker,
- *          /proc/sys/vm/drop_caches
+ *          /proc/sys/vm/drop_caches, /proc/sys/vm/vfs_cache_pressure
  *
  * Every path is taken under a root, "/" but in tests, where it is a fake tree laid out like the
  * real one (KS_ROOT_ENV). A group is opened from the memory controller's mount point one
@@ -95,6 +97,9 @@ struct ks_group {
         uint64_t kernel_bytes;        /* v2 memory.stat kernel, v1 memory.kmem.usage_in_bytes */
         uint64_t file_bytes;          /* v2 memory.stat file, v1 memory.stat total_cache */
         uint64_t slab_reclaimable_bytes; /* v2 memory.stat slab_reclaimable */
+        uint64_t active_file_bytes;   /* v2 memory.stat active_file, v1 total_active_file */
+        uint64_t refault_file;        /* v2 memory.stat workingset_refault_file (pages read
+                                         again soon after reclaim took them); 0 without it */
         double pressure_some_avg10;   /* v2 memory.pressure, percent */
         uint64_t pressure_some_usec;  /* v2 memory.pressure "some" total */
         bool have_slab, have_pressure;
@@ -107,6 +112,30 @@ struct ks_group {
 int ks_read_group(int fd, enum ks_memcg_version version, struct ks_group *ret);
 
 /*
+ * ks_cgroup_children() - the names of the child groups of the group open at @fd (a slice's
+ * services), at most @max, in directory order: directories only, never a symlink, each name a
+ * valid path component. *ret_names is a malloc()ed array of malloc()ed names (free each, then
+ * it); *ret_more is set when there were more than @max. -ENOENT when the group went away.
+ */
+int ks_cgroup_children(int fd, size_t max, char ***ret_names, size_t *ret_n, bool *ret_more);
+
+/* ks_names_free() - free an array that ks_cgroup_children() gave; returns NULL. */
+char **ks_names_free(char **names, size_t n);
+
+/*
+ * ks_read_lru_gen() - /sys/kernel/mm/lru_gen/enabled ("0x0007"): the multi-gen LRU's feature
+ * bits; bit 0 set means the kernel reclaims page cache with MGLRU. -ENOENT without MGLRU in
+ * the kernel.
+ */
+int ks_read_lru_gen(const char *root, unsigned *ret_flags);
+
+#define KS_LRU_GEN_CORE 0x0001 /* MGLRU is in use (mm/vmscan.c lru_gen_enabled()) */
+
+/* ks_read_vfs_cache_pressure() / ks_write_vfs_cache_pressure() - vm.vfs_cache_pressure. */
+int ks_read_vfs_cache_pressure(const char *root, uint64_t *ret);
+int ks_write_vfs_cache_pressure(const char *root, uint64_t value);
+
+/*
  * ks_reclaim_accepts() - whether the group's memory.reclaim takes @key ("swappiness=0"):
  * writes "0 @key", which asks the kernel to reclaim nothing, so that the kernel's own parser
  * answers (mm/vmscan.c user_proactive_reclaim(): an unknown key is -EINVAL). Returns 1, 0
@@ -117,7 +146,8 @@ int ks_reclaim_accepts(int fd, const char *key);
 /*
  * ks_reclaim() - write "@bytes[ @key]" to the group's memory.reclaim: the kernel's reclaim on
  * this group, slab shrinkers included, in the calling thread until done. -EAGAIN when the
- * kernel reclaimed less than asked (it tried; some was reclaimed).
+ * kernel reclaimed less than asked (an answer: the group had less reclaimable than that),
+ * -EINVAL when the kernel refused the text (a key it does not know), -EINTR for a signal.
  */
 int ks_reclaim(int fd, uint64_t bytes, const char *key);
 

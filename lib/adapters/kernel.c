@@ -2,41 +2,53 @@
 /*
  * The kernel adapter: the host's real dentry cache. The kernel keeps and ages its dentries
  * itself, so the cache registered here holds no node; every rotation reads
- * /proc/sys/fs/dentry-state (and, for a target memory cgroup, its memory figures and
- * pressure) and shows them: the cache's objects are the kernel's dentries, of which negative
+ * /proc/sys/fs/dentry-state (and, for each target memory cgroup, its memory figures and
+ * pressure) and shows them: the cache's objects are the host's dentries, of which negative
  * (ca_cache_set_counts()), and the rest are adapter statistics with their growth per rotation.
  *
  * Dentries are charged to the memory cgroup of the task that allocates them, so reclaim aimed
- * at one group is reclaim of that service's dentries. With action = reclaim each rotation
- * runs the kernel's own reclaim on the group, by the finest tool the kernel has:
+ * at one group is reclaim of that service's dentries. The target is one group (cgroup = PATH,
+ * unit = NAME) or every child group of a slice (cgroup = /system.slice/\*, less exclude), each
+ * a part with its own figures and passes, followed as services start and stop. With
+ * action = reclaim each rotation ages each group's dentries by the finest tool the kernel has:
  *
  *   shrinker-scan   (shrinker debugfs) one pass of each superblock shrinker over the group's
  *                   objects: the dcache's referenced bit spares what was used since the last
  *                   pass, the rest goes: Chinner's rotation, per service;
- *   memory.reclaim  (cgroup v2) the group's growth in reclaimable slab since the last reclaim
- *                   (or its lowest level since), bounded, with swappiness=0 where the kernel
- *                   takes that key (detected);
+ *   memory.reclaim  (cgroup v2) a pass in small steps (kernel-policy.h, struct kp_pass) over
+ *                   what the group's reclaimable slab grew since the last pass (at the first
+ *                   look: all of it, so what a service made before the daemon saw it is aged
+ *                   like the rest), with swappiness=0 where the kernel takes that key;
  *   force_empty     (cgroup v1, only with allow_force_empty) everything the group holds, page
- *                   cache too, when its kernel memory grew as much since the last one.
+ *                   cache too, when its kernel memory grew that much since the last one.
+ *
+ * action = auto is reclaim where that pass reaches dentries (cgroup v2 on a kernel reclaiming
+ * page cache with the classic LRU) and report elsewhere (cgroup v1; MGLRU, where
+ * memory.reclaim takes page cache before any dentry: doc/adapters/kernel.md).
  *
  * action = drop writes 2 to /proc/sys/vm/drop_caches, host-wide, only past negative_limit or
  * negative_ratio after growth_rotations rotations of growth, at most once per min_interval.
- * Any action runs only in idle time and never under memory pressure.
+ * Any action runs only in idle time and never under memory pressure; put off for longer than
+ * the daemon's max_defer rotations (ca_host_idle() says so then), it runs anyway, on the
+ * worker, at the daemon's own idle priority.
  *
  * Threads: a write to memory.reclaim, memory.force_empty or drop_caches runs the reclaim in
  * the writing thread and may take long, and asking systemd for a unit's group is a bus call.
  * So a rotation's whole refresh runs on one worker thread per instance (adapter-worker.h):
  * before_rotate hands it a job and answers CA_ROTATE_LATER; the loop, told the job is done,
  * publishes the results, logs them and calls ca_host_rotate_ready(). The worker owns what it
- * works with (the bus connection, the unit's group, the reclaim baseline, the drop streak);
- * the loop owns what is published (counts, statistics). They meet in `job`: the loop writes
- * it only while no job is under way, the worker only while one is.
+ * works with (the bus connection, the groups and their bases, the drop streak, the job's
+ * messages); the loop owns what is published (counts, statistics). They meet in `job` and in
+ * the parts: the loop reads them only while no job is under way, the worker writes them only
+ * while one is.
  */
 
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,11 +67,15 @@
 #define KN_BUS_TIMEOUT_USEC 5000000       /* a bus call to systemd */
 #define KN_SWAPPINESS_KEY_MAX 32          /* bytes of "swappiness=N" */
 #define KN_MSG_MAX 512                    /* bytes of one message of a job */
+#define KN_JOB_MSGS 64                    /* messages one job keeps for the loop to log */
+#define KN_PARTS_MAX 1024                 /* groups of a slice followed */
+#define KN_EXCLUDE_MAX 64                 /* patterns of exclude */
 
 enum kn_action {
         KN_ACTION_REPORT,
         KN_ACTION_RECLAIM,
         KN_ACTION_DROP,
+        KN_ACTION_AUTO,
 };
 
 /* What acts on the dentries, as the status says it. */
@@ -84,10 +100,13 @@ static const char *const mech_names[] = {
 struct kn_config {
         const char *cgroup;
         const char *unit;
+        const char *exclude;
         int action;
         bool allow_force_empty;
         const char *reclaim_amount_text;
-        uint64_t reclaim_amount;          /* bytes; 0 = auto */
+        uint64_t reclaim_amount;          /* bytes; 0 = auto (a pass) */
+        const char *reclaim_step_text;
+        uint64_t reclaim_step;
         const char *max_reclaim_text;
         uint64_t max_reclaim;
         const char *min_reclaim_text;
@@ -106,6 +125,37 @@ enum kn_key_state {
         KN_KEY_REFUSED,
 };
 
+/*
+ * One memory cgroup acted on: the group, or one child of the slice. The worker writes it
+ * during a job; the loop reads it in the done callback.
+ */
+struct kn_part {
+        char *path;                       /* under the controller: "/system.slice/foo.service" */
+        uint64_t ino;                     /* the group's cgroup id when first read */
+        bool found;                       /* read at the last rotation */
+        bool have_base;
+        uint64_t base_bytes;              /* reclaimable slab (v2) or kernel memory (v1) the last
+                                             pass left, or the lowest since; 0 at first look */
+        bool draining;                    /* the last pass freed much: pass again */
+        /* the last rotation's */
+        struct ks_group before, after;
+        bool acted, put_off;
+        struct kp_pass pass;              /* memory.reclaim */
+        struct ks_shrinker_pass scan;     /* shrinker-scan */
+        uint64_t act_usec;
+        int act_error;
+        uint64_t freed_bytes, freed_dentries;
+        /* totals */
+        uint64_t passes, reclaimed_bytes, reclaimed_dentries, asked_bytes, errors;
+        int logged_error;                 /* the last error logged: each kind said once */
+        unsigned listed;                  /* the listing that last found it (a slice) */
+};
+
+struct kn_msg {
+        int level;
+        char text[KN_MSG_MAX];
+};
+
 /* One rotation's refresh: asked by the loop, done by the worker. */
 struct kn_job {
         /* in, from the loop */
@@ -118,18 +168,13 @@ struct kn_job {
         struct ks_dentry_state before, after;
         bool have_dentry_negative;
         uint64_t dentry_negative;
-        bool have_group;                  /* the group was found and read */
-        struct ks_group gbefore, gafter;
-        char group_path[KS_PATH_MAX];     /* the group, as resolved (unit: systemd's answer) */
-        char group_msg[KN_MSG_MAX];       /* why it was not found */
-        bool acted, put_off;
         enum kp_gate gate;
+        bool acted, put_off;              /* any group (drop: the host) */
         int act_error;
         uint64_t act_usec;
-        uint64_t asked_bytes;             /* memory.reclaim */
-        struct ks_shrinker_pass pass;     /* shrinker-scan */
-        char why[KN_MSG_MAX];             /* what decided the action (or why none) */
-        char notice[KN_MSG_MAX];          /* said once: what the kernel takes */
+        char why[KN_MSG_MAX];             /* drop: what decided it (or why not) */
+        struct kn_msg msgs[KN_JOB_MSGS];  /* for the loop to log, in order */
+        size_t n_msgs, msgs_lost;
 };
 
 struct kn {
@@ -139,31 +184,42 @@ struct kn {
         struct ks_memcg memcg;
         enum kn_mech mech;
         bool group_target;
+        char *slice;                      /* cgroup = PARENT/\*: PARENT; else NULL */
+        char *exclude[KN_EXCLUDE_MAX];    /* exclude's patterns, copied */
+        size_t n_exclude;
         bool have_dentry_negative;        /* the kernel has fs.dentry-negative */
+        bool mglru;                       /* the kernel reclaims page cache with MGLRU */
         struct ca_cache *cache;
 
         /* the worker, and what it shares with the loop */
         struct aw *worker;
         struct kn_job job;
+        struct kn_part **parts;           /* the groups, KN_PARTS_MAX at most */
+        size_t n_parts;
 
         /* the worker's own */
         sd_bus *bus;
-        bool have_base;
-        uint64_t base_bytes;              /* the group's slab (v2) or kernel memory (v1) level
-                                             the last reclaim left, or its lowest since */
+        unsigned listing;                 /* slice listings done */
+        bool said_too_many;
+        bool said_missing;                /* the group (or slice) not found: said once */
         struct kp_drop_state drop;
         enum kn_key_state key_state;
         char key[KN_SWAPPINESS_KEY_MAX];
 
         /* the loop's: what is published */
         bool have_last;
-        struct kn_job last;               /* the last finished job */
+        struct ks_dentry_state last_ds;
+        uint64_t last_dentry_negative;
+        struct ks_group sum;              /* the groups' figures, summed */
+        uint64_t groups;                  /* groups found at the last rotation */
         uint64_t nr_dentry_growth, nr_negative_growth, kernel_growth, slab_growth;
         bool group_missing;
         uint64_t group_vanished;
-        uint64_t actions, put_off_busy, put_off_pressure, action_errors;
+        uint64_t actions, passes, put_off_busy, put_off_pressure, action_errors;
+        uint64_t put_off_since_usec;      /* CLOCK_MONOTONIC; 0: not put off now */
         uint64_t last_action_usec, last_freed_dentries, last_freed_negative;
-        uint64_t reclaim_asked_bytes, shrinker_scanned;
+        uint64_t reclaimed_bytes, reclaimed_dentries;
+        uint64_t reclaim_asked_bytes, reclaim_steps, reclaim_dry, shrinker_scanned;
         uint64_t host_memory_stall_usec;
         uint64_t loop_longest_usec;       /* the longest this adapter held the host's loop */
         bool logged_read_error;
@@ -174,6 +230,29 @@ struct kn {
 static uint64_t now_usec(void)
 {
         return ca_now_usec();
+}
+
+static uint64_t rise(uint64_t from, uint64_t to)
+{
+        return to > from ? to - from : 0;
+}
+
+/* A message for the loop to log when the job is done (the worker does not log). */
+static void job_say(struct kn_job *job, int level, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static void job_say(struct kn_job *job, int level, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (job->n_msgs == KN_JOB_MSGS) {
+                job->msgs_lost++;
+                return;
+        }
+        job->msgs[job->n_msgs].level = level;
+        va_start(ap, fmt);
+        vsnprintf(job->msgs[job->n_msgs].text, KN_MSG_MAX, fmt, ap);
+        va_end(ap);
+        job->n_msgs++;
 }
 
 /* A unit's control group, asked from systemd: 0, or -ENOENT with the reason in @msg. */
@@ -226,66 +305,254 @@ static int kn_resolve_unit(struct kn *kn, char *ret, size_t len, char *msg, size
         return r;
 }
 
+static struct kn_part *part_free(struct kn_part *p)
+{
+        if (p) {
+                free(p->path);
+                free(p);
+        }
+        return NULL;
+}
+
+static struct kn_part *part_new(const char *path)
+{
+        struct kn_part *p = calloc(1, sizeof(*p));
+
+        if (!p)
+                return NULL;
+        p->path = strdup(path);
+        if (!p->path)
+                return part_free(p);
+        return p;
+}
+
 /* The group's level that reclaim follows: reclaimable slab (v2), kernel memory (v1). */
-static uint64_t kn_level(const struct kn *kn, const struct ks_group *g)
+static uint64_t kn_level(const struct ks_group *g)
 {
         return g->have_slab ? g->slab_reclaimable_bytes : g->kernel_bytes;
 }
 
-/* memory.reclaim: the key, where the kernel takes it (asked once), and the amount. */
-static int kn_memory_reclaim(struct kn *kn, int fd, struct kn_job *job)
+static bool kn_excluded(const struct kn *kn, const char *name)
 {
-        uint64_t amount = kp_reclaim_amount(kn->cfg.reclaim_amount, kn->base_bytes,
-                                            kn_level(kn, &job->gbefore), kn->cfg.min_reclaim,
-                                            kn->cfg.max_reclaim);
-        char a[16], b[16];
+        for (size_t i = 0; i < kn->n_exclude; i++)
+                if (fnmatch(kn->exclude[i], name, 0) == 0)
+                        return true;
+        return false;
+}
+
+/* The one part of a group target, replaced when its path changes (a unit restarted elsewhere). */
+static int kn_parts_one(struct kn *kn, const char *path)
+{
+        struct kn_part *p;
+
+        if (kn->n_parts == 1 && strcmp(kn->parts[0]->path, path) == 0)
+                return 0;
+        p = part_new(path);
+        if (!p)
+                return -ENOMEM;
+        if (kn->n_parts == 1)
+                part_free(kn->parts[0]);
+        kn->parts[0] = p;
+        kn->n_parts = 1;
+        return 0;
+}
+
+/* A slice's children, now: new ones added (their first look ahead), gone ones dropped. */
+static int kn_parts_list(struct kn *kn, struct kn_job *job)
+{
+        char **names = NULL, msg[KN_MSG_MAX], path[KS_PATH_MAX];
+        size_t n = 0, kept = 0;
+        bool more = false;
+        int fd, r;
+
+        r = ks_cgroup_open(kn->root, &kn->memcg, kn->slice, &fd, msg, sizeof(msg));
+        if (r == 0) {
+                r = ks_cgroup_children(fd, KN_PARTS_MAX + KN_EXCLUDE_MAX, &names, &n, &more);
+                close(fd);
+                if (r < 0)
+                        snprintf(msg, sizeof(msg), "%.400s: cannot list its groups: %s",
+                                 kn->slice, strerror(-r));
+        }
+        if (r < 0) {
+                if (!kn->said_missing)
+                        job_say(job, LOG_NOTICE, "%s; looked for again at every rotation", msg);
+                kn->said_missing = true;
+                for (size_t i = 0; i < kn->n_parts; i++)
+                        kn->parts[i] = part_free(kn->parts[i]);
+                kn->n_parts = 0;
+                return r;
+        }
+        if (kn->said_missing)
+                job_say(job, LOG_INFO, "slice %s found again", kn->slice);
+        kn->said_missing = false;
+        kn->listing++;
+        for (size_t i = 0; i < n; i++) {
+                struct kn_part *p = NULL;
+
+                if (kn_excluded(kn, names[i]))
+                        continue;
+                snprintf(path, sizeof(path), "%s/%s", strcmp(kn->slice, "/") ? kn->slice : "",
+                         names[i]);
+                for (size_t j = 0; j < kn->n_parts && !p; j++)
+                        if (strcmp(kn->parts[j]->path, path) == 0)
+                                p = kn->parts[j];
+                if (!p) {
+                        if (kn->n_parts == KN_PARTS_MAX) {
+                                more = true;
+                                continue;
+                        }
+                        p = part_new(path);
+                        if (!p)
+                                break;
+                        kn->parts[kn->n_parts++] = p;
+                        job_say(job, LOG_DEBUG, "group %s found", path);
+                }
+                p->listed = kn->listing;
+        }
+        for (size_t i = 0; i < kn->n_parts; i++) {
+                struct kn_part *p = kn->parts[i];
+
+                if (p->listed == kn->listing) {
+                        kn->parts[kept++] = p;
+                        continue;
+                }
+                job_say(job, LOG_DEBUG, "group %s went away", p->path);
+                part_free(p);
+        }
+        kn->n_parts = kept;
+        if (more && !kn->said_too_many)
+                job_say(job, LOG_WARNING, "%s has more than %d groups: the others are not "
+                        "followed, ignoring", kn->slice, KN_PARTS_MAX);
+        kn->said_too_many = more;
+        ks_names_free(names, n);
+        return 0;
+}
+
+/* The groups of this rotation: 0, or -ENOENT (said in the job) when there is none to read. */
+static int kn_parts_refresh(struct kn *kn, struct kn_job *job)
+{
+        char path[KS_PATH_MAX], msg[KN_MSG_MAX];
         int r;
 
-        snprintf(job->why, sizeof(job->why), "reclaimable slab %s, %s after the last reclaim", ks_format_size(kn_level(kn, &job->gbefore), a, sizeof(a)),
-                 ks_format_size(kn->base_bytes, b, sizeof(b)));
-        if (amount == 0)
-                return 0;
-        if (kn->cfg.swappiness != KN_SWAPPINESS_KERNEL && kn->key_state == KN_KEY_UNKNOWN) {
+        if (kn->slice)
+                return kn_parts_list(kn, job);
+        if (kn->cfg.unit) {
+                r = kn_resolve_unit(kn, path, sizeof(path), msg, sizeof(msg));
+                if (r < 0) {
+                        if (!kn->said_missing)
+                                job_say(job, LOG_NOTICE, "%s; %s, looked for again at every "
+                                        "rotation", msg, kn->mech == KN_MECH_REPORT
+                                                                 ? "reported as missing"
+                                                                 : "nothing done to it");
+                        kn->said_missing = true;
+                        return r;
+                }
+        } else {
+                snprintf(path, sizeof(path), "%s", kn->cfg.cgroup);
+        }
+        return kn_parts_one(kn, path);
+}
+
+/* memory.reclaim's key, where the kernel takes it (asked once per instance). */
+static const char *kn_reclaim_key(struct kn *kn, int fd, struct kn_job *job)
+{
+        int r;
+
+        if (kn->cfg.swappiness == KN_SWAPPINESS_KERNEL)
+                return NULL;
+        if (kn->key_state == KN_KEY_UNKNOWN) {
                 r = ks_reclaim_accepts(fd, kn->key);
                 if (r == 1) {
                         kn->key_state = KN_KEY_ACCEPTED;
-                        snprintf(job->notice, sizeof(job->notice),
-                                 "memory.reclaim takes %s here: amounts are written with it",
-                                 kn->key);
+                        job_say(job, LOG_NOTICE, "memory.reclaim takes %s here: amounts are "
+                                "written with it", kn->key);
                 } else if (r == 0) {
                         kn->key_state = KN_KEY_REFUSED;
-                        snprintf(job->notice, sizeof(job->notice),
-                                 "memory.reclaim refuses %s here (a kernel before 6.10?): "
-                                 "amounts are written without it", kn->key);
+                        job_say(job, LOG_NOTICE, "memory.reclaim refuses %s here (a kernel "
+                                "before 6.10?): amounts are written without it", kn->key);
                 }
                 /* Another error: unknown still, asked again next time. */
         }
-        job->acted = true;
-        job->asked_bytes = amount;
-        return ks_reclaim(fd, amount, kn->key_state == KN_KEY_ACCEPTED ? kn->key : NULL);
+        return kn->key_state == KN_KEY_ACCEPTED ? kn->key : NULL;
 }
 
-static int kn_force_empty(struct kn *kn, int fd, struct kn_job *job)
+/*
+ * One write to memory.reclaim. -EINVAL with the key is the kernel refusing the key after all
+ * (it said otherwise when asked): the key is dropped and the write made again without it.
+ */
+static int kn_reclaim_write(struct kn *kn, int fd, uint64_t bytes, struct kn_job *job)
 {
-        uint64_t grown = kp_reclaim_amount(0, kn->base_bytes, job->gbefore.kernel_bytes,
-                                           kn->cfg.min_reclaim, UINT64_MAX);
-        char a[16], b[16];
+        const char *key = kn_reclaim_key(kn, fd, job);
+        int r;
 
-        snprintf(job->why, sizeof(job->why), "kernel memory %s, %s after the last reclaim",
-                 ks_format_size(job->gbefore.kernel_bytes, a, sizeof(a)),
-                 ks_format_size(kn->base_bytes, b, sizeof(b)));
-        if (grown == 0)
+        r = ks_reclaim(fd, bytes, key);
+        if (r == -EINVAL && key) {
+                kn->key_state = KN_KEY_REFUSED;
+                job_say(job, LOG_NOTICE, "memory.reclaim refused %s: amounts are written "
+                        "without it from now on", key);
+                r = ks_reclaim(fd, bytes, NULL);
+        }
+        return r;
+}
+
+/*
+ * A pass over the group's dentries (kernel-policy.h, struct kp_pass): steps over what its
+ * reclaimable slab grew since the last pass. With reclaim_amount = SIZE instead: one write of
+ * that size (the bare loop, to compare).
+ */
+static int kn_memory_reclaim(struct kn *kn, struct kn_part *p, int fd, struct kn_job *job)
+{
+        uint64_t level = kn_level(&p->before), grown = rise(p->base_bytes, level), max;
+        struct ks_dentry_state a, b;
+        struct ks_group g;
+        int r;
+
+        if (kn->cfg.reclaim_amount) {
+                max = kn->cfg.reclaim_amount;
+                kp_pass_begin(&p->pass, max, max, p->before.file_bytes);
+        } else if (p->draining) {
+                /* What the last pass left: as much as max_reclaim, the steps say when it is all. */
+                kp_pass_begin(&p->pass, kn->cfg.reclaim_step, kn->cfg.max_reclaim,
+                              p->before.file_bytes);
+        } else {
+                if (grown < kn->cfg.min_reclaim)
+                        return 0; /* nothing to age */
+                max = grown < kn->cfg.max_reclaim ? grown : kn->cfg.max_reclaim;
+                kp_pass_begin(&p->pass, kn->cfg.reclaim_step, max, p->before.file_bytes);
+        }
+        p->acted = true;
+        for (uint64_t slab = level;;) {
+                bool more;
+
+                if (ks_read_dentry_state(kn->root, &a) < 0)
+                        a = (struct ks_dentry_state){ 0 };
+                r = kn_reclaim_write(kn, fd, p->pass.step, job);
+                if (ks_read_dentry_state(kn->root, &b) < 0)
+                        b = a;
+                if (ks_read_group(fd, kn->memcg.version, &g) < 0)
+                        g = p->before; /* gone meanwhile: the step counts as freeing nothing */
+                more = kp_pass_step(&p->pass, r, slab, kn_level(&g),
+                                    rise(b.nr_dentry, a.nr_dentry), g.file_bytes);
+                slab = kn_level(&g);
+                if (!more || aw_stopping(kn->worker))
+                        break;
+        }
+        return p->pass.end == KP_PASS_ERROR ? p->pass.error : 0;
+}
+/* force_empty (v1): everything the group holds, when its kernel memory grew that much. */
+static int kn_force_empty(struct kn *kn, struct kn_part *p, int fd)
+{
+        if (kp_reclaim_amount(0, p->base_bytes, p->before.kernel_bytes, kn->cfg.min_reclaim,
+                              UINT64_MAX) == 0)
                 return 0;
-        job->acted = true;
+        p->acted = true;
         return ks_force_empty(fd);
 }
 
-static int kn_shrinker_scan(struct kn *kn, struct kn_job *job)
+static int kn_shrinker_scan(struct kn *kn, struct kn_part *p)
 {
-        snprintf(job->why, sizeof(job->why), "a pass over the group's objects (cgroup id %" PRIu64
-                 ")", job->gbefore.ino);
-        job->acted = true;
-        return ks_shrinker_scan(kn->root, job->gbefore.ino, 0, &job->pass);
+        p->acted = true;
+        return ks_shrinker_scan(kn->root, p->before.ino, 0, &p->scan);
 }
 
 static int kn_drop(struct kn *kn, struct kn_job *job)
@@ -308,39 +575,139 @@ static int kn_drop(struct kn *kn, struct kn_job *job)
         return ks_drop_caches(kn->root, KN_DROP_WHAT);
 }
 
-/* Open and read the group; false (and why, in the job) when it is not there. */
-static bool kn_group_read(struct kn *kn, struct kn_job *job, int *ret_fd)
+/* One group's rotation: read it, act on it where the gate lets, read it again. */
+static void kn_part_run(struct kn *kn, struct kn_part *p, struct kn_job *job)
 {
+        struct ks_dentry_state a, b;
+        char msg[KN_MSG_MAX];
+        double group_pct = -1;
+        enum kp_gate gate;
+        uint64_t t0;
         int fd, r;
 
-        if (kn->cfg.unit) {
-                r = kn_resolve_unit(kn, job->group_path, sizeof(job->group_path),
-                                    job->group_msg, sizeof(job->group_msg));
-                if (r < 0)
-                        return false;
-        } else {
-                snprintf(job->group_path, sizeof(job->group_path), "%s", kn->cfg.cgroup);
+        p->acted = p->put_off = false;
+        p->act_error = 0;
+        p->freed_bytes = p->freed_dentries = 0;
+        p->pass = (struct kp_pass){ 0 };
+        p->scan = (struct ks_shrinker_pass){ 0 };
+        r = ks_cgroup_open(kn->root, &kn->memcg, p->path, &fd, msg, sizeof(msg));
+        if (r == 0) {
+                r = ks_read_group(fd, kn->memcg.version, &p->before);
+                if (r < 0) {
+                        snprintf(msg, sizeof(msg), "%.400s: cannot read its memory figures: %s",
+                                 p->path, strerror(-r));
+                        close(fd);
+                }
         }
-        r = ks_cgroup_open(kn->root, &kn->memcg, job->group_path, &fd, job->group_msg,
-                           sizeof(job->group_msg));
-        if (r < 0)
-                return false;
-        r = ks_read_group(fd, kn->memcg.version, &job->gbefore);
         if (r < 0) {
-                snprintf(job->group_msg, sizeof(job->group_msg), "%.400s: cannot read its "
-                         "memory figures: %s", job->group_path, strerror(-r));
-                close(fd);
-                return false;
+                /* A slice's group went between the listing and now: the next listing says. */
+                if (!kn->slice && !kn->said_missing)
+                        job_say(job, LOG_NOTICE, "%s; %s, looked for again at every rotation",
+                                msg, kn->mech == KN_MECH_REPORT ? "reported as missing"
+                                                                : "nothing done to it");
+                if (!kn->slice)
+                        kn->said_missing = true;
+                p->found = false;
+                p->have_base = false; /* a new group (a restart) is looked at anew */
+                return;
         }
-        *ret_fd = fd;
-        return true;
+        if (!kn->slice && kn->said_missing)
+                job_say(job, LOG_INFO, "group %s found again", p->path);
+        if (!kn->slice)
+                kn->said_missing = false;
+        /* Another group under the same name (a restart): its first look. */
+        if (p->found && p->ino != p->before.ino)
+                p->have_base = false;
+        p->found = true;
+        p->ino = p->before.ino;
+        if (!p->have_base) {
+                /* The first look: what the group holds now is aged like the rest. */
+                p->base_bytes = 0;
+                p->draining = false;
+                p->have_base = true;
+        }
+        if (p->before.have_pressure)
+                group_pct = p->before.pressure_some_avg10;
+        gate = kp_gate(job->idle, job->host_memory_pct, group_pct);
+        if (gate != KP_GO && kn->mech != KN_MECH_REPORT) {
+                p->put_off = true;
+                job_say(job, LOG_DEBUG, "%s on %s put off: %s (memory some avg10: host %.2f%%, "
+                        "group %.2f%%)", mech_names[kn->mech], p->path, kp_gate_name(gate),
+                        job->host_memory_pct, group_pct);
+                if (gate > job->gate)
+                        job->gate = gate;
+                p->after = p->before;
+                close(fd);
+                return;
+        }
+        if (ks_read_dentry_state(kn->root, &a) < 0)
+                a = (struct ks_dentry_state){ 0 };
+        t0 = now_usec();
+        switch (kn->mech) {
+        case KN_MECH_MEMORY_RECLAIM:
+                r = kn_memory_reclaim(kn, p, fd, job);
+                break;
+        case KN_MECH_FORCE_EMPTY:
+                r = kn_force_empty(kn, p, fd);
+                break;
+        case KN_MECH_SHRINKER_SCAN:
+                r = kn_shrinker_scan(kn, p);
+                break;
+        default:
+                r = 0;
+                break;
+        }
+        p->act_usec = now_usec() - t0;
+        /* -EAGAIN: the kernel reclaimed less than asked, which is an answer too. */
+        p->act_error = r == -EAGAIN ? 0 : r;
+        if (ks_read_group(fd, kn->memcg.version, &p->after) < 0)
+                p->after = p->before;
+        close(fd);
+        if (!p->acted)
+                goto out_base;
+        if (ks_read_dentry_state(kn->root, &b) < 0)
+                b = a;
+        job->acted = true;
+        if (p->act_error < 0) {
+                p->errors++;
+                if (job->act_error == 0)
+                        job->act_error = p->act_error;
+                if (p->act_error != p->logged_error)
+                        job_say(job, LOG_WARNING, "%s on %s failed: %s, tried again at the "
+                                "next rotation%s", mech_names[kn->mech], p->path,
+                                strerror(-p->act_error),
+                                p->logged_error ? "" : " (said once for each error)");
+                p->logged_error = p->act_error;
+                goto out_base;
+        }
+        p->logged_error = 0;
+        p->passes++;
+        p->freed_bytes = rise(kn_level(&p->after), kn_level(&p->before));
+        /* Host-wide: in a quiet kernel exactly this group's; elsewhere others count in. */
+        p->freed_dentries = rise(b.nr_dentry, a.nr_dentry);
+        p->reclaimed_bytes += p->freed_bytes;
+        p->reclaimed_dentries += p->freed_dentries;
+        p->asked_bytes += p->pass.asked;
+
+out_base:
+        /*
+         * Growth is counted from where the last pass left the group, or from its lowest
+         * level since: growth too small to act on, or put off, adds up.
+         */
+        p->draining = p->acted && kn->mech == KN_MECH_MEMORY_RECLAIM && !kn->cfg.reclaim_amount &&
+                      kp_pass_again(&p->pass, kn->cfg.min_reclaim);
+        if (p->acted && p->act_error == 0)
+                p->base_bytes = kn->mech == KN_MECH_MEMORY_RECLAIM
+                                        ? kp_pass_base(&p->pass, kn_level(&p->after))
+                                        : kn_level(&p->after);
+        else if (kn_level(&p->after) < p->base_bytes)
+                p->base_bytes = kn_level(&p->after);
 }
 
 static void kn_run_job(struct kn *kn, struct kn_job *job)
 {
-        double group_pct = -1;
         uint64_t t0;
-        int fd = -1, r;
+        int r;
 
         job->error = ks_read_dentry_state(kn->root, &job->before);
         if (job->error < 0)
@@ -348,70 +715,26 @@ static void kn_run_job(struct kn *kn, struct kn_job *job)
         job->have_dentry_negative =
                 kn->have_dentry_negative &&
                 ks_read_dentry_negative(kn->root, &job->dentry_negative) == 0;
+        job->gate = kp_gate(job->idle, job->host_memory_pct, -1);
         if (kn->group_target) {
-                job->have_group = kn_group_read(kn, job, &fd);
-                if (!job->have_group) {
-                        kn->have_base = false; /* a new group (a restart) starts a new base */
-                        if (kn->mech != KN_MECH_DROP_CACHES) {
-                                job->after = job->before;
-                                return;
-                        }
-                } else if (job->gbefore.have_pressure) {
-                        group_pct = job->gbefore.pressure_some_avg10;
-                }
-                if (job->have_group && !kn->have_base) {
-                        /* The first look at a group sets where its growth is counted from. */
-                        kn->base_bytes = kn_level(kn, &job->gbefore);
-                        kn->have_base = true;
-                }
-        }
-
-        job->gate = kp_gate(job->idle, job->host_memory_pct, group_pct);
-        if (job->gate != KP_GO && kn->mech != KN_MECH_REPORT && kn->mech != KN_MECH_DROP_CACHES) {
-                job->put_off = true;
-                snprintf(job->why, sizeof(job->why), "%s", kp_gate_name(job->gate));
-        } else {
+                if (kn_parts_refresh(kn, job) == 0)
+                        for (size_t i = 0; i < kn->n_parts && !aw_stopping(kn->worker); i++)
+                                kn_part_run(kn, kn->parts[i], job);
+                else
+                        for (size_t i = 0; i < kn->n_parts; i++)
+                                kn->parts[i]->found = false;
+        } else if (kn->mech == KN_MECH_DROP_CACHES) {
                 t0 = now_usec();
-                switch (kn->mech) {
-                case KN_MECH_REPORT:
-                        r = 0;
-                        break;
-                case KN_MECH_MEMORY_RECLAIM:
-                        r = kn_memory_reclaim(kn, fd, job);
-                        break;
-                case KN_MECH_FORCE_EMPTY:
-                        r = kn_force_empty(kn, fd, job);
-                        break;
-                case KN_MECH_SHRINKER_SCAN:
-                        r = kn_shrinker_scan(kn, job);
-                        break;
-                case KN_MECH_DROP_CACHES:
-                default:
-                        r = kn_drop(kn, job);
-                        break;
-                }
+                r = kn_drop(kn, job);
                 job->act_usec = now_usec() - t0;
-                /* -EAGAIN: the kernel reclaimed less than asked, which is an answer too. */
-                job->act_error = r == -EAGAIN ? 0 : r;
+                job->act_error = r;
         }
-
+        for (size_t i = 0; i < kn->n_parts; i++)
+                job->put_off |= kn->parts[i]->put_off;
         if (ks_read_dentry_state(kn->root, &job->after) < 0)
                 job->after = job->before;
         if (kn->mech == KN_MECH_DROP_CACHES && job->acted && job->act_error == 0)
                 kp_drop_done(&kn->drop, job->now_usec, job->after.nr_negative);
-        if (fd >= 0) {
-                if (ks_read_group(fd, kn->memcg.version, &job->gafter) < 0)
-                        job->gafter = job->gbefore;
-                /*
-                 * Growth is counted from where the last reclaim left the group, or from its
-                 * lowest level since: growth too small to act on, or put off, adds up.
-                 */
-                if (job->acted)
-                        kn->base_bytes = kn_level(kn, &job->gafter);
-                else if (kn_level(kn, &job->gafter) < kn->base_bytes)
-                        kn->base_bytes = kn_level(kn, &job->gafter);
-                close(fd);
-        }
 }
 
 static void kn_worker_run(struct aw *w, void *userdata)
@@ -423,90 +746,174 @@ static void kn_worker_run(struct aw *w, void *userdata)
 
 /* ---- the loop: publishing, logging ---- */
 
-static uint64_t rise(uint64_t from, uint64_t to)
-{
-        return to > from ? to - from : 0;
-}
-
 static void kn_publish_counts(struct kn *kn, const struct ks_dentry_state *ds)
 {
+        /* The kernel counts dentries host-wide only: a group's own are not to be had. */
         (void)ca_cache_set_counts(kn->cache, &(const struct ca_cache_counts){
-                                                     .objects_name = "dentries",
+                                                     .objects_name = "host dentries",
                                                      .part_name = "negative",
                                                      .mechanism = mech_names[kn->mech],
                                                      .objects = ds->nr_dentry,
                                                      .part = ds->nr_negative });
 }
 
-static void kn_log_group(struct kn *kn, const struct kn_job *job)
+/* What one group's action did, as the log says it. */
+static void kn_log_part(struct kn *kn, const struct kn_part *p)
 {
-        if (!job->have_group) {
-                if (!kn->group_missing) {
-                        kn->group_vanished++;
-                        ca_host_log(kn->host, LOG_NOTICE, "%s; %s, looked for again at every "
-                                    "rotation", job->group_msg,
-                                    kn->mech == KN_MECH_REPORT ? "reported as missing"
-                                                               : "nothing done to it");
-                }
-                kn->group_missing = true;
+        char a[16], b[16], c[16], d[16], e[16], how[160] = "";
+
+        if (!p->acted || p->act_error < 0)
                 return;
-        }
-        if (kn->group_missing)
-                ca_host_log(kn->host, LOG_INFO, "group %s found again", job->group_path);
-        kn->group_missing = false;
+        if (kn->mech == KN_MECH_MEMORY_RECLAIM)
+                snprintf(how, sizeof(how), "%u step%s, %s asked (%s)", p->pass.steps,
+                         p->pass.steps == 1 ? "" : "s",
+                         ks_format_size(p->pass.asked, a, sizeof(a)),
+                         kp_pass_end_name(p->pass.end));
+        else if (kn->mech == KN_MECH_SHRINKER_SCAN)
+                snprintf(how, sizeof(how), "%" PRIu64 " object%s of %" PRIu64 " superblock%s "
+                         "scanned", p->scan.objects, p->scan.objects == 1 ? "" : "s",
+                         p->scan.shrinkers, p->scan.shrinkers == 1 ? "" : "s");
+        else
+                snprintf(how, sizeof(how), "kernel memory grew %s",
+                         ks_format_size(rise(p->base_bytes, kn_level(&p->before)), a,
+                                        sizeof(a)));
+        /* A pass that took little is routine: at debug level, so that a slice stays quiet. */
+        ca_host_log(kn->host, p->freed_bytes >= kn->cfg.min_reclaim ? LOG_INFO : LOG_DEBUG,
+                    "%s on %s: %s; %s %s -> %s, %" PRIu64 " dentries (host-wide) freed, page "
+                    "cache %s -> %s, %" PRIu64 " ms", mech_names[kn->mech], p->path, how,
+                    p->before.have_slab ? "reclaimable slab" : "kernel memory",
+                    ks_format_size(kn_level(&p->before), b, sizeof(b)),
+                    ks_format_size(kn_level(&p->after), c, sizeof(c)), p->freed_dentries,
+                    ks_format_size(p->before.file_bytes, d, sizeof(d)),
+                    ks_format_size(p->after.file_bytes, e, sizeof(e)), p->act_usec / 1000);
 }
 
-static void kn_log_action(struct kn *kn, const struct kn_job *job)
+static void kn_sum(struct ks_group *sum, const struct ks_group *g)
 {
-        char a[16], b[16], group[KN_MSG_MAX + 64] = "", extra[128] = "";
+        sum->memory_bytes += g->memory_bytes;
+        sum->kernel_bytes += g->kernel_bytes;
+        sum->file_bytes += g->file_bytes;
+        sum->slab_reclaimable_bytes += g->slab_reclaimable_bytes;
+        sum->active_file_bytes += g->active_file_bytes;
+        sum->refault_file += g->refault_file;
+        sum->pressure_some_usec += g->pressure_some_usec;
+        if (g->pressure_some_avg10 > sum->pressure_some_avg10)
+                sum->pressure_some_avg10 = g->pressure_some_avg10;
+}
 
-        if (job->put_off) {
+static void kn_done_job(struct kn *kn)
+{
+        struct kn_job *job = &kn->job;
+        struct ks_group before = { 0 }, after = { 0 };
+        uint64_t groups = 0;
+        bool put_off = false;
+
+        for (size_t i = 0; i < job->n_msgs; i++)
+                ca_host_log(kn->host, job->msgs[i].level, "%s", job->msgs[i].text);
+        if (job->msgs_lost)
+                ca_host_log(kn->host, LOG_NOTICE, "... and %zu messages more of this rotation",
+                            job->msgs_lost);
+        if (job->error < 0) {
+                if (!kn->logged_read_error)
+                        ca_host_log(kn->host, LOG_WARNING, "Failed to read dentry-state: %s",
+                                    strerror(-job->error));
+                kn->logged_read_error = true;
+                return;
+        }
+        kn->logged_read_error = false;
+
+        for (size_t i = 0; i < kn->n_parts; i++) {
+                struct kn_part *p = kn->parts[i];
+
+                if (!p->found)
+                        continue;
+                groups++;
+                kn_sum(&before, &p->before);
+                kn_sum(&after, &p->after);
+                put_off |= p->put_off;
+                if (!p->acted)
+                        continue;
+                kn_log_part(kn, p);
+                if (p->act_error < 0) {
+                        kn->action_errors++;
+                        continue;
+                }
+                kn->actions++;
+                kn->reclaimed_bytes += p->freed_bytes;
+                kn->reclaimed_dentries += p->freed_dentries;
+                kn->reclaim_asked_bytes += p->pass.asked;
+                kn->reclaim_steps += p->pass.steps;
+                kn->reclaim_dry += p->pass.end == KP_PASS_DRY;
+                kn->shrinker_scanned += p->scan.objects;
+                kn->last_action_usec = p->act_usec;
+        }
+        before.have_slab = after.have_slab = kn->memcg.version == KS_MEMCG_V2;
+
+        /* Growth is what piled up between two rotations, the action's own effect left out. */
+        if (kn->have_last) {
+                kn->nr_dentry_growth = rise(kn->last_ds.nr_dentry, job->before.nr_dentry);
+                kn->nr_negative_growth = rise(kn->last_ds.nr_negative, job->before.nr_negative);
+                kn->kernel_growth = groups && kn->groups ? rise(kn->sum.kernel_bytes,
+                                                                before.kernel_bytes)
+                                                         : 0;
+                kn->slab_growth = groups && kn->groups
+                                          ? rise(kn->sum.slab_reclaimable_bytes,
+                                                 before.slab_reclaimable_bytes)
+                                          : 0;
+        }
+        if (kn->group_target) {
+                bool missing = groups == 0 && !kn->slice;
+
+                if (missing && !kn->group_missing)
+                        kn->group_vanished++;
+                kn->group_missing = missing;
+                kn->groups = groups;
+                kn->sum = after;
+        }
+        if (kn->mech == KN_MECH_DROP_CACHES && job->acted) {
+                kn->last_action_usec = job->act_usec;
+                if (job->act_error < 0) {
+                        kn->action_errors++;
+                        ca_host_log(kn->host, LOG_WARNING, "drop_caches failed: %s (%s), tried "
+                                    "again at the next rotation", strerror(-job->act_error),
+                                    job->why);
+                } else {
+                        kn->actions++;
+                        ca_host_log(kn->host, LOG_INFO, "drop_caches: %s; nr_dentry %" PRIu64
+                                    " -> %" PRIu64 ", nr_negative %" PRIu64 " -> %" PRIu64
+                                    ", %" PRIu64 " ms", job->why, job->before.nr_dentry,
+                                    job->after.nr_dentry, job->before.nr_negative,
+                                    job->after.nr_negative, job->act_usec / 1000);
+                }
+        } else if (kn->mech == KN_MECH_DROP_CACHES) {
+                ca_host_log(kn->host, LOG_DEBUG, "no drop_caches: %s", job->why);
+        }
+        put_off |= job->put_off;
+        if (put_off) {
                 if (job->gate == KP_BUSY)
                         kn->put_off_busy++;
                 else
                         kn->put_off_pressure++;
+                if (!kn->put_off_since_usec)
+                        kn->put_off_since_usec = job->now_usec;
                 ca_host_log(kn->host, LOG_DEBUG, "%s put off: %s", mech_names[kn->mech],
-                            job->why);
-                return;
+                            kp_gate_name(job->gate));
+        } else if (job->acted) {
+                kn->put_off_since_usec = 0;
         }
-        if (!job->acted) {
-                ca_host_log(kn->host, LOG_DEBUG, "no %s: %s", mech_names[kn->mech], job->why);
-                return;
+        if (job->acted) {
+                kn->last_freed_dentries = rise(job->after.nr_dentry, job->before.nr_dentry);
+                kn->last_freed_negative = rise(job->after.nr_negative, job->before.nr_negative);
         }
-        kn->actions++;
-        kn->last_action_usec = job->act_usec;
-        kn->last_freed_dentries = rise(job->after.nr_dentry, job->before.nr_dentry);
-        kn->last_freed_negative = rise(job->after.nr_negative, job->before.nr_negative);
-        kn->reclaim_asked_bytes += job->asked_bytes;
-        kn->shrinker_scanned += job->pass.objects;
-        if (job->have_group)
-                snprintf(group, sizeof(group), " on %.*s (kernel memory %s -> %s)", KN_MSG_MAX,
-                         job->group_path,
-                         ks_format_size(job->gbefore.kernel_bytes, a, sizeof(a)),
-                         ks_format_size(job->gafter.kernel_bytes, b, sizeof(b)));
-        if (kn->mech == KN_MECH_MEMORY_RECLAIM)
-                snprintf(extra, sizeof(extra), ", %s asked",
-                         ks_format_size(job->asked_bytes, a, sizeof(a)));
-        else if (kn->mech == KN_MECH_SHRINKER_SCAN)
-                snprintf(extra, sizeof(extra), ", %" PRIu64 " object%s of %" PRIu64
-                         " superblock%s scanned", job->pass.objects,
-                         job->pass.objects == 1 ? "" : "s", job->pass.shrinkers,
-                         job->pass.shrinkers == 1 ? "" : "s");
-        if (job->act_error < 0) {
-                kn->action_errors++;
-                ca_host_log(kn->host, LOG_WARNING, "%s%s failed: %s (%s), tried again at the "
-                            "next rotation", mech_names[kn->mech], group,
-                            strerror(-job->act_error), job->why);
-                return;
-        }
-        ca_host_log(kn->host, LOG_INFO, "%s%s: %s%s; nr_dentry %" PRIu64 " -> %" PRIu64
-                    ", nr_negative %" PRIu64 " -> %" PRIu64 ", %" PRIu64 " ms",
-                    mech_names[kn->mech], group, job->why, extra, job->before.nr_dentry,
-                    job->after.nr_dentry, job->before.nr_negative, job->after.nr_negative,
-                    job->act_usec / 1000);
+        ca_host_log(kn->host, LOG_DEBUG, "nr_dentry %" PRIu64 " (+%" PRIu64 "), nr_negative %"
+                    PRIu64 " (+%" PRIu64 "), %" PRIu64 " group%s", job->after.nr_dentry,
+                    kn->nr_dentry_growth, job->after.nr_negative, kn->nr_negative_growth,
+                    groups, groups == 1 ? "" : "s");
+        kn_publish_counts(kn, &job->after);
+        kn->last_ds = job->after;
+        kn->last_dentry_negative = job->dentry_negative;
+        kn->have_last = true;
 }
-
-static void kn_done_job(struct kn *kn);
 
 /* The loop's side of a finished job; how long it held the loop is measured. */
 static void kn_done(void *userdata)
@@ -526,46 +933,6 @@ static const struct aw_ops kn_worker_ops = {
         .run = kn_worker_run,
         .done = kn_done,
 };
-
-static void kn_done_job(struct kn *kn)
-{
-        struct kn_job *job = &kn->job;
-
-        if (job->error < 0) {
-                if (!kn->logged_read_error)
-                        ca_host_log(kn->host, LOG_WARNING, "Failed to read dentry-state: %s",
-                                    strerror(-job->error));
-                kn->logged_read_error = true;
-                return;
-        }
-        kn->logged_read_error = false;
-        if (job->notice[0])
-                ca_host_log(kn->host, LOG_NOTICE, "%s", job->notice);
-        /* Growth is what piled up between two rotations, the action's own effect left out. */
-        if (kn->have_last) {
-                kn->nr_dentry_growth = rise(kn->last.after.nr_dentry, job->before.nr_dentry);
-                kn->nr_negative_growth = rise(kn->last.after.nr_negative, job->before.nr_negative);
-                kn->kernel_growth = job->have_group && kn->last.have_group
-                                            ? rise(kn->last.gafter.kernel_bytes,
-                                                   job->gbefore.kernel_bytes)
-                                            : 0;
-                kn->slab_growth = job->have_group && kn->last.have_group
-                                          ? rise(kn->last.gafter.slab_reclaimable_bytes,
-                                                 job->gbefore.slab_reclaimable_bytes)
-                                          : 0;
-        }
-        if (kn->group_target)
-                kn_log_group(kn, job);
-        if (kn->mech != KN_MECH_REPORT)
-                kn_log_action(kn, job);
-        ca_host_log(kn->host, LOG_DEBUG, "nr_dentry %" PRIu64 " (+%" PRIu64 "), nr_negative %"
-                    PRIu64 " (+%" PRIu64 ")%s%s", job->after.nr_dentry, kn->nr_dentry_growth,
-                    job->after.nr_negative, kn->nr_negative_growth,
-                    job->have_group ? ", group " : "", job->have_group ? job->group_path : "");
-        kn_publish_counts(kn, &job->after);
-        kn->last = *job;
-        kn->have_last = true;
-}
 
 /* ---- hooks ---- */
 
@@ -600,8 +967,8 @@ static int kn_before_rotate(struct ca_cache *cache, void *userdata)
 static void kn_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit, void *eu)
 {
         struct kn *kn = userdata;
-        const struct ks_dentry_state *ds = &kn->last.after;
-        const struct ks_group *g = &kn->last.gafter;
+        const struct ks_dentry_state *ds = &kn->last_ds;
+        const struct ks_group *g = &kn->sum;
 
         EMIT("nr_dentry", CA_STAT_GAUGE, "dentries", "dentries in the host's dentry cache",
              ds->nr_dentry);
@@ -613,7 +980,7 @@ static void kn_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
         if (kn->have_dentry_negative)
                 EMIT("dentry_negative", CA_STAT_GAUGE, NULL,
                      "fs.dentry-negative: 1 when unlink deletes the dentry",
-                     kn->last.dentry_negative);
+                     kn->last_dentry_negative);
         EMIT("nr_dentry_growth", CA_STAT_GAUGE, "dentries",
              "rise of nr_dentry between the last two rotations (0 when it fell)",
              kn->nr_dentry_growth);
@@ -626,27 +993,43 @@ static void kn_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
         EMIT("loop_longest_usec", CA_STAT_GAUGE, "usec",
              "the longest this cache held the daemon's loop (the kernel's work is on a thread)",
              kn->loop_longest_usec);
+        EMIT("mglru", CA_STAT_GAUGE, NULL,
+             "1 when the kernel reclaims page cache with MGLRU (memory.reclaim takes page cache "
+             "before dentries)", kn->mglru);
         if (kn->group_target) {
-                EMIT("group_missing", CA_STAT_GAUGE, NULL,
-                     "1 when the group was not found at the last rotation", kn->group_missing);
-                EMIT("group_vanished", CA_STAT_COUNTER, NULL, "times the group went missing",
-                     kn->group_vanished);
+                if (kn->slice)
+                        EMIT("groups", CA_STAT_GAUGE, "groups",
+                             "groups of the slice followed (found at the last rotation)",
+                             kn->groups);
+                else {
+                        EMIT("group_missing", CA_STAT_GAUGE, NULL,
+                             "1 when the group was not found at the last rotation",
+                             kn->group_missing);
+                        EMIT("group_vanished", CA_STAT_COUNTER, NULL,
+                             "times the group went missing", kn->group_vanished);
+                }
                 EMIT("group_memory_bytes", CA_STAT_GAUGE, "bytes",
-                     "memory charged to the group", g->memory_bytes);
+                     "memory charged to the group(s)", g->memory_bytes);
                 EMIT("group_kernel_bytes", CA_STAT_GAUGE, "bytes",
-                     "kernel memory charged to the group (dentries among it)", g->kernel_bytes);
+                     "kernel memory charged to the group(s) (dentries among it)",
+                     g->kernel_bytes);
                 EMIT("group_kernel_growth_bytes", CA_STAT_GAUGE, "bytes",
                      "rise of group_kernel_bytes between the last two rotations",
                      kn->kernel_growth);
-                EMIT("group_file_bytes", CA_STAT_GAUGE, "bytes", "page cache of the group",
+                EMIT("group_file_bytes", CA_STAT_GAUGE, "bytes", "page cache of the group(s)",
                      g->file_bytes);
+                EMIT("group_active_file_bytes", CA_STAT_GAUGE, "bytes",
+                     "page cache of the group(s) on the active list", g->active_file_bytes);
                 if (kn->memcg.version == KS_MEMCG_V2) {
                         EMIT("group_slab_reclaimable_bytes", CA_STAT_GAUGE, "bytes",
-                             "reclaimable slab of the group (memory.stat)",
-                             g->slab_reclaimable_bytes);
+                             "reclaimable slab of the group(s) (memory.stat): their dentries "
+                             "and inodes", g->slab_reclaimable_bytes);
                         EMIT("group_slab_reclaimable_growth_bytes", CA_STAT_GAUGE, "bytes",
                              "rise of group_slab_reclaimable_bytes between the last two rotations",
                              kn->slab_growth);
+                        EMIT("group_refault_file", CA_STAT_COUNTER, "pages",
+                             "page cache of the group(s) read again soon after reclaim took it "
+                             "(memory.stat workingset_refault_file)", g->refault_file);
                         EMIT("group_memory_stall_usec", CA_STAT_COUNTER, "usec",
                              "the group's memory pressure, some tasks stalled (memory.pressure)",
                              g->pressure_some_usec);
@@ -654,24 +1037,41 @@ static void kn_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
         }
         if (kn->mech == KN_MECH_REPORT)
                 return;
-        EMIT("actions", CA_STAT_COUNTER, NULL, "reclaims or drops done", kn->actions);
+        EMIT("actions", CA_STAT_COUNTER, NULL, "passes, reclaims or drops done", kn->actions);
         EMIT("actions_put_off_busy", CA_STAT_COUNTER, NULL,
-             "actions put off: not idle time", kn->put_off_busy);
+             "rotations whose action was put off: not idle time", kn->put_off_busy);
         EMIT("actions_put_off_pressure", CA_STAT_COUNTER, NULL,
-             "actions put off: memory pressure", kn->put_off_pressure);
+             "rotations whose action was put off: memory pressure", kn->put_off_pressure);
+        EMIT("put_off_usec", CA_STAT_GAUGE, "usec",
+             "how long actions have been put off now (0: they run)",
+             kn->put_off_since_usec ? now_usec() - kn->put_off_since_usec : 0);
         EMIT("action_errors", CA_STAT_COUNTER, NULL, "actions the kernel refused",
              kn->action_errors);
         EMIT("last_action_usec", CA_STAT_GAUGE, "usec", "time the last action took",
              kn->last_action_usec);
         EMIT("last_action_freed_dentries", CA_STAT_GAUGE, "dentries",
-             "fall of nr_dentry across the last action (host-wide: others count in)",
+             "fall of nr_dentry across the last rotation's actions (host-wide: others count in)",
              kn->last_freed_dentries);
         EMIT("last_action_freed_negative", CA_STAT_GAUGE, "dentries",
-             "fall of nr_negative across the last action (host-wide: others count in)",
-             kn->last_freed_negative);
-        if (kn->mech == KN_MECH_MEMORY_RECLAIM)
+             "fall of nr_negative across the last rotation's actions (host-wide: others count "
+             "in)", kn->last_freed_negative);
+        if (kn->group_target) {
+                EMIT("reclaimed_bytes", CA_STAT_COUNTER, "bytes",
+                     "fall of the groups' reclaimable slab (v2) or kernel memory (v1) across "
+                     "the actions", kn->reclaimed_bytes);
+                EMIT("reclaimed_dentries", CA_STAT_COUNTER, "dentries",
+                     "fall of nr_dentry across the actions (host-wide: exact in a quiet "
+                     "kernel, others count in elsewhere)", kn->reclaimed_dentries);
+        }
+        if (kn->mech == KN_MECH_MEMORY_RECLAIM) {
                 EMIT("reclaim_asked_bytes", CA_STAT_COUNTER, "bytes",
                      "bytes asked of memory.reclaim", kn->reclaim_asked_bytes);
+                EMIT("reclaim_steps", CA_STAT_COUNTER, "writes",
+                     "writes to memory.reclaim (steps of the passes)", kn->reclaim_steps);
+                EMIT("reclaim_dry", CA_STAT_COUNTER, NULL,
+                     "passes the kernel ended with EAGAIN: less reclaimable than asked",
+                     kn->reclaim_dry);
+        }
         if (kn->mech == KN_MECH_SHRINKER_SCAN)
                 EMIT("shrinker_scanned", CA_STAT_COUNTER, "objects",
                      "objects the superblock shrinkers were asked to scan", kn->shrinker_scanned);
@@ -735,9 +1135,61 @@ static int kn_check_min_reclaim(const char *v, void *target, char *msg, size_t l
                              false, msg, len);
 }
 
+static int kn_check_reclaim_step(const char *v, void *target, char *msg, size_t len)
+{
+        return kn_check_size(v, target ? &((struct kn_config *)target)->reclaim_step : NULL,
+                             false, msg, len);
+}
+
+/* A group, or every child group of one: "/system.slice/\*" (a trailing "/\*" only). */
 static int kn_check_cgroup(const char *v, void *target, char *msg, size_t len)
 {
+        size_t n = strlen(v);
+        char parent[KS_PATH_MAX];
+
+        if (n >= 2 && strcmp(v + n - 2, "/*") == 0) {
+                if (n == 2)
+                        return 0; /* every group at the top */
+                snprintf(parent, sizeof(parent), "%.*s", (int)(n - 2), v);
+                if (strchr(parent, '*')) {
+                        snprintf(msg, len, "\"%s\": only a trailing /* is taken (every child "
+                                 "group of a slice)", v);
+                        return -EINVAL;
+                }
+                return ks_cgroup_path_check(parent, msg, len);
+        }
+        if (strchr(v, '*')) {
+                snprintf(msg, len, "\"%s\": only a trailing /* is taken (every child group of a "
+                         "slice, e.g. /system.slice/*)", v);
+                return -EINVAL;
+        }
         return ks_cgroup_path_check(v, msg, len);
+}
+
+/* exclude: names (or fnmatch patterns) of a slice's groups, separated by blanks. */
+static int kn_check_exclude(const char *v, void *target, char *msg, size_t len)
+{
+        size_t n = 0;
+
+        for (const char *p = v; *p;) {
+                size_t w;
+
+                p += strspn(p, " \t");
+                w = strcspn(p, " \t");
+                if (!w)
+                        break;
+                if (w > 255 || memchr(p, '/', w)) {
+                        snprintf(msg, len, "\"%.*s\" is not a group's name (a slice's child, "
+                                 "e.g. foo.service or foo-*.service)", (int)(w > 64 ? 64 : w), p);
+                        return -EINVAL;
+                }
+                if (++n > KN_EXCLUDE_MAX) {
+                        snprintf(msg, len, "more than %d names", KN_EXCLUDE_MAX);
+                        return -EINVAL;
+                }
+                p += w;
+        }
+        return 0;
 }
 
 static int kn_check_unit(const char *v, void *target, char *msg, size_t len)
@@ -749,26 +1201,35 @@ static int kn_check_unit(const char *v, void *target, char *msg, size_t len)
 static const struct ca_key_spec kn_keys[] = {
         { .name = "cgroup", .type = CA_KEY_PATH, CA_KEY_FIELD(struct kn_config, cgroup),
           .check = kn_check_cgroup,
-          .help = "the target memory cgroup, a path under the memory controller" },
+          .help = "the target memory cgroup, a path under the memory controller; PATH/* for "
+                  "each of its child groups" },
         { .name = "unit", .type = CA_KEY_STRING, CA_KEY_FIELD(struct kn_config, unit),
           .check = kn_check_unit, .help = "the target: a systemd unit's control group" },
+        { .name = "exclude", .type = CA_KEY_STRING, CA_KEY_FIELD(struct kn_config, exclude),
+          .check = kn_check_exclude,
+          .help = "cgroup = PATH/*: child groups left alone, names or patterns" },
         { .name = "action", .type = CA_KEY_CHOICE, CA_KEY_FIELD(struct kn_config, action),
           .def = "report", .what = "action",
           .choices = (const struct ca_key_choice[]){ { "report", KN_ACTION_REPORT },
                                                      { "reclaim", KN_ACTION_RECLAIM },
                                                      { "drop", KN_ACTION_DROP },
+                                                     { "auto", KN_ACTION_AUTO },
                                                      { NULL, 0 } },
-          .help = "report (change nothing), reclaim (the group), drop (drop_caches 2)" },
+          .help = "report (change nothing), reclaim (the groups), drop (drop_caches 2), auto "
+                  "(reclaim where a pass reaches dentries, else report)" },
         { .name = "allow_force_empty", .type = CA_KEY_BOOL,
           CA_KEY_FIELD(struct kn_config, allow_force_empty), .def = "no",
           .help = "cgroup v1: reclaim with memory.force_empty (page cache too)" },
         { .name = "reclaim_amount", .type = CA_KEY_STRING,
           CA_KEY_FIELD(struct kn_config, reclaim_amount_text), .def = "auto",
           .check = kn_check_reclaim_amount,
-          .help = "memory.reclaim per rotation: auto (the slab's growth) or a size" },
+          .help = "memory.reclaim per rotation: auto (a pass in steps) or one write of a size" },
+        { .name = "reclaim_step", .type = CA_KEY_STRING,
+          CA_KEY_FIELD(struct kn_config, reclaim_step_text), .def = "256K",
+          .check = kn_check_reclaim_step, .help = "memory.reclaim: one step of a pass" },
         { .name = "max_reclaim", .type = CA_KEY_STRING,
           CA_KEY_FIELD(struct kn_config, max_reclaim_text), .def = "64M",
-          .check = kn_check_max_reclaim, .help = "memory.reclaim per rotation, at most" },
+          .check = kn_check_max_reclaim, .help = "memory.reclaim per pass, at most" },
         { .name = "min_reclaim", .type = CA_KEY_STRING,
           CA_KEY_FIELD(struct kn_config, min_reclaim_text), .def = "1M",
           .check = kn_check_min_reclaim,
@@ -800,34 +1261,50 @@ static const struct {
         int action;
 } action_keys[] = {
         { "allow_force_empty", KN_ACTION_RECLAIM }, { "reclaim_amount", KN_ACTION_RECLAIM },
+        { "reclaim_step", KN_ACTION_RECLAIM },
         { "max_reclaim", KN_ACTION_RECLAIM },       { "min_reclaim", KN_ACTION_RECLAIM },
         { "swappiness", KN_ACTION_RECLAIM },        { "negative_limit", KN_ACTION_DROP },
         { "negative_ratio", KN_ACTION_DROP },       { "growth_rotations", KN_ACTION_DROP },
         { "min_interval", KN_ACTION_DROP },
 };
 
+/* Whether the kernel reclaims page cache with MGLRU (memory.reclaim then takes it first). */
+static bool kn_mglru(const char *root)
+{
+        unsigned flags;
+
+        return ks_read_lru_gen(root, &flags) == 0 && (flags & KS_LRU_GEN_CORE);
+}
+
 /*
  * The table, then what ties keys to each other and to this kernel: the target, the mechanism
- * (which needs the memory controller's version, and debugfs), the group path walked where it
- * exists. Every problem is reported, at --check-config too.
+ * (which needs the memory controller's version, debugfs and the LRU's kind), the group path
+ * walked where it exists. Every problem is reported, at --check-config too.
  */
 static int kn_parse(struct ca_host *host, const struct ca_section *s, const char *root,
-                    struct kn_config *cfg, struct ks_memcg *ret_memcg, enum kn_mech *ret_mech)
+                    struct kn_config *cfg, struct ks_memcg *ret_memcg, enum kn_mech *ret_mech,
+                    char **ret_slice)
 {
         struct ks_memcg memcg = { 0 };
         enum kn_mech mech = KN_MECH_REPORT;
-        char msg[KN_MSG_MAX];
+        char msg[KN_MSG_MAX], *slice = NULL;
+        const char *group;
+        bool mglru = kn_mglru(root);
         int r, fd;
 
         *cfg = (struct kn_config){ 0 };
         r = ca_section_parse(host, s, kn_keys, cfg);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < sizeof(action_keys) / sizeof(action_keys[0]); i++)
-                if (cfg->action != action_keys[i].action && ca_section_get(s, action_keys[i].key))
+        for (size_t i = 0; i < sizeof(action_keys) / sizeof(action_keys[0]); i++) {
+                int a = cfg->action == KN_ACTION_AUTO ? KN_ACTION_RECLAIM : cfg->action;
+
+                if (a != action_keys[i].action && ca_section_get(s, action_keys[i].key))
                         ca_host_log(host, LOG_NOTICE, "%s applies to action = %s only, ignoring",
                                     action_keys[i].key,
-                                    action_keys[i].action == KN_ACTION_DROP ? "drop" : "reclaim");
+                                    action_keys[i].action == KN_ACTION_DROP ? "drop"
+                                                                            : "reclaim or auto");
+        }
         if (cfg->cgroup && cfg->unit) {
                 ca_host_key_error(host, s, "unit", "set either cgroup or unit, not both");
                 return -EINVAL;
@@ -836,10 +1313,32 @@ static int kn_parse(struct ca_host *host, const struct ca_section *s, const char
                 ca_host_key_error(host, s, "min_reclaim", "min_reclaim is above max_reclaim");
                 return -EINVAL;
         }
+        if (cfg->reclaim_step > cfg->max_reclaim) {
+                ca_host_key_error(host, s, "reclaim_step", "reclaim_step is above max_reclaim");
+                return -EINVAL;
+        }
         if (cfg->action == KN_ACTION_DROP && !cfg->negative_limit && cfg->negative_ratio <= 0) {
                 ca_host_key_error(host, s, "action", "action = drop needs a limit: "
                                   "negative_limit or negative_ratio");
                 return -EINVAL;
+        }
+        group = cfg->cgroup;
+        if (group && strlen(group) >= 2 && strcmp(group + strlen(group) - 2, "/*") == 0) {
+                slice = strndup(group, strlen(group) - 2);
+                if (!slice)
+                        return -ENOMEM;
+                if (!*slice) {
+                        free(slice);
+                        slice = strdup("/");
+                        if (!slice)
+                                return -ENOMEM;
+                }
+                group = slice;
+        }
+        if (cfg->exclude && !slice) {
+                ca_host_key_error(host, s, "exclude", "exclude leaves out groups of a slice: "
+                                  "cgroup = PATH/* only");
+                goto out_inval;
         }
 
         if (cfg->cgroup || cfg->unit) {
@@ -848,19 +1347,19 @@ static int kn_parse(struct ca_host *host, const struct ca_section *s, const char
                         ca_host_key_error(host, s, cfg->cgroup ? "cgroup" : "unit",
                                           "no memory cgroup controller is mounted (%s)",
                                           strerror(-r));
-                        return -EINVAL;
+                        goto out_inval;
                 }
         }
-        if (cfg->cgroup) {
+        if (group) {
                 /* Refused now if it leads somewhere else; a group not there yet is fine. */
-                r = ks_cgroup_open(root, &memcg, cfg->cgroup, &fd, msg, sizeof(msg));
+                r = ks_cgroup_open(root, &memcg, group, &fd, msg, sizeof(msg));
                 if (r == 0)
                         close(fd);
                 else if (r == -ENOENT)
                         ca_host_log(host, LOG_NOTICE, "%s, looked for at every rotation", msg);
                 else {
                         ca_host_key_error(host, s, "cgroup", "%s", msg);
-                        return -EINVAL;
+                        goto out_inval;
                 }
         }
 
@@ -869,30 +1368,52 @@ static int kn_parse(struct ca_host *host, const struct ca_section *s, const char
                 mech = KN_MECH_DROP_CACHES;
                 break;
         case KN_ACTION_RECLAIM:
+        case KN_ACTION_AUTO:
                 if (!cfg->cgroup && !cfg->unit) {
-                        ca_host_key_error(host, s, "action", "action = reclaim needs a group: set "
-                                          "cgroup or unit (action = drop acts on the whole host)");
-                        return -EINVAL;
+                        ca_host_key_error(host, s, "action", "action = %s needs a group: set "
+                                          "cgroup or unit (action = drop acts on the whole host)",
+                                          cfg->action == KN_ACTION_AUTO ? "auto" : "reclaim");
+                        goto out_inval;
                 }
                 if (ks_shrinker_present(root))
                         mech = KN_MECH_SHRINKER_SCAN;
-                else if (memcg.version == KS_MEMCG_V2)
+                else if (memcg.version == KS_MEMCG_V2 &&
+                         (cfg->action == KN_ACTION_RECLAIM || !mglru))
                         mech = KN_MECH_MEMORY_RECLAIM;
-                else if (cfg->allow_force_empty)
+                else if (memcg.version == KS_MEMCG_V1 && cfg->allow_force_empty)
                         mech = KN_MECH_FORCE_EMPTY;
+                else if (cfg->action == KN_ACTION_AUTO)
+                        ca_host_log(host, LOG_NOTICE, "action = auto reports only here: %s",
+                                    memcg.version == KS_MEMCG_V2
+                                            ? "the kernel reclaims page cache with MGLRU, and "
+                                              "memory.reclaim takes the groups' page cache "
+                                              "before their dentries (action = reclaim does it "
+                                              "anyway; cacheaged.conf(5))"
+                                            : "cgroup v1 has no gentle reclaim (force_empty "
+                                              "drops the page cache too: allow_force_empty)");
                 else {
                         ca_host_key_error(host, s, "action", "cgroup v1 has no gentle reclaim: "
                                           "memory.force_empty only with allow_force_empty = yes "
                                           "(it drops the group's page cache too)");
-                        return -EINVAL;
+                        goto out_inval;
                 }
+                if (mech == KN_MECH_MEMORY_RECLAIM && mglru)
+                        ca_host_log(host, LOG_NOTICE, "the kernel reclaims page cache with "
+                                    "MGLRU: memory.reclaim takes the groups' page cache before "
+                                    "their dentries, and a pass reaches few of them "
+                                    "(cacheaged.conf(5))");
                 break;
         default:
                 break;
         }
         *ret_memcg = memcg;
         *ret_mech = mech;
+        *ret_slice = slice;
         return 0;
+
+out_inval:
+        free(slice);
+        return -EINVAL;
 }
 
 /* ---- create / destroy ---- */
@@ -909,7 +1430,34 @@ static void kn_destroy(void *instance)
         kn->worker = aw_free(kn->worker);
         kn->bus = sd_bus_flush_close_unref(kn->bus); /* the worker's, and it is gone */
         ca_cache_free(kn->cache);
+        for (size_t i = 0; i < kn->n_parts; i++)
+                part_free(kn->parts[i]);
+        free(kn->parts);
+        for (size_t i = 0; i < kn->n_exclude; i++)
+                free(kn->exclude[i]);
+        free(kn->slice);
         free(kn);
+}
+
+/* exclude's patterns, copied (the section's text is not the instance's to keep). */
+static int kn_exclude_split(struct kn *kn, const char *v)
+{
+        for (const char *p = v ? v : ""; *p;) {
+                size_t w;
+
+                p += strspn(p, " \t");
+                w = strcspn(p, " \t");
+                if (!w)
+                        break;
+                if (kn->n_exclude == KN_EXCLUDE_MAX)
+                        return -E2BIG; /* kn_check_exclude() refused it already */
+                kn->exclude[kn->n_exclude] = strndup(p, w);
+                if (!kn->exclude[kn->n_exclude])
+                        return -ENOMEM;
+                kn->n_exclude++;
+                p += w;
+        }
+        return 0;
 }
 
 static int kn_create(struct ca_host *host, const struct ca_section *s, void **ret_instance)
@@ -920,13 +1468,14 @@ static int kn_create(struct ca_host *host, const struct ca_section *s, void **re
         struct kn_config cfg;
         struct ks_memcg memcg;
         enum kn_mech mech;
+        char *slice = NULL;
         uint64_t dn;
         struct kn *kn;
         int r;
 
         if (!root || !*root)
                 root = "/";
-        r = kn_parse(host, s, root, &cfg, &memcg, &mech);
+        r = kn_parse(host, s, root, &cfg, &memcg, &mech, &slice);
         if (r < 0)
                 return r;
         /* A fresh install shows the host's dentries at once: read them now (and say so early). */
@@ -934,34 +1483,48 @@ static int kn_create(struct ca_host *host, const struct ca_section *s, void **re
         if (r < 0) {
                 ca_host_key_error(host, s, NULL, "cannot read %s/proc/sys/fs/dentry-state: %s",
                                   strcmp(root, "/") ? root : "", strerror(-r));
+                free(slice);
                 return r;
         }
         if (ca_host_check_only(host)) {
+                free(slice);
                 *ret_instance = NULL;
                 return 0;
         }
 
         kn = calloc(1, sizeof(*kn));
-        if (!kn)
+        if (!kn) {
+                free(slice);
                 return -ENOMEM;
+        }
         kn->host = host;
         kn->cfg = cfg;
         kn->root = root;
         kn->memcg = memcg;
         kn->mech = mech;
+        kn->slice = slice;
         kn->group_target = cfg.cgroup || cfg.unit;
         kn->have_dentry_negative = ks_read_dentry_negative(root, &dn) == 0;
+        kn->mglru = kn_mglru(root);
         if (cfg.swappiness != KN_SWAPPINESS_KERNEL)
                 snprintf(kn->key, sizeof(kn->key), "swappiness=%d", cfg.swappiness);
         if (strcmp(root, "/") != 0)
                 ca_host_log(host, LOG_NOTICE, "the kernel's files are read under %s (%s: tests "
                             "only)", root, KS_ROOT_ENV);
+        r = kn_exclude_split(kn, cfg.exclude);
+        if (r < 0)
+                goto out_destroy;
+        kn->parts = calloc(slice ? KN_PARTS_MAX : 1, sizeof(*kn->parts));
+        if (!kn->parts) {
+                r = -ENOMEM;
+                goto out_destroy;
+        }
 
         r = ca_cache_new(&kn_ops, kn, NULL, &kn->cache);
         if (r < 0)
                 goto out_destroy;
-        kn->last.after = ds;
-        kn->last.dentry_negative = dn;
+        kn->last_ds = ds;
+        kn->last_dentry_negative = dn;
         kn_publish_counts(kn, &ds);
 
         base = ca_host_event_base(host);
@@ -976,9 +1539,11 @@ static int kn_create(struct ca_host *host, const struct ca_section *s, void **re
         r = ca_host_register_cache(host, s, kn->cache, &kn_hooks, kn);
         if (r < 0)
                 goto out_destroy;
-        ca_host_log(host, LOG_INFO, "%s%s%s, %s: %" PRIu64 " dentries, %" PRIu64 " negative",
-                    cfg.cgroup ? "cgroup " : cfg.unit ? "unit " : "the whole host",
-                    cfg.cgroup ? cfg.cgroup : cfg.unit ? cfg.unit : "",
+        ca_host_log(host, LOG_INFO, "%s%s%s%s, %s: %" PRIu64 " dentries, %" PRIu64 " negative",
+                    slice ? "the groups of " : cfg.cgroup ? "cgroup " : cfg.unit ? "unit " : "",
+                    slice ? slice : cfg.cgroup ? cfg.cgroup : cfg.unit ? cfg.unit
+                                                                       : "the whole host",
+                    kn->n_exclude ? " (some excluded)" : "",
                     kn->memcg.version ? (kn->memcg.version == KS_MEMCG_V2 ? " (cgroup v2)"
                                                                           : " (cgroup v1)")
                                       : "",
