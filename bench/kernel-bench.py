@@ -231,8 +231,8 @@ def one(policy):
             p.kill()
             p.wait()
     procs.clear()
-    left = args.storm - int(run_in(T, [LOAD, "restat", f"{d}/t/storm", str(args.storm), "m"]))
-    o_lost = int(run_in(O, [LOAD, "restat", f"{d}/o/neg", "2000", "m"]))
+    left = max(0, args.storm - int(run_in(T, [LOAD, "restat", f"{d}/t/storm", str(args.storm), "m"])))
+    o_lost = min(2000, int(run_in(O, [LOAD, "restat", f"{d}/o/neg", "2000", "m"])))
     res = {"policy": policy, "kernel": os.uname().release, "cgroup": VERSION, "quiet": QUIET,
            "storm": args.storm, "storm_left": left,
            "t_hot_recreated": int(rt[0]), "t_hot_lookups": int(rt[1]) * 2000,
