@@ -31,6 +31,8 @@ const struct cache_prop cache_props[] = {
         { "PartName", 's', FMT_PLAIN, offsetof(struct cache_info, part_name) },
         { "Mechanism", 's', FMT_PLAIN, offsetof(struct cache_info, mechanism) },
         { "RotationsBehind", 'u', FMT_PLAIN, offsetof(struct cache_info, rotations_behind) },
+        { "Deferred", 's', FMT_PLAIN, offsetof(struct cache_info, deferred) },
+        { "DeferredSinceUSec", 't', FMT_TIMESTAMP, offsetof(struct cache_info, deferred_since_usec) },
 };
 const size_t n_cache_props = sizeof(cache_props) / sizeof(cache_props[0]);
 
@@ -66,6 +68,43 @@ bool have_stat(const struct cache_info *c, const struct ca_stat_desc *d)
         return c->have_stats & (UINT64_C(1) << (d->offset / sizeof(uint64_t)));
 }
 
+/* A cache whose adapter counts its objects (the kernel's dentries): it has no nodes. */
+bool info_counted(const struct cache_info *c)
+{
+        return c->mechanism && *c->mechanism;
+}
+
+/*
+ * A counted cache has no nodes: no ages, no single-use objects, no refaults. show leaves those
+ * out of its properties.
+ */
+bool counted_leaves_out(const struct cache_info *c, const char *name)
+{
+        static const char *const node_only[] = {
+                "SingleUseAge", "MaxAge", "Ages", "RefaultWindow", "TargetRefaultPpm",
+                "RefaultHistogram", "single_use_objects", "reclaimed_single_use", "scanned",
+                "busy", "kept", "backlog", "refaults", "refault_share_ppm", "remembered",
+                "refault_memory_bytes", "current_single_use_age", "current_max_age",
+                "own_aged_objects",
+        };
+
+        if (!info_counted(c))
+                return false;
+        for (size_t i = 0; i < sizeof(node_only) / sizeof(node_only[0]); i++)
+                if (strcmp(name, node_only[i]) == 0)
+                        return true;
+        return false;
+}
+
+/* The adapter statistic @key, or UINT64_MAX when the cache has none. */
+uint64_t adapter_stat_value(const struct cache_info *c, const char *key)
+{
+        for (size_t i = 0; i < c->n_adapter_stats; i++)
+                if (strcmp(c->adapter_stats[i].key, key) == 0)
+                        return c->adapter_stats[i].value;
+        return UINT64_MAX;
+}
+
 void cache_info_clear(struct cache_info *c)
 {
         free(c->name);
@@ -77,6 +116,10 @@ void cache_info_clear(struct cache_info *c)
         for (size_t i = 0; i < c->n_adapter_stats; i++)
                 free(c->adapter_stats[i].key);
         free(c->adapter_stats);
+        free(c->deferred);
+        for (size_t i = 0; i < c->n_parts; i++)
+                free(c->parts[i].name);
+        free(c->parts);
         memset(c, 0, sizeof(*c));
 }
 
@@ -103,6 +146,42 @@ static int read_adapter_stats(sd_bus_message *m, struct cache_info *c)
                         return -ENOMEM;
                 v[c->n_adapter_stats++].value = value;
         }
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(m);
+}
+
+/* Parts: a(sttt), (name, bytes, reclaimed, reclaimed bytes); past CTL_PARTS_MAX ignored. */
+static int read_parts(sd_bus_message *m, struct cache_info *c)
+{
+        struct part_info p;
+        const char *name;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'v', "a(sttt)");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(m, 'a', "(sttt)");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(m, "(sttt)", &name, &p.bytes, &p.reclaimed,
+                                        &p.reclaimed_bytes)) > 0) {
+                struct part_info *v;
+
+                if (c->n_parts >= CTL_PARTS_MAX)
+                        continue;
+                v = realloc(c->parts, (c->n_parts + 1) * sizeof(*v));
+                if (!v)
+                        return -ENOMEM;
+                c->parts = v;
+                p.name = strdup(name);
+                if (!p.name)
+                        return -ENOMEM;
+                c->parts[c->n_parts++] = p;
+        }
+        if (r < 0)
+                return r;
+        r = sd_bus_message_exit_container(m);
         if (r < 0)
                 return r;
         return sd_bus_message_exit_container(m);
@@ -189,6 +268,8 @@ static int read_cache_property(sd_bus_message *m, const char *name, struct cache
         }
         if (strcmp(name, "RefaultHistogram") == 0)
                 return read_refault_histogram(m, c);
+        if (strcmp(name, "Parts") == 0)
+                return read_parts(m, c);
         if (strcmp(name, "AdapterStats") == 0) {
                 r = sd_bus_message_enter_container(m, 'v', "a{st}");
                 if (r < 0)

@@ -59,7 +59,8 @@ static bool cache_property_known(const char *p)
 {
         size_t stem = strcspn(p, ".");
 
-        if (ca_stat_desc_find(p) || property_is(p, "RefaultHistogram"))
+        if (ca_stat_desc_find(p) || property_is(p, "RefaultHistogram") ||
+            property_is(p, "Parts"))
                 return true;
         for (size_t j = 0; j < n_cache_props; j++)
                 if (property_is(p, cache_props[j].name))
@@ -114,7 +115,7 @@ void properties_help(void)
         d = ca_stat_descs(&n_stats);
         for (size_t i = 0; i < n_stats; i++)
                 printf("%s\n", d[i].property);
-        printf("RefaultHistogram\nAdapterStats\n");
+        printf("RefaultHistogram\nParts\nAdapterStats\n");
 }
 
 void print_cache_json(FILE *f, const struct cache_info *c)
@@ -127,7 +128,8 @@ void print_cache_json(FILE *f, const struct cache_info *c)
         for (size_t i = 0; i < n_cache_props; i++) {
                 const struct cache_prop *p = &cache_props[i];
 
-                if (!(c->have_props & (1u << i)) || !property_wanted(p->name, NULL, NULL))
+                if (!(c->have_props & (1u << i)) || !property_wanted(p->name, NULL, NULL) ||
+                    counted_leaves_out(c, p->name))
                         continue;
                 if (!first)
                         fputc(',', f);
@@ -143,7 +145,8 @@ void print_cache_json(FILE *f, const struct cache_info *c)
         }
         d = ca_stat_descs(&n_stats);
         for (size_t i = 0; i < n_stats; i++) {
-                if (!have_stat(c, &d[i]) || !property_wanted(d[i].property, d[i].name, NULL))
+                if (!have_stat(c, &d[i]) || !property_wanted(d[i].property, d[i].name, NULL) ||
+                    counted_leaves_out(c, d[i].name))
                         continue;
                 if (!first)
                         fputc(',', f);
@@ -151,7 +154,22 @@ void print_cache_json(FILE *f, const struct cache_info *c)
                 json_string(f, d[i].name);
                 fprintf(f, ":%" PRIu64, ca_stat_value(&c->stats, &d[i]));
         }
-        if (c->have_refault_histogram &&
+        if (c->n_parts && property_wanted("Parts", "parts", NULL)) {
+                if (!first)
+                        fputc(',', f);
+                first = false;
+                json_key(f, "Parts");
+                fputs(":[", f);
+                for (size_t j = 0; j < c->n_parts; j++) {
+                        fprintf(f, "%s{\"name\":", j ? "," : "");
+                        json_string(f, c->parts[j].name);
+                        fprintf(f, ",\"bytes\":%" PRIu64 ",\"reclaimed\":%" PRIu64
+                                ",\"reclaimed_bytes\":%" PRIu64 "}", c->parts[j].bytes,
+                                c->parts[j].reclaimed, c->parts[j].reclaimed_bytes);
+                }
+                fputc(']', f);
+        }
+        if (c->have_refault_histogram && !counted_leaves_out(c, "RefaultHistogram") &&
             property_wanted("RefaultHistogram", "refault_histogram", NULL)) {
                 if (!first)
                         fputc(',', f);
@@ -226,6 +244,41 @@ static void show_value(const char *name, enum fmt fmt, uint64_t v, uint64_t now)
                 snprintf(buf, sizeof(buf), "%" PRIu64, v);
                 show_line(name, buf);
         }
+}
+
+static int part_cmp(const void *a, const void *b)
+{
+        const struct part_info *x = *(const struct part_info *const *)a;
+        const struct part_info *y = *(const struct part_info *const *)b;
+
+        if (x->reclaimed_bytes != y->reclaimed_bytes)
+                return x->reclaimed_bytes > y->reclaimed_bytes ? -1 : 1;
+        return strcmp(x->name, y->name);
+}
+
+/*
+ * The parts that gave most, by bytes reclaimed ("Parts=N" first, then one "Part=" line each:
+ * name, what it gave, what it holds).
+ */
+static void show_parts(const struct cache_info *c)
+{
+        const struct part_info **v = calloc(c->n_parts, sizeof(*v));
+        char line[512], a[32], b[32];
+
+        if (!v)
+                return;
+        for (size_t i = 0; i < c->n_parts; i++)
+                v[i] = &c->parts[i];
+        qsort(v, c->n_parts, sizeof(*v), part_cmp);
+        snprintf(line, sizeof(line), "%zu", c->n_parts);
+        show_line("Parts", line);
+        for (size_t i = 0; i < c->n_parts && i < CTL_PARTS_SHOWN; i++) {
+                snprintf(line, sizeof(line), "%s reclaimed %s (%" PRIu64 " objects), holds %s",
+                         v[i]->name, format_bytes(v[i]->reclaimed_bytes, a, sizeof(a)),
+                         v[i]->reclaimed, format_bytes(v[i]->bytes, b, sizeof(b)));
+                show_line("Part", line);
+        }
+        free(v);
 }
 
 /* A -p name that matched nothing in this cache (an adapter statistic it lacks): exit 1. */
@@ -341,7 +394,8 @@ int cmd_show(sd_bus *bus, int argc, char **argv)
                 const struct cache_prop *p = &cache_props[i];
                 const char *str;
 
-                if (!(c.have_props & (1u << i)) || !property_wanted(p->name, NULL, NULL))
+                if (!(c.have_props & (1u << i)) || !property_wanted(p->name, NULL, NULL) ||
+                    counted_leaves_out(&c, p->name))
                         continue;
                 if (p->type == 's') {
                         str = *(char **)prop_field(&c, p);
@@ -352,10 +406,13 @@ int cmd_show(sd_bus *bus, int argc, char **argv)
         }
         d = ca_stat_descs(&n_stats);
         for (size_t i = 0; i < n_stats; i++)
-                if (have_stat(&c, &d[i]) && property_wanted(d[i].property, d[i].name, NULL))
+                if (have_stat(&c, &d[i]) && property_wanted(d[i].property, d[i].name, NULL) &&
+                    !counted_leaves_out(&c, d[i].name))
                         show_value(d[i].property, stat_fmt(&d[i]),
                                    ca_stat_value(&c.stats, &d[i]), now);
-        if (c.have_refault_histogram &&
+        if (c.n_parts && property_wanted("Parts", "parts", NULL))
+                show_parts(&c);
+        if (c.have_refault_histogram && !counted_leaves_out(&c, "RefaultHistogram") &&
             property_wanted("RefaultHistogram", "refault_histogram", NULL)) {
                 char hist[CA_REFAULT_BUCKETS * 32] = "";
                 size_t len = 0;

@@ -52,11 +52,6 @@ static const char *info_part_name(const struct cache_info *c)
         return c->part_name && *c->part_name ? c->part_name : "single-use";
 }
 
-static bool info_counted(const struct cache_info *c)
-{
-        return c->mechanism && *c->mechanism;
-}
-
 static void upper(char *dst, size_t len, const char *src)
 {
         size_t i;
@@ -101,7 +96,15 @@ static void status_row(const struct cache_info *c, const struct status_titles *t
         /* A cache whose aging cannot keep up with its interval says so where one looks. */
         if (c->rotations_behind > 0)
                 snprintf(cells[COL_STATE], CELL_MAX, "behind(%" PRIu32 ")", c->rotations_behind);
-        else
+        else if (c->enabled && c->deferred && *c->deferred) {
+                /* Put off (the daemon's rotations or the adapter's work): why, since when. */
+                char since[CA_DURATION_MAX_STR] = "0s";
+
+                if (c->deferred_since_usec && now > c->deferred_since_usec)
+                        format_age(now - c->deferred_since_usec, since, sizeof(since));
+                snprintf(cells[COL_STATE], CELL_MAX, "deferred: %s since %s", c->deferred,
+                         since);
+        } else
                 snprintf(cells[COL_STATE], CELL_MAX, "%s", c->enabled ? "enabled" : "disabled");
         snprintf(cells[COL_OBJECTS], CELL_MAX, "%" PRIu64 "%s%s", c->stats.objects,
                  t->name_objects ? " " : "", t->name_objects ? info_objects_name(c) : "");
@@ -110,10 +113,17 @@ static void status_row(const struct cache_info *c, const struct status_titles *t
                  have_stat(c, ca_stat_desc_find("part_objects")) ? c->stats.part_objects
                                                                  : c->stats.single_use_objects,
                  t->name_part ? " " : "", t->name_part ? info_part_name(c) : "");
-        /* The framework reclaims nothing of a cache without nodes (the kernel does), so
-           nothing of it can come back either. */
+        /* A cache without nodes: what its adapter says the kernel took (and the bytes where
+           it says them); nothing of it is remembered, so nothing can come back. */
         if (counted) {
-                snprintf(cells[COL_RECLAIMED], CELL_MAX, "-");
+                uint64_t bytes = adapter_stat_value(c, "reclaimed_bytes");
+                char b[32];
+
+                if (bytes != UINT64_MAX)
+                        snprintf(cells[COL_RECLAIMED], CELL_MAX, "%" PRIu64 " (%s)",
+                                 c->stats.reclaimed, format_bytes(bytes, b, sizeof(b)));
+                else
+                        snprintf(cells[COL_RECLAIMED], CELL_MAX, "%" PRIu64, c->stats.reclaimed);
                 snprintf(cells[COL_REFAULTS], CELL_MAX, "-");
         } else {
                 snprintf(cells[COL_RECLAIMED], CELL_MAX, "%" PRIu64, c->stats.reclaimed);

@@ -19,6 +19,8 @@
 
 #define CTL_CACHES_MAX 4096       /* caches listed at once (the daemon allows 256) */
 #define CTL_ADAPTER_STATS_MAX 256 /* adapter statistics kept per cache */
+#define CTL_PARTS_MAX 4096        /* parts kept per cache (CA_CACHE_PARTS_MAX) */
+#define CTL_PARTS_SHOWN 8         /* parts show lists: those that gave most */
 #define CTL_WATCH_DEFAULT_SEC 2
 
 /*
@@ -94,6 +96,7 @@ char *snake_case(const char *camel, char buf[static SNAKE_MAX]);
 
 uint64_t now_realtime_usec(void);
 char *format_age(uint64_t usec, char *buf, size_t len);
+char *format_bytes(uint64_t bytes, char *buf, size_t len);
 char *format_relative(uint64_t then_usec, uint64_t now_usec, char *buf, size_t len);
 char *format_timestamp(uint64_t usec, char *buf, size_t len);
 unsigned terminal_columns(void);
@@ -122,6 +125,12 @@ struct adapter_stat {
         uint64_t value;
 };
 
+/* A part of a counted cache (the kernel adapter's groups of a slice), as Parts says it. */
+struct part_info {
+        char *name;
+        uint64_t bytes, reclaimed, reclaimed_bytes;
+};
+
 /*
  * One cache, as read from the bus: its names and settings, its statistics in the library's
  * own struct (ca_stat_descs() says which property is which field), the adapter's figures.
@@ -146,6 +155,10 @@ struct cache_info {
         bool have_adapter_stats;
         struct adapter_stat *adapter_stats;
         size_t n_adapter_stats;
+        char *deferred;            /* why its work is put off, "" when it is not */
+        uint64_t deferred_since_usec;
+        struct part_info *parts;
+        size_t n_parts;
 };
 
 /* The properties that are not statistics, in the order show and --json print them. */
@@ -163,6 +176,9 @@ void *prop_field(const struct cache_info *c, const struct cache_prop *p);
 uint64_t prop_number(const struct cache_info *c, const struct cache_prop *p);
 enum fmt stat_fmt(const struct ca_stat_desc *d);
 bool have_stat(const struct cache_info *c, const struct ca_stat_desc *d);
+bool info_counted(const struct cache_info *c);
+bool counted_leaves_out(const struct cache_info *c, const char *name);
+uint64_t adapter_stat_value(const struct cache_info *c, const char *key);
 void cache_info_clear(struct cache_info *c);
 int get_cache(sd_bus *bus, const char *name, struct cache_info *ret);
 

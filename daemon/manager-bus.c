@@ -741,6 +741,39 @@ static int property_get_rotations_behind(sd_bus *bus, const char *path, const ch
         return sd_bus_message_append(reply, "u", c->rotations_behind);
 }
 
+/* Work put off: why ("" when it is not), since when. */
+static int property_get_deferred(sd_bus *bus, const char *path, const char *interface,
+                                 const char *property, sd_bus_message *reply, void *userdata,
+                                 sd_bus_error *error)
+{
+        const char *reason;
+        uint64_t since;
+
+        manager_cache_deferred(userdata, &reason, &since);
+        if (strcmp(property, "Deferred") == 0)
+                return sd_bus_message_append(reply, "s", reason);
+        return sd_bus_message_append(reply, "t", since);
+}
+
+/* The cache's parts (ca_cache_set_parts()): name, bytes, reclaimed, reclaimed bytes. */
+static int property_get_parts(sd_bus *bus, const char *path, const char *interface,
+                              const char *property, sd_bus_message *reply, void *userdata,
+                              sd_bus_error *error)
+{
+        struct manager_cache *c = userdata;
+        const struct ca_cache_part *parts = NULL;
+        size_t n = c->cache ? ca_cache_get_parts(c->cache, &parts) : 0;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(sttt)");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = sd_bus_message_append(reply, "(sttt)", parts[i].name, parts[i].bytes,
+                                          parts[i].reclaimed, parts[i].reclaimed_bytes);
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
 /* The statistics: one property per descriptor of struct ca_stats, read by offset. */
 static int property_get_stat(sd_bus *bus, const char *path, const char *interface,
                              const char *property, sd_bus_message *reply, void *userdata,
@@ -852,6 +885,10 @@ static const sd_bus_vtable cache_vtable_head[] = {
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("RotationsBehind", "u", property_get_rotations_behind, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Deferred", "s", property_get_deferred, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("DeferredSinceUSec", "t", property_get_deferred, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 };
 
 static const sd_bus_vtable cache_vtable_tail[] = {
@@ -862,6 +899,8 @@ static const sd_bus_vtable cache_vtable_tail[] = {
         SD_BUS_PROPERTY("PartName", "s", property_get_counts_name, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Mechanism", "s", property_get_counts_name, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Parts", "a(sttt)", property_get_parts, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("AdapterStats", "a{st}", property_get_adapter_stats, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),

@@ -274,12 +274,17 @@ static int host_pressure(void *userdata, struct ca_pressure *ret)
         return psi_read_pressure(c->manager->psi_dir, ret);
 }
 
-/* The adapters' idle time is the rotations' idle time: one decision, the same limits. */
+/*
+ * The adapters' idle time is the rotations' idle time: one decision, the same limits. A
+ * rotation that runs busy because it was put off max_defer times already runs its adapter's
+ * optional work too (the kernel adapter's reclaim), at the daemon's own idle priority: what
+ * waits longer than that is not optional any more.
+ */
 static bool host_idle(void *userdata)
 {
         struct manager_cache *c = userdata;
 
-        return !manager_machine_busy(c->manager, NULL, 0);
+        return c->defer_exhausted || !manager_machine_busy(c->manager, NULL, 0);
 }
 
 static void host_rotate_ready(void *userdata, struct ca_cache *cache, int error)
@@ -410,17 +415,24 @@ static bool cache_defer(struct manager_cache *c)
 
         if (m->conf->idle_cpu_pressure <= 0 && m->conf->idle_memory_pressure <= 0)
                 return false;
+        c->defer_exhausted = false;
         if (!manager_machine_busy(m, what, sizeof(what))) {
                 c->defer_streak = 0;
+                c->defer_since_usec = 0;
                 return false;
         }
         if (c->defer_streak >= m->conf->max_defer) {
-                log_debug("%s: %s, but deferred %u time%s already: rotating", c->name, what,
-                          c->defer_streak, c->defer_streak == 1 ? "" : "s");
+                log_debug("%s: %s, but deferred %u time%s already: rotating%s", c->name, what,
+                          c->defer_streak, c->defer_streak == 1 ? "" : "s",
+                          m->conf->max_defer > 0 ? ", and the adapter's work with it" : "");
                 c->defer_streak = 0;
+                c->defer_since_usec = 0;
+                /* max_defer = 0 defers nothing: rotations run, optional work waits. */
+                c->defer_exhausted = m->conf->max_defer > 0;
                 return false;
         }
-        c->defer_streak++;
+        if (c->defer_streak++ == 0)
+                c->defer_since_usec = now_realtime_usec();
         c->deferred++;
         log_debug("%s: %s, rotation deferred (%u in a row)", c->name, what, c->defer_streak);
         return true;
@@ -1446,6 +1458,20 @@ void manager_cache_stats(const struct manager_cache *c, struct ca_stats *ret)
                 return;
         }
         ca_cache_stats(c->cache, ret);
+}
+
+void manager_cache_deferred(const struct manager_cache *c, const char **ret_reason,
+                            uint64_t *ret_since_usec)
+{
+        if (c->defer_streak > 0) {
+                *ret_reason = "busy";
+                *ret_since_usec = c->defer_since_usec;
+        } else if (c->cache) {
+                ca_cache_get_deferred(c->cache, ret_reason, ret_since_usec);
+        } else {
+                *ret_reason = "";
+                *ret_since_usec = 0;
+        }
 }
 
 void manager_cache_counts(const struct manager_cache *c, struct ca_cache_counts *ret)

@@ -39,6 +39,9 @@ struct manager_cache {
 
         uint64_t deferred;              /* rotations deferred by idle gating */
         unsigned defer_streak;          /* consecutive deferrals, bounded by max_defer */
+        uint64_t defer_since_usec;      /* CLOCK_REALTIME: the streak began; 0: none */
+        bool defer_exhausted;           /* this rotation runs busy, after max_defer: its
+                                           adapter's work runs too (host_idle() says idle) */
 
         struct event *rotate_timer;     /* persistent, interval_usec; off when disabled */
         uint64_t period_start_usec;     /* CLOCK_MONOTONIC: the timer's period began */
@@ -77,6 +80,14 @@ struct manager_options {
         bool log_level_set;             /* --log-level given: it wins over the configuration */
         int log_level;
 };
+
+/*
+ * manager_cache_deferred() - why the cache's work is put off, "" when it is not: its rotations
+ * by the daemon's idle gating ("busy"), else its adapter's own work (ca_cache_set_deferred());
+ * and since when (CLOCK_REALTIME microseconds, 0: not put off).
+ */
+void manager_cache_deferred(const struct manager_cache *c, const char **ret_reason,
+                            uint64_t *ret_since_usec);
 
 int manager_new(const struct manager_options *opts, struct manager **ret);
 struct manager *manager_free(struct manager *m);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "manager.h"
@@ -166,6 +167,67 @@ static void put_refault_distances(FILE *f, const struct manager_cache *c)
         }
 }
 
+/* How long a cache's work has been put off now (0: it is not); why: show's Deferred. */
+static const char deferred_family[] = "cacheage_deferred_seconds";
+
+static void put_deferred_help(FILE *f)
+{
+        put_help(f, deferred_family, "how long the cache's rotations or its adapter's work have "
+                 "been put off now (0: they run)", "usec");
+        fprintf(f, "# TYPE %s gauge\n", deferred_family);
+}
+
+static void put_deferred(FILE *f, const struct manager_cache *c, uint64_t now_usec)
+{
+        uint64_t since;
+        const char *reason;
+
+        manager_cache_deferred(c, &reason, &since);
+        put_sample(f, deferred_family, c, since && now_usec > since ? now_usec - since : 0,
+                   1000000);
+}
+
+/*
+ * The parts of the caches that have some (the kernel adapter's groups of a slice): three
+ * families labelled with the part's name, as "group"; a unit of a page is one part's sample.
+ */
+static const struct {
+        const char *name, *type, *help;
+} part_families[] = {
+        { "cacheage_part_bytes", "gauge", "what the part holds now (the kernel "
+          "adapter: its group's reclaimable slab, or kernel memory)" },
+        { "cacheage_part_reclaimed_total", "counter", "objects reclaimed of the part" },
+        { "cacheage_part_reclaimed_bytes_total", "counter", "bytes reclaimed of the part" },
+};
+#define N_PART_FAMILIES (sizeof(part_families) / sizeof(part_families[0]))
+
+static size_t cache_parts(const struct manager_cache *c, const struct ca_cache_part **ret)
+{
+        *ret = NULL;
+        return c->cache ? ca_cache_get_parts(c->cache, ret) : 0;
+}
+
+/* The @k-th part family's sample of the @p-th part of all the caches' parts, in their order. */
+static void put_part(FILE *f, struct manager *m, size_t k, size_t p)
+{
+        for (size_t i = 0; i < manager_n_caches(m); i++) {
+                const struct manager_cache *c = manager_cache_at(m, i);
+                const struct ca_cache_part *v;
+                size_t n = cache_parts(c, &v);
+
+                if (p >= n) {
+                        p -= n;
+                        continue;
+                }
+                put_sample_labelled(f, part_families[k].name, c, "group", v[p].name,
+                                    k == 0   ? v[p].bytes
+                                    : k == 1 ? v[p].reclaimed
+                                             : v[p].reclaimed_bytes,
+                                    1);
+                return;
+        }
+}
+
 /* The adapters' statistics, gathered from every cache so that a family is printed whole. */
 struct adapter_sample {
         char name[METRICS_NAME_MAX];
@@ -254,8 +316,12 @@ static uint32_t layout_hash(struct manager *m, const struct adapter_samples *s,
         for (size_t i = 0; i < manager_n_caches(m); i++) {
                 const struct manager_cache *c = manager_cache_at(m, i);
 
+                const struct ca_cache_part *v;
+                size_t n_parts = cache_parts(c, &v);
+
                 MIX(c->name, strlen(c->name) + 1);
                 MIX(c->adapter, strlen(c->adapter) + 1);
+                MIX(&n_parts, sizeof(n_parts));
         }
         for (size_t k = 0; k < n_fam; k++) {
                 const struct adapter_sample *a = &s->v[order[fam[k].first]];
@@ -276,7 +342,10 @@ int metrics_write_page(struct manager *m, FILE *f, uint64_t cursor, size_t max_b
         struct adapter_samples s = { 0 };
         struct adapter_family *fam = NULL;
         const struct ca_stat_desc *d;
-        size_t n_descs, n = manager_n_caches(m), n_fam = 0, *order = NULL, k0 = 0, p0 = 0;
+        size_t n_descs, n_fixed, n = manager_n_caches(m), n_fam = 0, n_parts = 0, *order = NULL;
+        size_t k0 = 0, p0 = 0;
+        uint64_t now_usec = 0;
+        struct timespec ts;
         char name[METRICS_NAME_MAX];
         struct ca_stats *stats;
         uint64_t divisor, next = 0;
@@ -314,20 +383,31 @@ int metrics_write_page(struct manager *m, FILE *f, uint64_t cursor, size_t max_b
         qsort_r(fam, n_fam, sizeof(*fam), cmp_families, order);
 
         d = ca_stat_descs(&n_descs);
+        n_fixed = n_descs + 2 + N_PART_FAMILIES;
+        for (size_t i = 0; i < n; i++) {
+                const struct ca_cache_part *v;
+
+                n_parts += cache_parts(manager_cache_at(m, i), &v);
+        }
+        if (clock_gettime(CLOCK_REALTIME, &ts) == 0)
+                now_usec = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
         hash = layout_hash(m, &s, order, fam, n_fam);
         if (cursor != 0) {
                 k0 = (size_t)(cursor >> 16 & 0xffff);
                 p0 = (size_t)(cursor & 0xffff);
-                if ((uint32_t)(cursor >> 32) != hash || n == 0 || k0 > n_descs + n_fam) {
+                if ((uint32_t)(cursor >> 32) != hash || n == 0 || k0 >= n_fixed + n_fam) {
                         r = -ESTALE;
                         goto out_free;
                 }
         }
-        /* Families: the library's table, the refault buckets, the adapters' (n == 0: none). */
-        for (size_t k = k0; n > 0 && k <= n_descs + n_fam && !next; k++) {
-                const struct adapter_family *af = k > n_descs ? &fam[k - n_descs - 1] : NULL;
+        /*
+         * Families: the library's table, the refault buckets, the time put off, the parts',
+         * the adapters' (n == 0: none).
+         */
+        for (size_t k = k0; n > 0 && k < n_fixed + n_fam && !next; k++) {
+                const struct adapter_family *af = k >= n_fixed ? &fam[k - n_fixed] : NULL;
                 const struct adapter_sample *first = af ? &s.v[order[af->first]] : NULL;
-                size_t n_units = af ? af->n : n;
+                size_t n_units = af ? af->n : k >= n_descs + 2 ? n_parts : n;
 
                 for (size_t p = k == k0 ? p0 : 0; p < n_units; p++) {
                         /* Full: the rest is the next page's, from this unit on. */
@@ -354,6 +434,19 @@ int metrics_write_page(struct manager *m, FILE *f, uint64_t cursor, size_t max_b
                                 if (p == 0)
                                         put_refault_help(f);
                                 put_refault_distances(f, manager_cache_at(m, p));
+                        } else if (k == n_descs + 1) {
+                                if (p == 0)
+                                        put_deferred_help(f);
+                                put_deferred(f, manager_cache_at(m, p), now_usec);
+                        } else if (k < n_fixed) {
+                                if (p == 0) {
+                                        put_help(f, part_families[k - n_descs - 2].name,
+                                                 part_families[k - n_descs - 2].help, NULL);
+                                        fprintf(f, "# TYPE %s %s\n",
+                                                part_families[k - n_descs - 2].name,
+                                                part_families[k - n_descs - 2].type);
+                                }
+                                put_part(f, m, k - n_descs - 2, p);
                         } else {
                                 const struct adapter_sample *a = &s.v[order[af->first + p]];
 

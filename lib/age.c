@@ -82,6 +82,12 @@ struct ca_cache {
         uint64_t counted_objects, counted_part;
         char objects_name[CA_COUNTS_NAME_MAX], part_name[CA_COUNTS_NAME_MAX];
         char mechanism[CA_COUNTS_NAME_MAX];
+        /* Its parts (ca_cache_set_parts()): the array and, after it, their names. */
+        struct ca_cache_part *parts;
+        size_t n_parts;
+        /* Put off by its owner: why ("" when not), since when (CLOCK_REALTIME usec). */
+        char deferred[CA_COUNTS_NAME_MAX];
+        uint64_t deferred_since_usec;
 };
 
 /*
@@ -513,8 +519,10 @@ int ca_cache_new(const struct ca_cache_ops *ops, void *userdata, const struct ca
 
 struct ca_cache *ca_cache_free(struct ca_cache *cache)
 {
-        if (cache)
+        if (cache) {
                 free(cache->ghost);
+                free(cache->parts);
+        }
         free(cache);
         return NULL;
 }
@@ -1027,6 +1035,91 @@ int ca_cache_set_counts(struct ca_cache *cache, const struct ca_cache_counts *co
         cache->counted_part = counts->part;
         cache->counted = true;
         return 0;
+}
+
+int ca_cache_count_reclaimed(struct ca_cache *cache, uint64_t objects)
+{
+        if (!cache->counted)
+                return -EINVAL;
+        cache->reclaimed += objects;
+        return 0;
+}
+
+static bool part_name_ok(const char *name)
+{
+        size_t n = name ? strlen(name) : 0;
+
+        if (n == 0 || n >= CA_CACHE_PART_NAME_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
+                        return false;
+        return true;
+}
+
+int ca_cache_set_parts(struct ca_cache *cache, const struct ca_cache_part *parts, size_t n)
+{
+        struct ca_cache_part *v;
+        size_t names = 0;
+        char *p;
+
+        if (n > CA_CACHE_PARTS_MAX || (n && !parts))
+                return -EINVAL;
+        for (size_t i = 0; i < n; i++) {
+                if (!part_name_ok(parts[i].name))
+                        return -EINVAL;
+                names += strlen(parts[i].name) + 1;
+        }
+        v = NULL;
+        if (n) {
+                v = malloc(n * sizeof(*v) + names);
+                if (!v)
+                        return -ENOMEM;
+                p = (char *)(v + n);
+                for (size_t i = 0; i < n; i++) {
+                        size_t len = strlen(parts[i].name) + 1;
+
+                        v[i] = parts[i];
+                        v[i].name = memcpy(p, parts[i].name, len);
+                        p += len;
+                }
+        }
+        free(cache->parts);
+        cache->parts = v;
+        cache->n_parts = n;
+        return 0;
+}
+
+size_t ca_cache_get_parts(const struct ca_cache *cache, const struct ca_cache_part **ret)
+{
+        *ret = cache->parts;
+        return cache->n_parts;
+}
+
+int ca_cache_set_deferred(struct ca_cache *cache, const char *reason)
+{
+        struct timespec ts;
+
+        if (!reason) {
+                cache->deferred[0] = '\0';
+                cache->deferred_since_usec = 0;
+                return 0;
+        }
+        if (!counts_name_ok(reason, false))
+                return -EINVAL;
+        if (strcmp(cache->deferred, reason) == 0)
+                return 0;
+        strcpy(cache->deferred, reason);
+        clock_gettime(CLOCK_REALTIME, &ts);
+        cache->deferred_since_usec = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+        return 0;
+}
+
+void ca_cache_get_deferred(const struct ca_cache *cache, const char **ret_reason,
+                           uint64_t *ret_since_usec)
+{
+        *ret_reason = cache->deferred;
+        *ret_since_usec = cache->deferred_since_usec;
 }
 
 void ca_cache_get_counts(const struct ca_cache *cache, struct ca_cache_counts *ret)

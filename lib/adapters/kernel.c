@@ -801,11 +801,32 @@ static void kn_sum(struct ks_group *sum, const struct ks_group *g)
                 sum->pressure_some_avg10 = g->pressure_some_avg10;
 }
 
+/* The groups, as the cache's parts: what each holds and what the passes took of it. */
+static void kn_publish_parts(struct kn *kn)
+{
+        struct ca_cache_part *v = calloc(kn->n_parts ? kn->n_parts : 1, sizeof(*v));
+        size_t n = 0;
+
+        if (!v)
+                return; /* the last ones stay */
+        for (size_t i = 0; i < kn->n_parts; i++) {
+                const struct kn_part *p = kn->parts[i];
+
+                if (!p->found)
+                        continue;
+                v[n++] = (struct ca_cache_part){ .name = p->path, .bytes = kn_level(&p->after),
+                                                 .reclaimed = p->reclaimed_dentries,
+                                                 .reclaimed_bytes = p->reclaimed_bytes };
+        }
+        (void)ca_cache_set_parts(kn->cache, v, n);
+        free(v);
+}
+
 static void kn_done_job(struct kn *kn)
 {
         struct kn_job *job = &kn->job;
         struct ks_group before = { 0 }, after = { 0 };
-        uint64_t groups = 0;
+        uint64_t groups = 0, reclaimed = 0;
         bool put_off = false;
 
         for (size_t i = 0; i < job->n_msgs; i++)
@@ -841,6 +862,7 @@ static void kn_done_job(struct kn *kn)
                 kn->actions++;
                 kn->reclaimed_bytes += p->freed_bytes;
                 kn->reclaimed_dentries += p->freed_dentries;
+                reclaimed += p->freed_dentries;
                 kn->reclaim_asked_bytes += p->pass.asked;
                 kn->reclaim_steps += p->pass.steps;
                 kn->reclaim_dry += p->pass.end == KP_PASS_DRY;
@@ -896,11 +918,18 @@ static void kn_done_job(struct kn *kn)
                         kn->put_off_pressure++;
                 if (!kn->put_off_since_usec)
                         kn->put_off_since_usec = job->now_usec;
+                (void)ca_cache_set_deferred(kn->cache, kp_gate_name(job->gate));
                 ca_host_log(kn->host, LOG_DEBUG, "%s put off: %s", mech_names[kn->mech],
                             kp_gate_name(job->gate));
-        } else if (job->acted) {
+        } else if (job->acted || kn->mech == KN_MECH_REPORT || groups > 0) {
                 kn->put_off_since_usec = 0;
+                (void)ca_cache_set_deferred(kn->cache, NULL);
         }
+        /* The dentries the passes took count as the cache's reclaimed objects (RECLAIMED). */
+        if (reclaimed)
+                (void)ca_cache_count_reclaimed(kn->cache, reclaimed);
+        if (kn->group_target)
+                kn_publish_parts(kn);
         if (job->acted) {
                 kn->last_freed_dentries = rise(job->after.nr_dentry, job->before.nr_dentry);
                 kn->last_freed_negative = rise(job->after.nr_negative, job->before.nr_negative);

@@ -399,6 +399,57 @@ int ca_cache_set_counts(struct ca_cache *cache, const struct ca_cache_counts *co
 void ca_cache_get_counts(const struct ca_cache *cache, struct ca_cache_counts *ret);
 
 /*
+ * ca_cache_count_reclaimed() - a cache whose owner counts its objects (ca_cache_set_counts())
+ * says that @objects of them were reclaimed, by whatever reclaims them (the kernel): they count
+ * in `reclaimed` as the framework's own reclaims do. Returns 0, or -EINVAL for a cache of
+ * nodes (the framework counts those itself).
+ */
+int ca_cache_count_reclaimed(struct ca_cache *cache, uint64_t objects);
+
+/*
+ * The parts of a counted cache: the groups it acts on separately (the kernel adapter's memory
+ * cgroups of a slice), each with what it holds and what was reclaimed of it, so that a client
+ * can tell which gave most. At most CA_CACHE_PARTS_MAX, each name 1 to CA_CACHE_PART_NAME_MAX
+ * - 1 printable bytes.
+ */
+#define CA_CACHE_PARTS_MAX 4096     /* parts of one cache */
+#define CA_CACHE_PART_NAME_MAX 256  /* bytes of a part's name, NUL included */
+
+struct ca_cache_part {
+        const char *name;         /* "/system.slice/foo.service" */
+        uint64_t bytes;           /* what it holds now (the owner says of what) */
+        uint64_t reclaimed;       /* objects reclaimed of it, in all */
+        uint64_t reclaimed_bytes; /* bytes reclaimed of it, in all */
+};
+
+/*
+ * ca_cache_set_parts() - from now on @cache has these @n parts (copied; 0 parts: none).
+ * Returns 0, -EINVAL (too many, or a malformed name: nothing changes), -ENOMEM.
+ */
+int ca_cache_set_parts(struct ca_cache *cache, const struct ca_cache_part *parts, size_t n);
+
+/*
+ * ca_cache_get_parts() - the parts ca_cache_set_parts() gave, valid until the next call of it
+ * or ca_cache_free(): their number, and the array in *ret (NULL when none).
+ */
+size_t ca_cache_get_parts(const struct ca_cache *cache, const struct ca_cache_part **ret);
+
+/*
+ * ca_cache_set_deferred() - the cache's owner puts its work off, for @reason ("busy", "memory
+ * pressure": 1 to CA_COUNTS_NAME_MAX - 1 bytes of [a-z0-9._-] and space), or takes it up again
+ * (@reason NULL). The time it was first put off for that reason is kept while it stays so.
+ * Returns 0, or -EINVAL for a malformed reason (nothing changes).
+ */
+int ca_cache_set_deferred(struct ca_cache *cache, const char *reason);
+
+/*
+ * ca_cache_get_deferred() - why the owner puts the cache's work off ("" when it does not) and
+ * since when (CLOCK_REALTIME microseconds, 0 when it does not). @reason points into the cache.
+ */
+void ca_cache_get_deferred(const struct ca_cache *cache, const char **ret_reason,
+                           uint64_t *ret_since_usec);
+
+/*
  * ca_cache_reset_stats() - zero the counters (rotations, scanned, reclaimed, busy, kept,
  * refaults and their histogram) and the durations (last rotation's, longest slice); the other
  * gauges (objects, single-use objects, bytes, backlog, last_rotation_usec, the refault memory
