@@ -120,7 +120,8 @@ uint64_t kp_pass_base(const struct kp_pass *p, uint64_t after);
 
 /*
  * kp_pass_again() - whether the next rotation passes again whatever the slab grew: this pass
- * freed at least @min (bytes of slab, or as many dentries) and did not run dry. A step can end
+ * freed at least @min (bytes of slab, or as many dentries: the adapter asks a step's worth)
+ * and did not run dry. A step can end
  * a pass while unreferenced dentries remain (classic LRU meets it from the inactive page cache
  * first); the passes that follow take them, oldest first, until one frees little.
  */

@@ -200,6 +200,7 @@ struct kn {
         /* the worker's own */
         sd_bus *bus;
         unsigned listing;                 /* slice listings done */
+        bool read_only;                   /* the kernel files it writes are read-only here */
         bool said_too_many;
         bool said_missing;                /* the group (or slice) not found: said once */
         struct kp_drop_state drop;
@@ -223,6 +224,7 @@ struct kn {
         uint64_t host_memory_stall_usec;
         uint64_t loop_longest_usec;       /* the longest this adapter held the host's loop */
         bool logged_read_error;
+        bool pub_read_only;
 };
 
 /* ---- the worker ---- */
@@ -629,6 +631,11 @@ static void kn_part_run(struct kn *kn, struct kn_part *p, struct kn_job *job)
         if (p->before.have_pressure)
                 group_pct = p->before.pressure_some_avg10;
         gate = kp_gate(job->idle, job->host_memory_pct, group_pct);
+        if (kn->read_only) {
+                p->after = p->before;
+                close(fd);
+                return;
+        }
         if (gate != KP_GO && kn->mech != KN_MECH_REPORT) {
                 p->put_off = true;
                 job_say(job, LOG_DEBUG, "%s on %s put off: %s (memory some avg10: host %.2f%%, "
@@ -668,11 +675,19 @@ static void kn_part_run(struct kn *kn, struct kn_part *p, struct kn_job *job)
         if (ks_read_dentry_state(kn->root, &b) < 0)
                 b = a;
         job->acted = true;
+        if (p->act_error == -EROFS || p->act_error == -EACCES || p->act_error == -EPERM) {
+                /* The unit's sandbox: every group alike, said once, and no more tries. */
+                kn->read_only = true;
+                job_say(job, LOG_WARNING, "%s on %s failed: %s: the unit's sandbox keeps the "
+                        "kernel's files read-only (link the drop-in sandbox/kernel-reclaim.conf, "
+                        "cacheaged(8)); reporting only until a restart", mech_names[kn->mech],
+                        p->path, strerror(-p->act_error));
+        }
         if (p->act_error < 0) {
                 p->errors++;
                 if (job->act_error == 0)
                         job->act_error = p->act_error;
-                if (p->act_error != p->logged_error)
+                if (p->act_error != p->logged_error && !kn->read_only)
                         job_say(job, LOG_WARNING, "%s on %s failed: %s, tried again at the "
                                 "next rotation%s", mech_names[kn->mech], p->path,
                                 strerror(-p->act_error),
@@ -694,8 +709,9 @@ out_base:
          * Growth is counted from where the last pass left the group, or from its lowest
          * level since: growth too small to act on, or put off, adds up.
          */
+        /* Passes go on while each takes a step's worth: what a pass left is taken. */
         p->draining = p->acted && kn->mech == KN_MECH_MEMORY_RECLAIM && !kn->cfg.reclaim_amount &&
-                      kp_pass_again(&p->pass, kn->cfg.min_reclaim);
+                      kp_pass_again(&p->pass, kn->cfg.reclaim_step);
         if (p->acted && p->act_error == 0)
                 p->base_bytes = kn->mech == KN_MECH_MEMORY_RECLAIM
                                         ? kp_pass_base(&p->pass, kn_level(&p->after))
@@ -939,6 +955,7 @@ static void kn_done_job(struct kn *kn)
                     kn->nr_dentry_growth, job->after.nr_negative, kn->nr_negative_growth,
                     groups, groups == 1 ? "" : "s");
         kn_publish_counts(kn, &job->after);
+        kn->pub_read_only = kn->read_only;
         kn->last_ds = job->after;
         kn->last_dentry_negative = job->dentry_negative;
         kn->have_last = true;
@@ -1022,6 +1039,9 @@ static void kn_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
         EMIT("loop_longest_usec", CA_STAT_GAUGE, "usec",
              "the longest this cache held the daemon's loop (the kernel's work is on a thread)",
              kn->loop_longest_usec);
+        EMIT("read_only", CA_STAT_GAUGE, NULL,
+             "1 when the kernel's files it writes were found read-only (the unit's sandbox)",
+             kn->pub_read_only);
         EMIT("mglru", CA_STAT_GAUGE, NULL,
              "1 when the kernel reclaims page cache with MGLRU (memory.reclaim takes page cache "
              "before dentries)", kn->mglru);
