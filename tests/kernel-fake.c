@@ -179,6 +179,18 @@ bool kernel_real_quiet(void)
         return q && strcmp(q, "1") == 0;
 }
 
+uint64_t kernel_real_drops(void)
+{
+        char *text = test_read_file("/proc/vmstat");
+        const char *p = strstr(text, "\ndrop_slab ");
+        uint64_t n = 0;
+
+        if (p)
+                n = strtoull(p + strlen("\ndrop_slab "), NULL, 10);
+        free(text);
+        return n;
+}
+
 #define KERNEL_TMPDIRS_MAX 16 /* directories of one test */
 static char *tmpdirs[KERNEL_TMPDIRS_MAX];
 

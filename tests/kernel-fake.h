@@ -67,6 +67,14 @@ void kernel_fake_write(const struct kernel_fake *f, const char *path, const char
 bool kernel_real_quiet(void);
 
 /*
+ * kernel_real_drops() - how many times anyone dropped the host's slab caches so far
+ * (/proc/vmstat drop_slab: a write of 2 or 3 to /proc/sys/vm/drop_caches; 0 where the kernel
+ * does not count them). On a shared host another program's drop_caches takes a test's
+ * dentries with everyone else's: a figure measured across one proves nothing of the adapter.
+ */
+uint64_t kernel_real_drops(void);
+
+/*
  * kernel_real_tmpdir() - a new directory /tmp/cacheage-@prefix-XXXXXX (malloc()ed), removed
  * by kernel_real_tmpdirs_remove(), which the tests' .fini calls: a test that fails halfway
  * leaves none behind.

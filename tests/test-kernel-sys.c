@@ -376,11 +376,13 @@ Test(kernel_sys, reclaim_key_refused_by_the_real_kernel, .fini = fake_fini)
         free(soft);
 }
 
-/* v1 force_empty on the real kernel: the group's dentries go, the host's others stay. */
 /*
- * force_empty takes the group's dentries and nobody else's. Asserted on the groups' own kernel
- * memory (memory.kmem.usage_in_bytes counts whole pages, each charged to its group: what
- * others do on the host moves neither), and, in a quiet kernel, on dentry-state as well.
+ * v1 force_empty on the real kernel takes the group's dentries and nobody else's: the other
+ * group's kernel memory stays, and host-wide the storm's negatives come and go (in an attempt
+ * no drop_caches spoiled: others' own dentries move by far less than 10,000 in a moment;
+ * exactly in a quiet kernel). The group's kernel memory falls too, but not to where it was:
+ * uncharging freed objects lags (per-CPU stocks, shared slab pages): 18-86% came back at once
+ * on this machine's 6.18 while every negative was gone.
  */
 Test(kernel_sys, force_empty_real_kernel, .fini = fake_fini)
 {
@@ -404,34 +406,50 @@ Test(kernel_sys, force_empty_real_kernel, .fini = fake_fini)
         snprintf(sub, sizeof(sub), "%s/marks", dir);
         cr_assert(mkdir(sub, 0755) == 0);
         kernel_real_storm(marks_group, sub, 20000);
-        cr_assert_eq(ks_read_group(mfd, mc.version, &m1), 0);
 
-        snprintf(sub, sizeof(sub), "%s/storm", dir);
-        cr_assert(mkdir(sub, 0755) == 0);
-        cr_assert_eq(ks_read_group(fd, mc.version, &g0), 0);
-        cr_assert_eq(ks_read_dentry_state("/", &a), 0);
-        kernel_real_storm(group, sub, 50000);
-        cr_assert_eq(ks_read_dentry_state("/", &b), 0);
-        cr_assert_eq(ks_read_group(fd, mc.version, &g1), 0);
-        cr_assert_eq(ks_force_empty(fd), 0);
-        cr_assert_eq(ks_read_dentry_state("/", &c), 0);
-        cr_assert_eq(ks_read_group(fd, mc.version, &g2), 0);
-        cr_assert_eq(ks_read_group(mfd, mc.version, &m2), 0);
+        /*
+         * Another program dropping the whole host's caches meanwhile (drop_caches: a
+         * benchmark's, or a shared machine's own) spoils an attempt: three at most, each with
+         * new names; none left unspoiled is a skip that says so.
+         */
+        for (unsigned attempt = 0;; attempt++) {
+                uint64_t drops = kernel_real_drops();
+
+                if (attempt == 3)
+                        cr_skip_test("another program dropped the host's caches during each of "
+                                     "3 attempts (/proc/vmstat drop_slab): nothing to measure");
+                snprintf(sub, sizeof(sub), "%s/storm%u", dir, attempt);
+                cr_assert(mkdir(sub, 0755) == 0);
+                cr_assert_eq(ks_read_group(fd, mc.version, &g0), 0);
+                cr_assert_eq(ks_read_group(mfd, mc.version, &m1), 0);
+                cr_assert_eq(ks_read_dentry_state("/", &a), 0);
+                kernel_real_storm(group, sub, 50000);
+                cr_assert_eq(ks_read_dentry_state("/", &b), 0);
+                cr_assert_eq(ks_read_group(fd, mc.version, &g1), 0);
+                cr_assert_eq(ks_force_empty(fd), 0);
+                cr_assert_eq(ks_read_dentry_state("/", &c), 0);
+                cr_assert_eq(ks_read_group(fd, mc.version, &g2), 0);
+                cr_assert_eq(ks_read_group(mfd, mc.version, &m2), 0);
+                if (kernel_real_drops() == drops)
+                        break;
+        }
         fprintf(stderr, "kernel_sys: force_empty: the group's kernel memory %" PRIu64 " -> %"
                 PRIu64 " -> %" PRIu64 " bytes; the other group's %" PRIu64 " -> %" PRIu64
                 "; host nr_negative %" PRIu64 " -> %" PRIu64 " -> %" PRIu64 "\n",
                 g0.kernel_bytes, g1.kernel_bytes, g2.kernel_bytes, m1.kernel_bytes,
                 m2.kernel_bytes, a.nr_negative, b.nr_negative, c.nr_negative);
-        /* 50,000 dentries of 192 bytes: 9 MiB; at least 5 MiB charged, and given back. */
+        /* 50,000 dentries of 192 bytes: 9 MiB; at least 5 MiB charged, some back at once. */
         cr_assert(g1.kernel_bytes >= g0.kernel_bytes + (5 << 20), "%" PRIu64 " -> %" PRIu64,
                   g0.kernel_bytes, g1.kernel_bytes);
-        /* Most of it back (the rest: the group's own unreclaimable objects, page-sized). */
-        cr_assert(g2.kernel_bytes <= g0.kernel_bytes + (g1.kernel_bytes - g0.kernel_bytes) / 4,
-                  "%" PRIu64 " -> %" PRIu64 " -> %" PRIu64, g0.kernel_bytes, g1.kernel_bytes,
-                  g2.kernel_bytes);
+        cr_assert(g2.kernel_bytes < g1.kernel_bytes, "%" PRIu64 " -> %" PRIu64
+                  " -> %" PRIu64, g0.kernel_bytes, g1.kernel_bytes, g2.kernel_bytes);
         cr_assert(m2.kernel_bytes + (256 << 10) >= m1.kernel_bytes,
                   "the other group's kernel memory fell: %" PRIu64 " -> %" PRIu64,
                   m1.kernel_bytes, m2.kernel_bytes);
+        cr_assert(b.nr_negative >= a.nr_negative + 40000 &&
+                          c.nr_negative + 40000 <= b.nr_negative,
+                  "host nr_negative %" PRIu64 " -> %" PRIu64 " -> %" PRIu64, a.nr_negative,
+                  b.nr_negative, c.nr_negative);
         if (kernel_real_quiet()) {
                 cr_assert(b.nr_negative >= a.nr_negative + 50000);
                 cr_assert(c.nr_negative == a.nr_negative, "%" PRIu64 " -> %" PRIu64 " -> %"
