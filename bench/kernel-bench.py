@@ -33,6 +33,8 @@ ap.add_argument("--interval", type=float, default=2)
 ap.add_argument("--storm", type=int, default=100000)
 ap.add_argument("--bare", default="16M")
 ap.add_argument("--no-file", action="store_true", help="T reads no file (no page cache)")
+ap.add_argument("--table", action="store_true",
+                help="end with a Markdown table of the policies (p99 against none's)")
 args = ap.parse_args()
 
 args.build = os.path.abspath(args.build)
@@ -245,10 +247,29 @@ def one(policy):
            "o_slab_start": o0s["slab"], "o_slab_end": gstat(O)["slab"],
            "spent_ms": round(spent * 1000)}
     print("RESULT " + json.dumps(res), flush=True)
+    results.append(res)
     cleanup()
     shutil.rmtree(d, ignore_errors=True)
 
 
+def table():
+    """The policies side by side; O's stat() p99 as a ratio to none's (the same run)."""
+    base = next((r["o_stat_p99_ns"] for r in results if r["policy"] == "none"), 0)
+    print("| policy | storm left | T hot set made again | O hot set made again | "
+          "T page cache, lowest | T active page cache, lowest | T page cache read again | "
+          "O negatives lost | O stat() p99 | time in writes |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in results:
+        pct = lambda n, d: f"{100 * n / d:.2f}%" if d else "-"
+        p99 = f"{r['o_stat_p99_ns'] / base:.2f}x" if base else f"{r['o_stat_p99_ns']} ns"
+        print(f"| {r['policy']} | {r['storm_left']} of {r['storm']} | "
+              f"{pct(r['t_hot_recreated'], r['t_hot_lookups'])} | "
+              f"{pct(r['o_hot_recreated'], r['o_hot_lookups'])} | {r['t_file_min_pct']}% | "
+              f"{r['t_active_min_pct']}% | {r['t_refault_pages'] * 4 / 1024:.1f} MB | "
+              f"{r['o_negatives_lost']} of 2000 | {p99} | {r['spent_ms']} ms |")
+
+
+results = []
 tmp = tempfile.mkdtemp(prefix="cacheage-kbench-", dir="/tmp")
 try:
     print(f"kernel-bench: {os.uname().release}, cgroup v{VERSION} at {MC}, "
@@ -257,6 +278,8 @@ try:
           file=sys.stderr, flush=True)
     for policy in args.policies.split(","):
         one(policy)
+    if args.table:
+        table()
 except KeyboardInterrupt:
     sys.exit(130)
 finally:
