@@ -274,8 +274,8 @@ static void show_parts(const struct cache_info *c)
         show_line("Parts", line);
         for (size_t i = 0; i < c->n_parts && i < CTL_PARTS_SHOWN; i++) {
                 snprintf(line, sizeof(line), "%s reclaimed %s (%" PRIu64 " objects), holds %s",
-                         v[i]->name, format_bytes(v[i]->reclaimed_bytes, a, sizeof(a)),
-                         v[i]->reclaimed, format_bytes(v[i]->bytes, b, sizeof(b)));
+                         v[i]->name, ca_format_size(v[i]->reclaimed_bytes, a, sizeof(a)),
+                         v[i]->reclaimed, ca_format_size(v[i]->bytes, b, sizeof(b)));
                 show_line("Part", line);
         }
         free(v);

@@ -121,7 +121,7 @@ static void status_row(const struct cache_info *c, const struct status_titles *t
 
                 if (bytes != UINT64_MAX)
                         snprintf(cells[COL_RECLAIMED], CELL_MAX, "%" PRIu64 " (%s)",
-                                 c->stats.reclaimed, format_bytes(bytes, b, sizeof(b)));
+                                 c->stats.reclaimed, ca_format_size(bytes, b, sizeof(b)));
                 else
                         snprintf(cells[COL_RECLAIMED], CELL_MAX, "%" PRIu64, c->stats.reclaimed);
                 snprintf(cells[COL_REFAULTS], CELL_MAX, "-");

@@ -166,25 +166,6 @@ char *format_age(uint64_t usec, char *buf, size_t len)
         return ca_format_duration(usec, buf, len);
 }
 
-/* Bytes as the kernel's sizes are written: "20.0M", "512B" (binary units). */
-char *format_bytes(uint64_t bytes, char *buf, size_t len)
-{
-        static const char units[] = "KMGTPE";
-        double v = (double)bytes;
-        size_t u = 0;
-
-        if (bytes < 1024) {
-                snprintf(buf, len, "%" PRIu64 "B", bytes);
-                return buf;
-        }
-        while (v >= 1024 && u < sizeof(units) - 1) {
-                v /= 1024;
-                u++;
-        }
-        snprintf(buf, len, "%.1f%c", v, units[u - 1]);
-        return buf;
-}
-
 char *format_relative(uint64_t then_usec, uint64_t now_usec, char *buf, size_t len)
 {
         char d[CA_DURATION_MAX_STR];

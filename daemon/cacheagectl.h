@@ -96,7 +96,6 @@ char *snake_case(const char *camel, char buf[static SNAKE_MAX]);
 
 uint64_t now_realtime_usec(void);
 char *format_age(uint64_t usec, char *buf, size_t len);
-char *format_bytes(uint64_t bytes, char *buf, size_t len);
 char *format_relative(uint64_t then_usec, uint64_t now_usec, char *buf, size_t len);
 char *format_timestamp(uint64_t usec, char *buf, size_t len);
 unsigned terminal_columns(void);

@@ -6,6 +6,7 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -116,6 +117,24 @@ int ca_parse_duration(const char *s, uint64_t *ret_usec)
                 return -ERANGE;
         *ret_usec = total;
         return 0;
+}
+
+char *ca_format_size(uint64_t bytes, char *buf, size_t len)
+{
+        static const char units[] = "KMGTPE";
+        double v = (double)bytes;
+        size_t u = 0;
+
+        if (bytes < 1024) {
+                snprintf(buf, len, "%" PRIu64 "B", bytes);
+                return buf;
+        }
+        while (v >= 1024 && u < sizeof(units) - 1) {
+                v /= 1024;
+                u++;
+        }
+        snprintf(buf, len, "%.1f%c", v, units[u - 1]);
+        return buf;
 }
 
 char *ca_format_duration(uint64_t usec, char *buf, size_t len)

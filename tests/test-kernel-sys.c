@@ -24,6 +24,7 @@
 
 #include <criterion/criterion.h>
 
+#include "cacheage/value.h"
 #include "kernel-fake.h"
 #include "kernel-policy.h"
 #include "kernel-sys.h"
@@ -524,8 +525,8 @@ Test(kernel_sys, sizes_and_unit_names)
         cr_assert_eq(ks_parse_size("M", &v), -EINVAL);
         cr_assert_eq(ks_parse_size("1MB", &v), -EINVAL);
         cr_assert_eq(ks_parse_size("-1", &v), -EINVAL);
-        cr_assert_str_eq(ks_format_size(20 << 20, buf, sizeof(buf)), "20.0M");
-        cr_assert_str_eq(ks_format_size(512, buf, sizeof(buf)), "512B");
+        cr_assert_str_eq(ca_format_size(20 << 20, buf, sizeof(buf)), "20.0M");
+        cr_assert_str_eq(ca_format_size(512, buf, sizeof(buf)), "512B");
 
         cr_assert_eq(ks_unit_name_check("foo.service", msg, sizeof(msg)), 0);
         cr_assert_eq(ks_unit_name_check("getty@tty1.service", msg, sizeof(msg)), 0);

@@ -795,24 +795,6 @@ int ks_parse_size(const char *s, uint64_t *ret)
         return 0;
 }
 
-char *ks_format_size(uint64_t bytes, char *buf, size_t len)
-{
-        static const char units[] = "KMGT";
-        double v = (double)bytes;
-        size_t u = 0;
-
-        if (bytes < 1024) {
-                snprintf(buf, len, "%" PRIu64 "B", bytes);
-                return buf;
-        }
-        while (v >= 1024 && u < sizeof(units) - 1) {
-                v /= 1024;
-                u++;
-        }
-        snprintf(buf, len, "%.1f%c", v, units[u - 1]);
-        return buf;
-}
-
 static const struct {
         const char *suffix, *interface;
 } unit_types[] = {

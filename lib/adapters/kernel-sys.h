@@ -187,8 +187,6 @@ int ks_shrinker_scan(const char *root, uint64_t ino, uint64_t max_objects,
  */
 int ks_parse_size(const char *s, uint64_t *ret);
 
-/* ks_format_size() - "20.0M"; @buf of at least 16 bytes. Returns @buf. */
-char *ks_format_size(uint64_t bytes, char *buf, size_t len);
 
 /*
  * ks_unit_name_check() - a systemd unit name this adapter can ask for: [A-Za-z0-9:_.\@-],

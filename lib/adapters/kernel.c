@@ -60,6 +60,7 @@
 #include "cacheage/age.h"
 #include "adapter-worker.h"
 #include "cacheage/plugin.h"
+#include "cacheage/value.h"
 #include "kernel-policy.h"
 #include "kernel-sys.h"
 
@@ -783,7 +784,7 @@ static void kn_log_part(struct kn *kn, const struct kn_part *p)
         if (kn->mech == KN_MECH_MEMORY_RECLAIM)
                 snprintf(how, sizeof(how), "%u step%s, %s asked (%s)", p->pass.steps,
                          p->pass.steps == 1 ? "" : "s",
-                         ks_format_size(p->pass.asked, a, sizeof(a)),
+                         ca_format_size(p->pass.asked, a, sizeof(a)),
                          kp_pass_end_name(p->pass.end));
         else if (kn->mech == KN_MECH_SHRINKER_SCAN)
                 snprintf(how, sizeof(how), "%" PRIu64 " object%s of %" PRIu64 " superblock%s "
@@ -791,17 +792,17 @@ static void kn_log_part(struct kn *kn, const struct kn_part *p)
                          p->scan.shrinkers, p->scan.shrinkers == 1 ? "" : "s");
         else
                 snprintf(how, sizeof(how), "kernel memory grew %s",
-                         ks_format_size(rise(p->base_bytes, kn_level(&p->before)), a,
+                         ca_format_size(rise(p->base_bytes, kn_level(&p->before)), a,
                                         sizeof(a)));
         /* A pass that took little is routine: at debug level, so that a slice stays quiet. */
         ca_host_log(kn->host, p->freed_bytes >= kn->cfg.min_reclaim ? LOG_INFO : LOG_DEBUG,
                     "%s on %s: %s; %s %s -> %s, %" PRIu64 " dentries (host-wide) freed, page "
                     "cache %s -> %s, %" PRIu64 " ms", mech_names[kn->mech], p->path, how,
                     p->before.have_slab ? "reclaimable slab" : "kernel memory",
-                    ks_format_size(kn_level(&p->before), b, sizeof(b)),
-                    ks_format_size(kn_level(&p->after), c, sizeof(c)), p->freed_dentries,
-                    ks_format_size(p->before.file_bytes, d, sizeof(d)),
-                    ks_format_size(p->after.file_bytes, e, sizeof(e)), p->act_usec / 1000);
+                    ca_format_size(kn_level(&p->before), b, sizeof(b)),
+                    ca_format_size(kn_level(&p->after), c, sizeof(c)), p->freed_dentries,
+                    ca_format_size(p->before.file_bytes, d, sizeof(d)),
+                    ca_format_size(p->after.file_bytes, e, sizeof(e)), p->act_usec / 1000);
 }
 
 static void kn_sum(struct ks_group *sum, const struct ks_group *g)

@@ -41,6 +41,13 @@ int ca_parse_duration(const char *s, uint64_t *ret_usec);
 char *ca_format_duration(uint64_t usec, char *buf, size_t len);
 #define CA_DURATION_MAX_STR 64 /* bytes */
 
+/*
+ * ca_format_size() - bytes as the kernel's sizes are written: "512B", "20.0M", "1.5G" (binary
+ * units, one decimal); truncated to fit @len (CA_SIZE_MAX_STR always fits). Returns @buf.
+ */
+char *ca_format_size(uint64_t bytes, char *buf, size_t len);
+#define CA_SIZE_MAX_STR 24 /* bytes */
+
 /* ca_parse_bool() - yes/no, true/false, on/off, 1/0, any case. Returns 1 or 0, or -EINVAL. */
 int ca_parse_bool(const char *s);
 
