@@ -26,7 +26,7 @@ packages=(
     clang libclang-rt-14-dev
     # the VM lab (scripts/vm.sh): Debian's own kernels under qemu, a busybox initramfs, an
     # ext4 scratch disk
-    qemu-system-x86 busybox-static cpio e2fsprogs
+    qemu-system-x86 busybox-static cpio e2fsprogs xz-utils
     # the Debian packages (scripts/deb.sh)
     debhelper dpkg-dev fakeroot lintian
 )
