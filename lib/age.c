@@ -846,11 +846,17 @@ static void node_age(struct ca_cache *c, struct ca_node *n, uint32_t epoch, bool
                 return;
         case CA_KEEP:
         default:
+                /*
+                 * Kept is not used: no touch, no step towards reused. The adapter's reason (a
+                 * directory's children) may end any time, so it is asked again at the next
+                 * rotation, as a busy node is; then, idle past its limit still, it goes. (When
+                 * a kept node counted as touched, a directory outlived its last child by a whole
+                 * max_age.) A use the adapter knows of is its own ca_touch() in the callback.
+                 */
                 node_restore_hits(c, n, hits);
+                n->flags |= CA_NODE_BUSY;
                 c->kept++;
-                ca_touch(c, n);
-                hits = atomic_load_explicit(&n->hits, memory_order_relaxed);
-                node_schedule(c, n, epoch + node_limit(c, n, hits));
+                node_schedule(c, n, epoch + 1);
                 return;
         }
 }

@@ -435,7 +435,13 @@ Test(age, busy_cannot_livelock_a_slice)
         harness_free(h);
 }
 
-Test(age, keep_counts_as_a_touch)
+/*
+ * Kept is not a use (issue 23; it counted as a touch before, which made a directory kept for its
+ * children reused and gave it a whole max_age after its last child went): the object keeps its
+ * stamp and its single use, is asked at every rotation while the adapter keeps it, and goes at
+ * the first one after the adapter lets it.
+ */
+Test(age, keep_is_not_a_use)
 {
         struct harness *h = harness_new(2, 1, 4, false);
         struct ca_stats s;
@@ -450,19 +456,68 @@ Test(age, keep_counts_as_a_touch)
         s = stats(h);
         cr_assert_eq(s.kept, 1);
         cr_assert_eq(s.objects, 1);
-        cr_assert_eq(s.single_use_objects, 0, "a kept object has been reused");
+        cr_assert_eq(s.single_use_objects, 1, "a kept object is still single use");
+        cr_assert_eq(atomic_load(&h->objs[0].node.stamp), 0, "kept moved the stamp");
 
-        /* Kept at 1 counts as touched at 1: max_age 4 applies, so it goes at 5 exactly. */
-        h->objs[0].answer = CA_RECLAIMED;
-        for (uint32_t epoch = 2; epoch <= 6; epoch++) {
+        /* Asked at every rotation while kept, once each. */
+        for (uint32_t epoch = 2; epoch <= 4; epoch++) {
                 step(h);
-                cr_assert_eq(h->objs[0].live, epoch < 5, "epoch %u", epoch);
+                cr_assert(h->objs[0].live);
+                cr_assert_eq(h->objs[0].calls, epoch, "epoch %u", epoch);
         }
+        cr_assert_eq(stats(h).kept, 4);
+
+        /* Let go at 5: it goes at 5, single use still (max_age 4 would have kept it to 8). */
+        h->objs[0].answer = CA_RECLAIMED;
+        step(h);
+        cr_assert(!h->objs[0].live);
+        cr_assert_eq(h->objs[0].reclaimed_epoch, 5);
         s = stats(h);
         cr_assert_eq(s.reclaimed, 2);
-        cr_assert_eq(s.reclaimed_single_use, 1, "only object 1 went as single use");
-        cr_assert_eq(h->objs[0].calls, 2);
+        cr_assert_eq(s.reclaimed_single_use, 2, "kept is not reuse: both went as single use");
+        cr_assert_eq(h->objs[0].calls, 5);
         harness_free(h);
+}
+
+/* A use the adapter knows of is its own touch in the callback, then CA_KEEP. */
+static enum ca_status keep_touched_reclaim(struct ca_cache *cache, struct ca_node *node,
+                                           void *userdata)
+{
+        unsigned *calls = userdata;
+
+        ++*calls;
+        ca_touch(cache, node);
+        return CA_KEEP;
+}
+
+Test(age, keep_after_a_touch_in_the_callback_is_a_use)
+{
+        static const struct ca_cache_ops ops = { .reclaim = keep_touched_reclaim };
+        struct ca_params p = { .single_use_age = 1, .max_age = 4 };
+        struct ca_node node = { 0 };
+        struct ca_cache *c;
+        struct ca_stats s;
+        unsigned calls = 0;
+
+        cr_assert_eq(ca_cache_new(&ops, &calls, &p, &c), 0);
+        ca_cache_insert(c, &node);
+        ca_cache_rotate(c); /* 1: due, touched and kept: reused, stamped 1 */
+        cr_assert_eq(ca_cache_age(c, 0, 0), 0);
+        cr_assert_eq(calls, 1);
+        ca_cache_stats(c, &s);
+        cr_assert_eq(s.single_use_objects, 0, "the touch made it reused");
+        cr_assert_eq(atomic_load(&node.stamp), 1);
+        /* max_age 4 from 1: not asked again before 5 */
+        for (int e = 2; e <= 4; e++) {
+                ca_cache_rotate(c);
+                cr_assert_eq(ca_cache_age(c, 0, 0), 0);
+                cr_assert_eq(calls, 1, "asked at %d", e);
+        }
+        ca_cache_rotate(c);
+        cr_assert_eq(ca_cache_age(c, 0, 0), 0);
+        cr_assert_eq(calls, 2);
+        ca_cache_remove(c, &node);
+        ca_cache_free(c);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -958,7 +1013,7 @@ Test(age, stats_count_what_happened_and_reset_keeps_gauges)
         cr_assert_eq(s.busy, 1);
         cr_assert_eq(s.kept, 1);
         cr_assert_eq(s.objects, 3);
-        cr_assert_eq(s.single_use_objects, 1, "object 0 (busy) is still single use");
+        cr_assert_eq(s.single_use_objects, 2, "objects 0 (busy) and 1 (kept) are single use");
         cr_assert_eq(s.bytes, 100 + 101 + 108);
         cr_assert_eq(s.backlog, 0);
         cr_assert_eq(ca_cache_epoch(h->cache), 1);
@@ -976,18 +1031,19 @@ Test(age, stats_count_what_happened_and_reset_keeps_gauges)
         cr_assert_eq(s.last_rotation_duration_usec, 0);
         cr_assert_eq(s.longest_slice_usec, 0);
         cr_assert_eq(s.objects, 3);
-        cr_assert_eq(s.single_use_objects, 1);
+        cr_assert_eq(s.single_use_objects, 2);
         cr_assert_eq(s.bytes, 100 + 101 + 108);
-        cr_assert_eq(s.backlog, 1, "busy object 0 is due again");
+        cr_assert_eq(s.backlog, 2, "busy object 0 and kept object 1 are due again");
         cr_assert_eq(ca_cache_epoch(h->cache), 2);
 
         h->objs[0].answer = CA_RECLAIMED;
         age_all(h);
         s = stats(h);
-        cr_assert_eq(s.scanned, 1);
+        cr_assert_eq(s.scanned, 2);
         cr_assert_eq(s.reclaimed, 1);
         cr_assert_eq(s.reclaimed_single_use, 1);
-        cr_assert_eq(s.single_use_objects, 0);
+        cr_assert_eq(s.kept, 1);
+        cr_assert_eq(s.single_use_objects, 1, "object 1, kept again, is single use still");
         cr_assert_eq(s.objects, 2);
         harness_free(h);
 }
@@ -1600,8 +1656,9 @@ Test(age, touches_from_threads_while_owner_rotates_and_ages, .timeout = 120)
  * The model knows nothing of slots: for each object, the epoch of its last touch and in how
  * many distinct periods it was touched. At any aging at epoch E, the objects handed to
  * reclaim must be exactly those with E - stamp >= limit (limit = single_use_age while
- * touched in one period, else max_age), minus those already answered busy at E (asked again
- * at E + 1 only, re-sweep or not). A lowered age applies to the very next aging.
+ * touched in one period, else max_age), minus those already answered busy or kept at E (asked
+ * again at E + 1 only, re-sweep or not; neither answer is a touch). A lowered age applies to
+ * the very next aging.
  */
 
 enum { RM_OBJS = 1536, RM_OPS = 100000 };
@@ -1610,7 +1667,7 @@ struct rm_obj {
         bool alive;
         uint32_t stamp;
         unsigned hits;
-        bool busy_now;           /* answered busy at the model's current epoch */
+        bool busy_now;           /* answered busy or kept at the model's current epoch */
         size_t size_bytes;
 };
 
@@ -1672,7 +1729,7 @@ static enum ca_status rm_reclaim(struct ca_cache *cache, struct ca_node *node, v
                   "(stamp %u hits %u limit %u)",
                   (unsigned long long)m->seed, m->op, m->epoch, i, o->stamp, o->hits,
                   rm_limit(m, o));
-        cr_assert(!o->busy_now, "seed %#llx op %zu epoch %u: busy object %zu asked twice",
+        cr_assert(!o->busy_now, "seed %#llx op %zu epoch %u: busy or kept object %zu asked twice",
                   (unsigned long long)m->seed, m->op, m->epoch, i);
         m->calls++;
         r = rm_next(&m->rng) % 10;
@@ -1687,8 +1744,9 @@ static enum ca_status rm_reclaim(struct ca_cache *cache, struct ca_node *node, v
                 o->busy_now = true;
                 return CA_BUSY;
         }
+        /* kept is not a use (issue 23): asked again at the next rotation, as a busy one */
         m->kept++;
-        rm_touch_model(m, o);
+        o->busy_now = true;
         return CA_KEEP;
 }
 
@@ -1938,7 +1996,7 @@ static void race_case(enum ca_status answer)
                              answer == CA_BUSY ? "busy" : "keep");
                 cr_assert_eq(s.single_use_objects, 1, "single_use_objects %llu, expected 1",
                              (unsigned long long)s.single_use_objects);
-                /* Touched (or kept) at 1: reused now, max_age 4 applies. */
+                /* Touched at 1 by the racing thread (kept is no use): reused, max_age 4. */
                 for (int e = 2; e <= 4; e++) {
                         ca_cache_remove(race_cache, &other);
                         ca_cache_insert(race_cache, &other);

@@ -1457,9 +1457,11 @@ static enum ca_status fs_reclaim(struct ca_cache *cache, struct ca_node *node, v
 
         /*
          * Events lost since the last scan began, and this file's atime no proof for their
-         * window: not proven idle, so counted as used (as the next scan would).
+         * window: not proven idle, so counted as used (as the next scan would), a touch
+         * (CA_KEEP alone is no use: it would be asked again at once, and kept again).
          */
         if (fs->lost_pending && !file_proven(f, fs->lost_from)) {
+                ca_touch(cache, node);
                 fs->lost_uses_assumed++;
                 return CA_KEEP;
         }

@@ -1122,8 +1122,12 @@ static enum ca_status mc_reclaim(struct ca_cache *cache, struct ca_node *node, v
         if (mc->stale || (mc->phase != MC_IDLE && mc->phase != MC_ROUND))
                 return CA_BUSY;
         if (it->flags & MC_ITEM_FETCH_UNCOUNTED) {
-                /* Its fetch before the first dump is its second use: counted now. */
+                /*
+                 * Its fetch before the first dump is its second use: counted now, as a touch
+                 * (CA_KEEP alone is no use: the item would be asked again at once).
+                 */
                 it->flags &= (uint8_t)~MC_ITEM_FETCH_UNCOUNTED;
+                ca_touch(cache, node);
                 return CA_KEEP;
         }
         if (ad_reserve(&mc->victims, &mc->cap_victims, mc->n_victims, sizeof(*mc->victims)) < 0)

@@ -116,14 +116,16 @@ struct ca_node {
 };
 
 #define CA_NODE_LINKED 0x01 /* aged by a cache */
-#define CA_NODE_BUSY 0x02   /* answered CA_BUSY in this rotation: asked again at the next */
+#define CA_NODE_BUSY 0x02   /* answered CA_BUSY or CA_KEEP in this rotation: asked again at
+                               the next */
 #define CA_NODE_AGE_SHIFT 2 /* flags >> this: the node's own age (auto), 0 = the cache's */
 
 /* What a reclaim callback did with a node that fell due (kernel's enum lru_status). */
 enum ca_status {
         CA_RECLAIMED, /* the adapter freed the object; the node must not be used again */
         CA_BUSY,      /* in use right now: looked at again at the next rotation */
-        CA_KEEP,      /* the adapter vetoes reclaim: counted as a touch in this period */
+        CA_KEEP,      /* the adapter vetoes reclaim for now (a directory that still has
+                         children): looked at again at the next rotation, and not a use */
 };
 
 struct ca_cache;
@@ -133,7 +135,12 @@ struct ca_cache_ops {
          * Required. Called from ca_cache_age() for a node whose idle time reached its limit.
          * The node is already unlinked from the cache. Return CA_RECLAIMED after freeing
          * (or queueing for disposal) the object, CA_BUSY or CA_KEEP to have it relinked.
-         * Runs under the owner's lock; must not call back into the same cache.
+         * Neither CA_BUSY nor CA_KEEP is a use: the node keeps its stamp and its hits and is
+         * asked again at the next rotation, so an object kept while its reason lasts goes
+         * as soon as the reason ends (and it is still idle). An adapter that knows of a use
+         * the framework did not see calls ca_touch() on the node first (the callback may).
+         * Runs under the owner's lock; must not call back into the same cache but for that
+         * ca_touch().
          */
         enum ca_status (*reclaim)(struct ca_cache *cache, struct ca_node *node, void *userdata);
         /*

@@ -326,8 +326,10 @@ int ca_dcache_check(const struct ca_dcache *d, const char **ret_reason);
 /*
  * The reclaim op: a dentry held by anyone is CA_BUSY (and taken off the LRU, as the
  * shrinker's isolate does); one whose only references are its children's is CA_KEEP (its
- * children go first; a touch, so it waits max_age before it is looked at again instead of
- * being rescanned at every rotation for as long as a child lives); an unused one is killed.
+ * children go first; not a use, so it is asked again at every rotation while a child lives
+ * and goes at the first one after its last child, idle past its own age, as the kernel puts
+ * a parent back on the LRU without DCACHE_REFERENCED when its last child dies); an unused
+ * one is killed.
  */
 
 /* ca_dcache_rotate() - ca_cache_rotate() of the model's cache; 0 when aging is off. */
