@@ -144,6 +144,15 @@ CA_HIDDEN void __ca_dentry_put(struct ca_dcache *d, struct ca_dentry *de);
 /* d_lookup(): referenced and touched for aging; NULL when not cached. */
 CA_HIDDEN struct ca_dentry *__ca_dcache_lookup(struct ca_dcache *d, struct ca_dentry *parent,
                                                const char *name, size_t len);
+/* The same, not touched: the cache looked at, not a use (a process exit finding its dir). */
+CA_HIDDEN struct ca_dentry *__ca_dcache_peek(struct ca_dcache *d, struct ca_dentry *parent,
+                                             const char *name, size_t len);
+/*
+ * d_invalidate() of @top (referenced by the caller): its unused descendants killed, the rest of
+ * the subtree and @top unhashed, so that each dies at its last reference. Returns the dentries
+ * killed now.
+ */
+CA_HIDDEN size_t __ca_dcache_invalidate(struct ca_dcache *d, struct ca_dentry *top);
 /* As ca_dcache_alloc(), ca_dcache_add(), ca_dcache_instantiate(), ca_dcache_drop(),
    ca_dcache_delete(), ca_dcache_move() and ca_dcache_shrink_parent(). */
 CA_HIDDEN int __ca_dcache_alloc(struct ca_dcache *d, struct ca_dentry *parent, const char *name,

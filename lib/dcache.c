@@ -1680,6 +1680,23 @@ struct ca_dentry *__ca_dcache_lookup(struct ca_dcache *d, struct ca_dentry *pare
         return lookup_locked(d, parent, name, len, true);
 }
 
+struct ca_dentry *__ca_dcache_peek(struct ca_dcache *d, struct ca_dentry *parent,
+                                   const char *name, size_t len)
+{
+        return lookup_locked(d, parent, name, len, false);
+}
+
+size_t __ca_dcache_invalidate(struct ca_dcache *d, struct ca_dentry *top)
+{
+        size_t killed = shrink_locked(d, top);
+
+        /* what is left below is held (or holds something): unhashed, it dies when let go */
+        for (struct ca_dentry *de = first_child(top); de; de = next_preorder(de, top))
+                drop_locked(d, de);
+        drop_locked(d, top);
+        return killed;
+}
+
 int __ca_dcache_alloc(struct ca_dcache *d, struct ca_dentry *parent, const char *name,
                       size_t len, struct ca_dentry **ret)
 {

@@ -31,6 +31,8 @@ enum {
                                      dentry dies at its last reference */
         FS_PIN_POSITIVE = 1 << 1, /* every positive dentry is pinned from its creation to its
                                      unlink (tmpfs' shmem_mknod dget()) */
+        FS_PID_DIRS = 1 << 2,     /* procfs: the directory of a pid at its root goes with the
+                                     process (proc_flush_pid() at the reap) */
         FS_MOUNT = 1 << 7,        /* in the mounts table: a mount point */
 };
 
@@ -49,7 +51,7 @@ static const struct {
         { "securityfs", FS_NO_NEGATIVE | FS_PIN_POSITIVE },
         { "bpf", FS_NO_NEGATIVE | FS_PIN_POSITIVE },
         { "binfmt_misc", FS_NO_NEGATIVE | FS_PIN_POSITIVE },
-        { "proc", FS_NO_NEGATIVE },
+        { "proc", FS_NO_NEGATIVE | FS_PID_DIRS },
         { "devpts", FS_NO_NEGATIVE },
         { "configfs", FS_NO_NEGATIVE },
 };
@@ -192,16 +194,41 @@ static void ref_put(struct ca_dcache *d, struct ca_dentry *de)
         __ca_dentry_put(d, de);
 }
 
+/* "/proc" itself: procfs on every Linux system, when no mount table says otherwise. */
+static bool is_proc_root(const struct ca_dentry *de)
+{
+        return !(de->flags & D_ROOT) && (de->parent->flags & D_ROOT) && de->name_len == 4 &&
+               memcmp(de->name_len > CA_DCACHE_INLINE_NAME ? de->name.ext : de->name.inline_name,
+                      "proc", 4) == 0;
+}
+
+/* Whether @de is a mount point (known, or the default /proc); its rules in *ret_rules. */
+static bool mount_rules(const struct ca_replay *r, const struct ca_dentry *de,
+                        unsigned *ret_rules)
+{
+        void **v = r->mounts.n ? map_find(&r->mounts, key_of(de)) : NULL;
+
+        if (v) {
+                *ret_rules = (unsigned)(uintptr_t)*v & ~(unsigned)FS_MOUNT;
+                return true;
+        }
+        if (is_proc_root(de)) {
+                *ret_rules = fs_rules_of("proc");
+                return true;
+        }
+        return false;
+}
+
 /* The rules below @de: the nearest mount point at or above it. */
 static unsigned fs_of(const struct rctx *c, struct ca_dentry *de)
 {
+        unsigned rules;
+
         if (!c->r)
                 return 0;
         for (;;) {
-                void **v = map_find(&c->r->mounts, key_of(de));
-
-                if (v)
-                        return (unsigned)(uintptr_t)*v & ~(unsigned)FS_MOUNT;
+                if (mount_rules(c->r, de, &rules))
+                        return rules;
                 if (de->flags & D_ROOT)
                         return c->r->root_fs;
                 de = de->parent;
@@ -211,10 +238,10 @@ static unsigned fs_of(const struct rctx *c, struct ca_dentry *de)
 /* The walk stepped into @de: a mount point changes the rules. */
 static void enter(struct rctx *c, struct ca_dentry *de)
 {
-        void **v;
+        unsigned rules;
 
-        if (c->r && c->r->mounts.n && (v = map_find(&c->r->mounts, key_of(de))))
-                c->fs = (unsigned)(uintptr_t)*v & ~(unsigned)FS_MOUNT;
+        if (c->r && mount_rules(c->r, de, &rules))
+                c->fs = rules;
 }
 
 /*
@@ -552,8 +579,8 @@ int ca_dcache_replay_plan(const struct ca_trace_event *ev,
 
         if (!ev || (unsigned)ev->op >= _CA_TRACE_OP_MAX)
                 return -EINVAL;
-        if (ev->op == CA_TRACE_RELEASE)
-                return 0; /* only references end */
+        if (ev->op == CA_TRACE_RELEASE || ev->op == CA_TRACE_EXIT)
+                return 0; /* only references end (and, with the replay's state, /proc/PID) */
         /* A symlink's path is its target text, never looked up: it may be relative. */
         if (!ev->path || (ev->op != CA_TRACE_SYMLINK && !absolute(ev->path)))
                 return -EINVAL;
@@ -700,6 +727,39 @@ static void mount_at(struct rctx *c, struct ca_dentry *de, const char *fstype)
         r->st.mounts++;
 }
 
+/*
+ * A process ended: its directory in /proc goes, as proc_flush_pid() does at the reap with
+ * d_invalidate() (fs/proc/base.c): what nobody holds below it is killed, the rest unhashed,
+ * to die at its last reference (pid_delete_dentry() kills a dead task's dentries at their last
+ * dput). Looked up without a touch: an exit is no use of /proc. Only where /proc is procfs.
+ */
+static void proc_exit(struct ca_replay *r, const char *path)
+{
+        struct ca_dcache *d = r->d;
+        struct ca_dentry *proc, *dir;
+        const char *name;
+        unsigned rules;
+        uint64_t before;
+
+        if (!path || strncmp(path, "/proc/", 6) != 0 || !path[6] ||
+            strspn(path + 6, "0123456789") != strlen(path + 6))
+                return;
+        name = path + 6;
+        proc = __ca_dcache_peek(d, d->root, "proc", 4);
+        if (!proc)
+                return;
+        dir = mount_rules(r, proc, &rules) && (rules & FS_PID_DIRS) && (proc->flags & D_POSITIVE)
+                      ? __ca_dcache_peek(d, proc, name, strlen(name))
+                      : NULL;
+        __ca_dentry_put(d, proc);
+        if (!dir)
+                return;
+        before = d->nr_dentry;
+        __ca_dcache_invalidate(d, dir);
+        __ca_dentry_put(d, dir);
+        r->st.proc_flushed += before - d->nr_dentry;
+}
+
 /* One event, with (@r) or without the replay's state. */
 static int replay_apply(struct ca_dcache *d, struct ca_replay *r, const struct ca_trace_event *ev)
 {
@@ -763,6 +823,12 @@ static int replay_apply(struct ca_dcache *d, struct ca_replay *r, const struct c
                 hold_drop(r, ev->drops[i]);
         if (rr < 0)
                 return rr;
+        /* a process that ended let go of its fds above; its /proc directory goes at the reap */
+        if (r && ev->op == CA_TRACE_EXIT) {
+                r->st.exits++;
+                proc_exit(r, ev->path);
+                did = true;
+        }
         if (did || (n > 0 && !step_ignored))
                 d->replayed++;
         else

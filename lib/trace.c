@@ -1820,8 +1820,14 @@ static int do_body(struct ca_trace *t, int pid, uint64_t time_usec, const char *
                 if (strncmp(body + 4, "exited ", 7) == 0 || strncmp(body + 4, "killed ", 7) == 0 ||
                     strncmp(body + 4, "superseded ", 11) == 0) {
                         /* its fds, mappings and cwd let go; the pid may be reused */
-                        t->release_name = "exit";
                         proc_drop(t, pid);
+                        *ev = (struct ca_trace_event){ .time_usec = time_usec, .pid = pid,
+                                                       .op = CA_TRACE_EXIT, .syscall = "exit" };
+                        if (pid > 0) {
+                                snprintf(t->out[0], OUT_SIZE, "/proc/%d", pid);
+                                ev->path = t->out[0];
+                        }
+                        return 1;
                 }
                 return skip(t, &t->stats.skipped_other);
         }
@@ -2250,7 +2256,7 @@ const char *ca_trace_op_name(enum ca_trace_op op)
                 [CA_TRACE_RENAME] = "rename",   [CA_TRACE_LINK] = "link",
                 [CA_TRACE_SYMLINK] = "symlink", [CA_TRACE_CHDIR] = "chdir",
                 [CA_TRACE_RELEASE] = "release", [CA_TRACE_PIN] = "pin",
-                [CA_TRACE_MOUNT] = "mount",
+                [CA_TRACE_MOUNT] = "mount",     [CA_TRACE_EXIT] = "exit",
         };
 
         if ((unsigned)op >= _CA_TRACE_OP_MAX)

@@ -170,6 +170,12 @@ Test(replay, plan_refuses_bad_events)
         cr_assert_eq(ca_dcache_replay_plan(&ev, got), 0);
         ev.path2 = NULL;
         cr_assert_eq(ca_dcache_replay_plan(&ev, got), -EINVAL);
+        /* an exit walks nothing, with its /proc/PID or without (no pid in the log) */
+        ev = event(CA_TRACE_EXIT, 0);
+        ev.path = "/proc/5";
+        cr_assert_eq(ca_dcache_replay_plan(&ev, got), 0);
+        ev.path = NULL;
+        cr_assert_eq(ca_dcache_replay_plan(&ev, got), 0);
 }
 
 /* What the model holds at @path: 1 positive, 0 negative, -1 not cached. */
@@ -251,8 +257,13 @@ Test(replay, replay_counts_ignored_events)
         ev = event(CA_TRACE_LOOKUP, 0);
         ev.path = "relative";
         cr_assert_eq(ca_dcache_replay(d, &ev), -EINVAL);
+        ev = event(CA_TRACE_EXIT, 0); /* the stateless replay knows no /proc */
+        ev.path = "/proc/5";
+        cr_assert_eq(ca_dcache_replay(d, &ev), 0);
+        ev.path = NULL;
+        cr_assert_eq(ca_dcache_replay(d, &ev), 0);
         ca_dcache_stats(d, &st);
-        cr_assert_eq(st.replay_ignored, 2);
+        cr_assert_eq(st.replay_ignored, 4);
         cr_assert_eq(st.replayed, 0);
         cr_assert_eq(st.nr_dentry, 1, "only the root");
         ca_dcache_free(d);
@@ -545,10 +556,67 @@ Test(replay_log, tmpfs_and_proc_keep_no_negatives)
         cr_assert_eq(play_stats(&p).fs_pinned, 2, "shm on devtmpfs, f on tmpfs");
         play_close(&p);
 
+        /*
+         * Without the mount table: tmpfs is not known, every negative kept there and f on the
+         * LRU; but /proc is procfs on every system, so /proc/nope is still not kept.
+         */
         play_open(&p, "tmpfs", false, true);
         play_steps(&p, SIZE_MAX);
-        assert_counts(&p, 10, 5, 4); /* every negative kept, f on the LRU */
+        assert_counts(&p, 9, 5, 3);
+        cr_assert_eq(state(p.d, "/proc/nope"), -1);
+        cr_assert_eq(play_stats(&p).fs_unkept, 1);
         play_close(&p);
+}
+
+/*
+ * A process's /proc/PID goes when it ends (proc_flush_pid() at the reap, fs/proc/base.c): 701
+ * reads its own status through /proc/self, its parent's stat and init's; its parent opens
+ * 701's cmdline and holds it past 701's exit. At the exit 701's own fd is let go and its
+ * status killed; cmdline, held, and /proc/701 above it are unhashed (701's stat by its parent
+ * then finds nothing, and leaves no negative: procfs makes none) and die at the close. The
+ * live processes' entries stay. Without the capture information /proc is procfs all the
+ * same; the stateless replay knows no filesystem and keeps everything.
+ */
+Test(replay_log, proc_pid_goes_with_its_process)
+{
+        for (int info = 1; info >= 0; info--) {
+                struct play p;
+
+                play_open(&p, "proc-exit", info, true);
+                play_steps(&p, info ? 9 : 7); /* info: two mounts; and /w, pinned */
+                cr_assert_eq(state(p.d, "/proc/701/status"), 1);
+                cr_assert_eq(state(p.d, "/proc/701/cmdline"), 1);
+                cr_assert_eq(state(p.d, "/proc/701/nope"), -1, "procfs makes no negative");
+                play_steps(&p, 1); /* 701 exits */
+                cr_assert_eq(state(p.d, "/proc/701"), -1);
+                cr_assert_eq(state(p.d, "/proc/701/status"), -1);
+                cr_assert_eq(state(p.d, "/proc/700/stat"), 1);
+                cr_assert_eq(state(p.d, "/proc/1/stat"), 1);
+                cr_assert_eq(play_stats(&p).exits, 1);
+                cr_assert_eq(play_stats(&p).proc_flushed, 1, "status; cmdline is held");
+                play_steps(&p, SIZE_MAX);
+                cr_assert_eq(state(p.d, "/proc/701"), -1, "no negative from the failed stat");
+                /* / /w /proc self 700 700/stat 1 1/stat; unused: self and the two stats */
+                assert_counts(&p, 8, 3, 0);
+                play_close(&p);
+        }
+
+        {
+                struct play p;
+
+                struct ca_dcache_stats st;
+
+                play_open(&p, "proc-exit", false, false);
+                play_steps(&p, 6); /* to the exit: no references, no info events */
+                cr_assert_eq(state(p.d, "/proc/701/status"), 1, "stateless: kept at the exit");
+                cr_assert_eq(state(p.d, "/proc/701/nope"), 0, "stateless: a negative");
+                play_steps(&p, SIZE_MAX);
+                /* the parent's failed stat finds 701 cached: the model's error, a fix-up */
+                cr_assert_eq(state(p.d, "/proc/701"), 0);
+                ca_dcache_stats(p.d, &st);
+                cr_assert_eq(st.replay_fixups, 1);
+                play_close(&p);
+        }
 }
 
 /*

@@ -136,7 +136,15 @@ static void read_reader(struct ca_trace *t, struct run *run)
                         cr_assert_not_null(run->evs);
                 }
                 v = &run->evs[run->n++];
-                cr_assert(e.path || e.op == CA_TRACE_RELEASE);
+                cr_assert(e.path || e.op == CA_TRACE_RELEASE || (e.op == CA_TRACE_EXIT && !e.pid));
+                if (e.op == CA_TRACE_EXIT) {
+                        char proc[32];
+
+                        snprintf(proc, sizeof(proc), "/proc/%d", e.pid);
+                        cr_assert(e.pid ? e.path && strcmp(e.path, proc) == 0 : !e.path,
+                                  "exit of %d: %s", e.pid, e.path ? e.path : "(null)");
+                        cr_assert(!e.hold && !e.nwalks && !e.path2, "an exit only drops");
+                }
                 cr_assert_not_null(e.syscall);
                 cr_assert_not_null(ca_trace_op_name(e.op));
                 cr_assert_eq(!!e.fstype, e.op == CA_TRACE_MOUNT);
@@ -281,8 +289,8 @@ static void check_counts(const struct run *run, const struct expect *x)
 Test(trace_fixture, python_import)
 {
         static const struct expect x = {
-                .lines = 503, .events = 345, .enoent = 41, .other = 158,
-                .ops = { [CA_TRACE_LOOKUP] = 344, [CA_TRACE_EXEC] = 1 },
+                .lines = 503, .events = 346, .enoent = 41, .other = 157,
+                .ops = { [CA_TRACE_LOOKUP] = 344, [CA_TRACE_EXEC] = 1, [CA_TRACE_EXIT] = 1 },
         };
         struct run run;
 
@@ -304,9 +312,9 @@ Test(trace_fixture, python_import)
 Test(trace_fixture, gcc_include_search)
 {
         static const struct expect x = {
-                .lines = 921, .events = 834, .enoent = 269, .other = 87,
+                .lines = 921, .events = 837, .enoent = 269, .other = 84,
                 .ops = { [CA_TRACE_LOOKUP] = 823, [CA_TRACE_CREATE] = 3, [CA_TRACE_EXEC] = 7,
-                         [CA_TRACE_UNLINK] = 1 },
+                         [CA_TRACE_UNLINK] = 1, [CA_TRACE_EXIT] = 3 },
         };
         struct run run;
         const struct ev *v;
@@ -336,8 +344,9 @@ Test(trace_fixture, gcc_include_search)
 Test(trace_fixture, shell_path_search)
 {
         static const struct expect x = {
-                .lines = 95, .events = 65, .enoent = 37, .other = 29, .malformed = 1,
-                .ops = { [CA_TRACE_LOOKUP] = 62, [CA_TRACE_CREATE] = 1, [CA_TRACE_EXEC] = 2 },
+                .lines = 95, .events = 67, .enoent = 37, .other = 27, .malformed = 1,
+                .ops = { [CA_TRACE_LOOKUP] = 62, [CA_TRACE_CREATE] = 1, [CA_TRACE_EXEC] = 2,
+                         [CA_TRACE_EXIT] = 2 },
         };
         struct run run;
         const struct ev *v;
@@ -363,9 +372,9 @@ Test(trace_fixture, shell_path_search)
 Test(trace_fixture, process_tree_cwd)
 {
         static const struct expect x = {
-                .lines = 177, .events = 105, .enoent = 50, .unfinished = 7, .other = 65,
+                .lines = 177, .events = 109, .enoent = 50, .unfinished = 7, .other = 61,
                 .ops = { [CA_TRACE_LOOKUP] = 97, [CA_TRACE_CREATE] = 2, [CA_TRACE_EXEC] = 3,
-                         [CA_TRACE_CHDIR] = 3 },
+                         [CA_TRACE_CHDIR] = 3, [CA_TRACE_EXIT] = 4 },
         };
         struct run run;
         const struct ev *v;
@@ -400,9 +409,9 @@ Test(trace_fixture, process_tree_cwd)
 Test(trace_fixture, background_job_stderr)
 {
         static const struct expect x = {
-                .lines = 181, .events = 92, .enoent = 43, .unfinished = 41, .other = 48,
+                .lines = 181, .events = 95, .enoent = 43, .unfinished = 41, .other = 45,
                 .ops = { [CA_TRACE_LOOKUP] = 86, [CA_TRACE_CREATE] = 1, [CA_TRACE_EXEC] = 3,
-                         [CA_TRACE_CHDIR] = 2 },
+                         [CA_TRACE_CHDIR] = 2, [CA_TRACE_EXIT] = 3 },
         };
         struct run run;
         const struct ev *v;
@@ -430,11 +439,11 @@ Test(trace_fixture, background_job_stderr)
 Test(trace_fixture, fs_operations)
 {
         static const struct expect x = {
-                .lines = 136, .events = 87, .enoent = 21, .other = 49,
+                .lines = 136, .events = 88, .enoent = 21, .other = 48,
                 .ops = { [CA_TRACE_LOOKUP] = 63, [CA_TRACE_CREATE] = 3, [CA_TRACE_EXEC] = 1,
                          [CA_TRACE_MKDIR] = 4, [CA_TRACE_UNLINK] = 5, [CA_TRACE_RMDIR] = 3,
                          [CA_TRACE_RENAME] = 2, [CA_TRACE_LINK] = 1, [CA_TRACE_SYMLINK] = 1,
-                         [CA_TRACE_CHDIR] = 4 },
+                         [CA_TRACE_CHDIR] = 4, [CA_TRACE_EXIT] = 1 },
         };
         static const char caf[] = "/tmp/cafix/fs/d/caf\303\251 \"q\"\n\t";
         struct run run;
@@ -568,10 +577,11 @@ Test(trace_line, orphans)
                   "3 +++ killed by SIGKILL +++\n"                     /* never resumed */
                   "4 unlink(\"/d\" <unfinished ...>\n",               /* EOF, and /b */
                   NULL, &run);
-        cr_assert_eq(run.n, 0);
+        cr_assert_eq(run.n, 1, "only the end of process 3");
+        assert_ev(&run.evs[0], CA_TRACE_EXIT, "/proc/3", NULL, 0);
         cr_assert_eq(run.st.skipped_orphan, 6);
         cr_assert_eq(run.st.unfinished, 0);
-        cr_assert_eq(run.st.skipped_other, 1);
+        cr_assert_eq(run.st.skipped_other, 0);
         run_free(&run);
 }
 
@@ -899,12 +909,13 @@ Test(trace_line, garbage_and_other)
                   "stat(\"/ok\", 0x1) = 0\r\n"
                   "stat(\"/last\", 0x1) = 0",                               /* no newline */
                   NULL, &run);
-        cr_assert_eq(run.n, 2);
-        cr_assert_str_eq(run.evs[0].path, "/ok");
-        cr_assert_str_eq(run.evs[1].path, "/last");
+        cr_assert_eq(run.n, 3);
+        assert_ev(&run.evs[0], CA_TRACE_EXIT, "-", NULL, 0); /* no pid column: no /proc/PID */
+        cr_assert_str_eq(run.evs[1].path, "/ok");
+        cr_assert_str_eq(run.evs[2].path, "/last");
         cr_assert_eq(run.st.lines, 15);
         cr_assert_eq(run.st.skipped_malformed, 8);
-        cr_assert_eq(run.st.skipped_other, 5);
+        cr_assert_eq(run.st.skipped_other, 4);
         run_free(&run);
 }
 
@@ -927,13 +938,15 @@ Test(trace_line, clone_inheritance)
                   "15 stat(\"f\", 0x1) = 0\n"                /* first pid gone: its last cwd */
                   "11 fork() = -1 EAGAIN (Resource temporarily unavailable)\n",
                   "/start", &run);
-        cr_assert_eq(run.n, 9);
+        cr_assert_eq(run.n, 10);
         assert_ev(&run.evs[2], CA_TRACE_LOOKUP, "/p/a", NULL, 0);
         assert_ev(&run.evs[3], CA_TRACE_LOOKUP, "/q/b", NULL, 0);
         assert_ev(&run.evs[5], CA_TRACE_LOOKUP, "/r/c", NULL, 0);
         assert_ev(&run.evs[6], CA_TRACE_LOOKUP, "/q/d", NULL, 0);
         assert_ev(&run.evs[7], CA_TRACE_LOOKUP, "/r/e", NULL, 0);
-        assert_ev(&run.evs[8], CA_TRACE_LOOKUP, "/q/f", NULL, 0);
+        assert_ev(&run.evs[8], CA_TRACE_EXIT, "/proc/10", NULL, 0);
+        cr_assert_eq(run.evs[8].pid, 10);
+        assert_ev(&run.evs[9], CA_TRACE_LOOKUP, "/q/f", NULL, 0);
         run_free(&run);
 }
 
@@ -952,14 +965,15 @@ Test(trace_line, stderr_main_alias)
                   "strace: Process 52 attached\n"
                   "[pid 52] stat(\"z\", 0x1) = 0\n",     /* from the first process: /b */
                   "/", &run);
-        cr_assert_eq(run.n, 5);
+        cr_assert_eq(run.n, 6);
         assert_ev(&run.evs[1], CA_TRACE_CHDIR, "/b", NULL, 0);
         cr_assert_eq(run.evs[1].pid, 0);
         assert_ev(&run.evs[2], CA_TRACE_LOOKUP, "/a/x", NULL, 0);
         cr_assert_eq(run.evs[2].pid, 51);
-        assert_ev(&run.evs[3], CA_TRACE_LOOKUP, "/b/y", NULL, 0);
-        cr_assert_eq(run.evs[3].pid, 0);
-        assert_ev(&run.evs[4], CA_TRACE_LOOKUP, "/b/z", NULL, 0);
+        assert_ev(&run.evs[3], CA_TRACE_EXIT, "/proc/51", NULL, 0);
+        assert_ev(&run.evs[4], CA_TRACE_LOOKUP, "/b/y", NULL, 0);
+        cr_assert_eq(run.evs[4].pid, 0);
+        assert_ev(&run.evs[5], CA_TRACE_LOOKUP, "/b/z", NULL, 0);
         cr_assert_eq(run.st.skipped_orphan, 0);
         run_free(&run);
 
@@ -1114,11 +1128,12 @@ Test(trace_limits, pid_table_bound)
         rewind(f);
         read_all(f, NULL, &run);
         fclose(f);
-        cr_assert_eq(run.n, CA_TRACE_PIDS_MAX + 2);
+        cr_assert_eq(run.n, CA_TRACE_PIDS_MAX + 3);
         cr_assert_eq(run.st.skipped_dirfd, 1);
         cr_assert_eq(run.st.skipped_orphan, 1);
         cr_assert_str_eq(run.evs[1].path, "/w/r");
-        cr_assert_str_eq(run.evs[run.n - 2].path, "/abs");
+        cr_assert_str_eq(run.evs[run.n - 3].path, "/abs");
+        assert_ev(&run.evs[run.n - 2], CA_TRACE_EXIT, "/proc/5", NULL, 0);
         cr_assert_str_eq(run.evs[run.n - 1].path, "/w/r");
         run_free(&run);
 }
@@ -1499,8 +1514,8 @@ static void assert_ref(const struct ev *v, enum ca_trace_op op, const char *sysc
 /*
  * An open file stays held while any fd (dup, dup2, fcntl F_DUPFD, a fork's copy) refers to it;
  * O_CLOEXEC (open, F_DUPFD_CLOEXEC, F_SETFD, close_range CLOSE_RANGE_CLOEXEC) fds are closed by
- * a successful exec; the image is held until the exit. A close, dup2 or exit with nothing but
- * drops to say is a RELEASE.
+ * a successful exec; the image is held until the exit. A close or dup2 with nothing but drops
+ * to say is a RELEASE; an exit is an EXIT, with the drops of what only that process held.
  */
 Test(trace_refs, fds_dup_close_exec_exit)
 {
@@ -1527,7 +1542,7 @@ Test(trace_refs, fds_dup_close_exec_exit)
                   "5 close_range(3, 4294967295, 0) = 0\n"
                   "5 +++ exited with 0 +++\n",
                   "/", &run);
-        cr_assert_eq(run.n, 10);
+        cr_assert_eq(run.n, 11);
         assert_ref(&run.evs[0], CA_TRACE_PIN, "info", 1, ""); /* the starting directory */
         assert_ref(&run.evs[1], CA_TRACE_LOOKUP, "openat", 2, "");
         assert_ref(&run.evs[2], CA_TRACE_LOOKUP, "openat", 3, "");
@@ -1535,9 +1550,11 @@ Test(trace_refs, fds_dup_close_exec_exit)
         assert_ref(&run.evs[4], CA_TRACE_LOOKUP, "openat", 5, "");
         assert_ref(&run.evs[5], CA_TRACE_RELEASE, "dup2", 0, "3"); /* b was on fd 3 */
         assert_ref(&run.evs[6], CA_TRACE_EXEC, "execve", 6, "");   /* a and c: the parent's */
-        assert_ref(&run.evs[7], CA_TRACE_RELEASE, "exit", 0, "6");
+        assert_ref(&run.evs[7], CA_TRACE_EXIT, "exit", 0, "6");
+        cr_assert_str_eq(run.evs[7].path, "/proc/6");
         assert_ref(&run.evs[8], CA_TRACE_RELEASE, "close", 0, "2");
         assert_ref(&run.evs[9], CA_TRACE_RELEASE, "close_range", 0, "5 4");
+        assert_ref(&run.evs[10], CA_TRACE_EXIT, "exit", 0, ""); /* nothing left to let go */
         cr_assert_eq(run.evs[6].guesses & CA_TRACE_GUESS_INTERP, CA_TRACE_GUESS_INTERP);
         cr_assert_eq(run.st.info_events, 1);
         cr_assert_eq(run.st.fds_unknown, 0, "a failed close(99) says nothing: %llu",
@@ -1558,12 +1575,13 @@ Test(trace_refs, threads_share_fds_and_cwd)
                   "8 +++ exited with 0 +++\n"
                   "7 chdir(\"/\") = 0\n",
                   "/", &run);
-        cr_assert_eq(run.n, 6);
+        cr_assert_eq(run.n, 7);
         assert_ref(&run.evs[1], CA_TRACE_LOOKUP, "openat", 2, "");
         assert_ref(&run.evs[2], CA_TRACE_RELEASE, "close", 0, "2");
         assert_ref(&run.evs[3], CA_TRACE_CHDIR, "chdir", 3, ""); /* the start stays pinned */
         assert_ev(&run.evs[4], CA_TRACE_LOOKUP, "/tmp/x", NULL, 0);
-        assert_ref(&run.evs[5], CA_TRACE_CHDIR, "chdir", 4, "3");
+        assert_ref(&run.evs[5], CA_TRACE_EXIT, "exit", 0, ""); /* the thread's cwd is shared */
+        assert_ref(&run.evs[6], CA_TRACE_CHDIR, "chdir", 4, "3");
         run_free(&run);
 }
 

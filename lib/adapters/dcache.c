@@ -95,6 +95,7 @@ struct dc {
         char *trace_path;
 
         struct ca_dcache *model;
+        struct ca_replay *replay;      /* events into the model, with /proc as the kernel has it */
         struct event *tick;
 
         /* strace replay */
@@ -168,11 +169,13 @@ static void dc_apply(struct dc *dc, const struct ca_trace_event *ev)
         int r;
 
         ca_dcache_stats(dc->model, &before);
-        r = ca_dcache_replay(dc->model, ev);
+        r = ca_replay_event(dc->replay, ev);
         if (r < 0) {
                 dc->ignored++;
                 return;
         }
+        if (ev->op == CA_TRACE_EXIT || ev->op == CA_TRACE_RELEASE)
+                return; /* no lookup: a process's /proc went, or nothing */
         ca_dcache_stats(dc->model, &after);
         dc->lookups++;
         /* Nothing allocated: every component was found in the cache (dentries or negatives). */
@@ -672,6 +675,7 @@ static void dc_destroy(void *instance)
         if (dc->tick)
                 event_free(dc->tick);
         dc_trace_close(dc);
+        ca_replay_free(dc->replay);
         ca_dcache_free(dc->model);
         free(dc->trace_path);
         free(dc->name);
@@ -723,6 +727,8 @@ static int dc_create(struct ca_host *host, const struct ca_section *s, void **re
         dc->cfg.trace_path = NULL; /* the section's string does not outlive create() */
 
         r = ca_dcache_new(&cfg.params, &dc->model);
+        if (r == 0)
+                r = ca_replay_new(dc->model, &dc->replay);
         if (r < 0)
                 goto out_destroy;
         base = ca_host_event_base(host);

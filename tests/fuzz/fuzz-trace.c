@@ -80,10 +80,13 @@ static void check_event(const struct ca_trace_event *ev, uint64_t i)
                 fail("negative pid", ev->syscall, i);
         if (ev->result > 0)
                 fail("positive result", ev->syscall, i);
-        if (!ev->path && ev->op != CA_TRACE_RELEASE)
+        if (!ev->path && ev->op != CA_TRACE_RELEASE && !(ev->op == CA_TRACE_EXIT && !ev->pid))
                 fail("no path", ev->syscall, i);
         if (ev->op == CA_TRACE_RELEASE && (!ev->ndrops || ev->nwalks || ev->hold))
                 fail("a release that does not only drop", ev->syscall, i);
+        if (ev->op == CA_TRACE_EXIT && (ev->nwalks || ev->hold || ev->path2 ||
+                                        (ev->path && strncmp(ev->path, "/proc/", 6) != 0)))
+                fail("an exit that does more than drop and name its /proc", ev->syscall, i);
         if (ev->path && ev->op != CA_TRACE_SYMLINK && !normalised(ev->path))
                 fail("path not absolute and normalised", ev->path, i);
         for (size_t w = 0; w < ev->nwalks; w++)

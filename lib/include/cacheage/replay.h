@@ -22,8 +22,10 @@
  *                            file is open unhashes it and the close frees it, and held
  *                            dentries are busy; mount points with their filesystem's rules
  *                            (tmpfs and the like keep no negative dentry and pin their
- *                            positive ones; proc and devpts keep no negative); and statistics
- *                            of what the trace could not say.
+ *                            positive ones; proc and devpts keep no negative, and a process's
+ *                            /proc/PID goes when it ends); and statistics of what the trace
+ *                            could not say. /proc is procfs unless a mount table says
+ *                            otherwise (every Linux system mounts it there).
  *
  * Locking: the model's (one thread at a time). Errors are negative errno values.
  */
@@ -75,11 +77,12 @@ struct ca_dcache_replay_step {
  *   -ENOTDIR: EXISTS of path (of path2 for SYMLINK): the component that is no directory;
  *   -EEXIST of CREATE, MKDIR, LINK, SYMLINK: as a success, with fix-ups counted;
  *   -EFAULT, -EBADF, -EINVAL, -ENAMETOOLONG, -ELOOP, -EIO (an errno the reader did not
- *     know): nothing, the event is ignored; RELEASE: nothing (it only drops references);
+ *     know): nothing, the event is ignored; RELEASE and EXIT: nothing to walk (they drop
+ *     references; an EXIT's /proc/PID is struct ca_replay's);
  *   any other error (-EACCES, -EISDIR, -EPERM, ...): the object exists: EXISTS of path; but
  *     for CREATE and MKDIR PREFIX, and for SYMLINK PREFIX of path2 (only the parent is known).
  * Returns the number of steps stored in @ret (0: nothing to walk), or -EINVAL: no @ev, an
- * unknown op, a relative or missing path (but for RELEASE; a symlink's path may be
+ * unknown op, a relative or missing path (but for RELEASE and EXIT; a symlink's path may be
  * relative), RENAME or LINK or SYMLINK without an absolute path2.
  */
 int ca_dcache_replay_plan(const struct ca_trace_event *ev,
@@ -95,9 +98,10 @@ int ca_dcache_replay_plan(const struct ca_trace_event *ev,
  * did not, such as a directory an earlier -ENOENT was assumed to have walked through), the
  * model is corrected to what a fresh lookup would leave, a positive, or a negative dentry
  * with its unused subtree killed (counted in the model's replay_fixups). An event with
- * nothing to apply (ignored by the plan, a RELEASE; an unlink of "/"; a rename onto itself)
+ * nothing to apply (ignored by the plan, a RELEASE or EXIT; an unlink of "/"; a rename onto itself)
  * counts in replay_ignored, any other in replayed. Holds and drops are ignored: references
- * are taken and dropped as the kernel's walk does, so nothing stays held.
+ * are taken and dropped as the kernel's walk does, so nothing stays held; and so are
+ * filesystems and process exits (EXIT is ignored: struct ca_replay knows /proc).
  * Returns 0 (applied or ignored), -EINVAL (see ca_dcache_replay_plan(); or a walk with a
  * relative path), -ENAMETOOLONG, -ENOMEM.
  */
@@ -119,6 +123,8 @@ struct ca_replay_stats {
                                     began: pinned paths, mount points, their ancestors, and
                                     positives found on a filesystem that pins them. A delta
                                     against the kernel's counts is nr_dentry - 1 - warm */
+        uint64_t exits;          /* EXIT events: processes that ended */
+        uint64_t proc_flushed;   /* dentries their /proc/PID directories took with them */
         /* what could not be known (events with each of the reader's guesses, trace.h) */
         uint64_t guessed_links;
         uint64_t guessed_missing;
@@ -145,10 +151,14 @@ struct ca_replay *ca_replay_free(struct ca_replay *r);
  * references: its walks' and its own hold (path's final dentry, when positive) taken, its
  * drops dropped. A MOUNT makes its path a mount point of ev->fstype: below it, the
  * filesystem's rules apply (tmpfs, devtmpfs, ramfs and the like: a negative dentry dies at its
- * last reference and positives stay pinned until unlinked; proc, devpts: no negatives kept;
- * others, as the model). PIN and MOUNT dentries count as warm, and so do the ancestors they
- * need and the positives found on a pinning filesystem. Returns as ca_dcache_replay(), or
- * -ENOMEM for the replay's own tables (the event's effect on the model stays).
+ * last reference and positives stay pinned until unlinked; proc, devpts: no negatives kept,
+ * as proc_pident_lookup() and the like return -ENOENT without a dentry; others, as the model).
+ * /proc is proc when no MOUNT says what it is. An EXIT (after its drops) takes the
+ * process's /proc/PID out of the cache where /proc is proc, as proc_flush_pid() does at the
+ * reap: the unused dentries below it killed, the held ones unhashed to die at their last
+ * reference. PIN and MOUNT dentries count as warm, and so do the ancestors they need and the
+ * positives found on a pinning filesystem. Returns as ca_dcache_replay(), or -ENOMEM for the
+ * replay's own tables (the event's effect on the model stays).
  */
 int ca_replay_event(struct ca_replay *r, const struct ca_trace_event *ev);
 

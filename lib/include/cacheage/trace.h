@@ -83,11 +83,15 @@ enum ca_trace_op {
         CA_TRACE_LINK,     /* path (existing) -> path2 (new) */
         CA_TRACE_SYMLINK,  /* path2 is the new name; path is the target text, not looked up */
         CA_TRACE_CHDIR,
-        CA_TRACE_RELEASE,  /* no path: references end (close, munmap, exit; CA_TRACE_REFS) */
+        CA_TRACE_RELEASE,  /* no path: references end (close, munmap; CA_TRACE_REFS) */
         CA_TRACE_PIN,      /* capture information: a path the kernel held before the log began
                               (held for good; not a call: see info_events) */
         CA_TRACE_MOUNT,    /* capture information: a mount point of filesystem fstype, held
                               for good (not a call: see info_events) */
+        CA_TRACE_EXIT,     /* a process (or thread) ended: "+++ exited", "+++ killed by",
+                              "+++ superseded"; path is its directory in /proc ("/proc/PID"),
+                              NULL when the log does not give its pid; with CA_TRACE_REFS the
+                              references it alone held are its drops */
         _CA_TRACE_OP_MAX,
 };
 
@@ -124,7 +128,7 @@ struct ca_trace_event {
                                   clock goes back by more than 12 hours (midnight) */
         int pid;               /* 0 when the log has no pid column (or the line none) */
         enum ca_trace_op op;   /* of the joined call, with its "resumed" half's time */
-        const char *syscall;   /* name as in the log, e.g. "newfstatat"; "exit" for an exit,
+        const char *syscall;   /* name as in the log, e.g. "newfstatat"; "exit" for an EXIT,
                                   "info" for capture information */
         const char *path;      /* canonical (absolute, no ".", "..", "//" or link); NULL for
                                   RELEASE. Where the call failed it is where the walk ended:
@@ -156,7 +160,7 @@ struct ca_trace_stats {
         uint64_t lines;        /* lines read */
         uint64_t events;       /* events returned */
         uint64_t unfinished;   /* "<unfinished ...>" halves held for their "resumed" */
-        uint64_t skipped_other;     /* not a file syscall we model, signals, exits */
+        uint64_t skipped_other;     /* not a file syscall we model, signals */
         uint64_t skipped_malformed; /* could not be parsed, over CA_TRACE_LINE_MAX, or a path
                                        longer than the reader's buffers once links are
                                        followed */
@@ -202,8 +206,8 @@ enum {
         /*
          * Follow references: each successful open, chdir and exec (and the interpreters it
          * loads) gives its event a hold id, and the event after which the last fd, mapping or
-         * process holding it is gone carries it in drops (a close, munmap or exit with
-         * nothing else to say is a RELEASE event). The starting working directory is the
+         * process holding it is gone carries it in drops (a close or munmap with nothing else
+         * to say is a RELEASE event, an exit the EXIT event). The starting working directory is the
          * first event, a PIN held for good. Needs close, %process and (for mappings) mmap in
          * the log, or references are dropped only at exit.
          */
