@@ -274,6 +274,126 @@ void trace_done(struct trace *t)
         *t = (struct trace){ 0 };
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* the ends of processes the log does not show */
+
+#define PID_LIMIT (1u << 22)             /* the kernel's PID_MAX_LIMIT */
+
+/* The pid N of a path "/proc/N" or "/proc/N/...", else 0. */
+static uint32_t proc_pid_of(const char *path)
+{
+        unsigned long v;
+        char *end;
+
+        if (!path || strncmp(path, "/proc/", 6) != 0 || path[6] < '1' || path[6] > '9')
+                return 0;
+        v = strtoul(path + 6, &end, 10);
+        if ((*end && *end != '/') || v >= PID_LIMIT)
+                return 0;
+        return (uint32_t)v;
+}
+
+struct pid_seen {
+        uint32_t last;  /* the index of the last event that named it, + 1 */
+        bool open;      /* named since its last EXIT */
+};
+
+struct added_exit {
+        size_t after;   /* the event it follows */
+        uint32_t pid;
+};
+
+static int cmp_added(const void *a, const void *b)
+{
+        const struct added_exit *x = a, *y = b;
+
+        return (x->after > y->after) - (x->after < y->after);
+}
+
+static void name_pid(struct pid_seen *seen, uint32_t pid, size_t i)
+{
+        if (pid > 0 && pid < PID_LIMIT) {
+                seen[pid].last = (uint32_t)i + 1;
+                seen[pid].open = true;
+        }
+}
+
+/*
+ * A process whose end the log does not show (strace -qq hides "+++ exited", and the processes
+ * that ps or top read in /proc are not traced at all) ends right after the last event that
+ * names it: as the caller, or in a path under /proc/N. That is when the kernel would have
+ * taken /proc/N out of its cache at the latest known to the log; a process read by ps once
+ * and never again was gone before the next ps, which is all a log can say. EXIT events are
+ * added there, each after the event it follows, at that event's time.
+ */
+static int trace_add_exits(struct trace *t)
+{
+        struct pid_seen *seen = calloc(PID_LIMIT, sizeof(*seen));
+        struct added_exit *add = NULL;
+        struct levent *ev = NULL;
+        size_t nadd = 0, cap = 0, j = 0, k = 0;
+        int r = -ENOMEM;
+
+        if (!seen)
+                return -ENOMEM;
+        for (size_t i = 0; i < t->nev; i++) {
+                const struct levent *e = &t->ev[i];
+
+                if (e->op == CA_TRACE_EXIT) {
+                        t->exits_logged++;
+                        if (e->pid > 0 && (uint32_t)e->pid < PID_LIMIT)
+                                seen[e->pid].open = false;
+                        continue;
+                }
+                name_pid(seen, e->pid > 0 ? (uint32_t)e->pid : 0, i);
+                name_pid(seen, proc_pid_of(e->path == SIZE_MAX ? NULL : t->str + e->path), i);
+                name_pid(seen, proc_pid_of(e->path2 == SIZE_MAX ? NULL : t->str + e->path2), i);
+        }
+        for (uint32_t pid = 1; pid < PID_LIMIT; pid++) {
+                if (!seen[pid].open)
+                        continue;
+                if (grow((void **)&add, &cap, nadd + 1, sizeof(*add)) < 0)
+                        goto out;
+                add[nadd++] = (struct added_exit){ .after = seen[pid].last - 1, .pid = pid };
+        }
+        if (nadd == 0) {
+                r = 0;
+                goto out;
+        }
+        qsort(add, nadd, sizeof(*add), cmp_added);
+        ev = calloc(t->nev + nadd, sizeof(*ev));
+        if (!ev)
+                goto out;
+        for (size_t i = 0; i < t->nev; i++) {
+                ev[j++] = t->ev[i];
+                for (; k < nadd && add[k].after == i; k++) {
+                        char path[32];
+                        size_t off;
+
+                        snprintf(path, sizeof(path), "/proc/%u", add[k].pid);
+                        r = trace_str(t, path, &off);
+                        if (r < 0)
+                                goto out;
+                        ev[j++] = (struct levent){ .time_usec = t->ev[i].time_usec,
+                                                   .path = off, .path2 = SIZE_MAX,
+                                                   .pid = (int)add[k].pid, .op = CA_TRACE_EXIT,
+                                                   .walk0 = (uint32_t)t->nwalks };
+                }
+        }
+        free(t->ev);
+        t->ev = ev;
+        ev = NULL;
+        t->nev = j;
+        t->ev_cap = j;
+        t->exits_added = nadd;
+        r = 0;
+out:
+        free(ev);
+        free(add);
+        free(seen);
+        return r;
+}
+
 int trace_load(struct trace *t)
 {
         struct ca_trace *rd = NULL;
@@ -334,7 +454,9 @@ int trace_load(struct trace *t)
         ca_trace_free(rd);
         if (xz)
                 fclose(xz);
-        return r < 0 ? r : 0;
+        if (r < 0)
+                return r;
+        return trace_add_exits(t);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -348,6 +470,7 @@ static uint64_t policy_reclaim_count(const struct ca_dcache_stats *s)
 static int policy_init(struct policy *p, const struct config *cfg)
 {
         struct ca_dcache_params params = CA_DCACHE_PARAMS_DEFAULT;
+        int r;
 
         params.ratio = cfg->ratio;
         params.age = cfg->age;
@@ -373,11 +496,13 @@ static int policy_init(struct policy *p, const struct config *cfg)
         p->series = calloc(SVG_BUCKETS + 1, sizeof(*p->series));
         if (!p->series)
                 return -ENOMEM;
-        return ca_dcache_new(&params, &p->d);
+        r = ca_dcache_new(&params, &p->d);
+        return r < 0 ? r : ca_replay_new(p->d, &p->r);
 }
 
 static void policy_done(struct policy *p)
 {
+        p->r = ca_replay_free(p->r);
         p->d = ca_dcache_free(p->d);
         free(p->series);
         p->series = NULL;
@@ -782,14 +907,14 @@ static int step_apply(struct run *run, const struct config *cfg, struct policy *
         int refused, r;
 
         ca_dcache_stats(p->d, &before);
-        r = ca_dcache_replay(p->d, e);
+        r = ca_replay_event(p->r, e);
         if (r == -ENOMEM)
                 return r;
         refused = r < 0;
         ca_dcache_stats(p->d, &after);
         if (policy_reclaim_count(&after) != policy_reclaim_count(&before) ||
             after.replay_fixups != before.replay_fixups || le->op == CA_TRACE_UNLINK ||
-            le->op == CA_TRACE_RMDIR || le->op == CA_TRACE_RENAME)
+            le->op == CA_TRACE_RMDIR || le->op == CA_TRACE_RENAME || le->op == CA_TRACE_EXIT)
                 p->recount = true;
         if (!p->recount && run->ndy)
                 p->dead += count_resident(p, t, le->walk0, run->dy, run->ndy);

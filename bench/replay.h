@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "cacheage/dcache.h"
+#include "cacheage/replay.h"
 #include "cacheage/trace.h"
 
 #define CAPTURE_FILES 50u                /* files per directory in the capture */
@@ -104,6 +105,8 @@ struct trace {
         struct idents ids;
         bool has_time;           /* timestamps fine enough to rotate by (not -t's seconds) */
         uint64_t t0_usec, t1_usec; /* the first and the last timestamp */
+        uint64_t exits_logged;   /* EXIT events of the log ("+++ exited" and the like) */
+        uint64_t exits_added;    /* EXIT events added after a pid's last event (trace_load()) */
 };
 
 /* the policies, and one replay of a trace under all of them */
@@ -137,6 +140,7 @@ struct policy {
         uint64_t rotate_usec;   /* aging on the trace-time clock */
         uint64_t rotate_events; /* aging on the event clock */
         struct ca_dcache *d;
+        struct ca_replay *r;    /* the events into d: /proc as the kernel keeps it */
 
         uint64_t next_rotation_usec;
         uint64_t rotations;
