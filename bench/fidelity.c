@@ -95,6 +95,12 @@ static const struct workload workloads[] = {
           { SH, "-c",
             "i=0; while [ $i -lt 200 ]; do : > f$i; [ -e m$i ]; i=$((i+1)); done;"
             " mkdir d; mv f1 d/; rm -f f2 f3 f4 f5; ls; cat f10; true" } },
+        { "proc-pids", "sh: 100 short processes read their own /proc/PID and the shell's; "
+          "100 missing names in /proc/PID, 100 files made, 100 missing", false, NULL, "rm -f ./*",
+          { SH, "-c",
+            "i=0; while [ $i -lt 100 ]; do head -c 64 /proc/self/status /proc/$$/stat"
+            " >/dev/null; [ -e /proc/$$/nope$i ]; : > f$i; [ -e m$i ]; i=$((i+1)); done;"
+            " true" } },
         { "git-status", "git status --porcelain in a 200-file repository", false,
           "git init -q r && cd r && for d in a b c d e; do mkdir -p src/$d;"
           " for f in $(seq 40); do echo $f > src/$d/f$f.c; done; done &&"
@@ -114,6 +120,7 @@ struct config {
         const char *record;
         const char *speed;
         const char *cwd;
+        const char *only;     /* --only NAME: that workload alone */
         char **argv;          /* after "--" */
 };
 
@@ -531,13 +538,15 @@ static void print_json(const struct config *cfg, const struct result *res, size_
 static void usage(FILE *f)
 {
         fprintf(f,
-                "usage: bench-fidelity [--runs N] [--tries N] [--json] [--keep DIR] [-- COMMAND [ARG...]]\n"
+                "usage: bench-fidelity [--runs N] [--tries N] [--json] [--keep DIR] [--only NAME]\n"
+                "                      [-- COMMAND [ARG...]]\n"
                 "       bench-fidelity --record LOG [--cwd DIR] -- COMMAND [ARG...]\n"
                 "       bench-fidelity --speed LOG [--runs N] [--cwd DIR]\n"
                 "  --runs N      cold runs of each command without strace (median; default %u)\n"
                 "  --tries N     runs tried per run counted, for quiet ones (default %u)\n"
                 "  --json        one JSON object\n"
                 "  --keep DIR    keep the strace logs and their .info files in DIR\n"
+                "  --only NAME   run that one of its own workloads\n"
                 "  --record LOG  only capture: LOG and LOG.info, for bench-replay and the like\n"
                 "  --speed LOG   the reader's speed on LOG: alone, and with references, LOG.info\n"
                 "                if there is one, and a replay\n"
@@ -581,6 +590,8 @@ static int parse_args(int argc, char **argv, struct config *cfg)
                         cfg->record = argv[++i];
                 } else if (strcmp(a, "--cwd") == 0 && i + 1 < argc) {
                         cfg->cwd = argv[++i];
+                } else if (strcmp(a, "--only") == 0 && i + 1 < argc) {
+                        cfg->only = argv[++i];
                 } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
                         usage(stdout);
                         exit(0);
@@ -590,6 +601,14 @@ static int parse_args(int argc, char **argv, struct config *cfg)
         }
         if (cfg->record && !cfg->argv)
                 return -EINVAL;
+        if (cfg->only) {
+                bool known = false;
+
+                for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
+                        known |= strcmp(workloads[i].name, cfg->only) == 0;
+                if (!known || cfg->argv)
+                        return -EINVAL;
+        }
         return 0;
 }
 
@@ -741,7 +760,8 @@ int main(int argc, char **argv)
                 run_one(&cfg, dsfd, NULL, cfg.argv, &res[n++]);
         else
                 for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
-                        run_one(&cfg, dsfd, &workloads[i], NULL, &res[n++]);
+                        if (!cfg.only || strcmp(cfg.only, workloads[i].name) == 0)
+                                run_one(&cfg, dsfd, &workloads[i], NULL, &res[n++]);
         close(dsfd);
         if (cfg.json)
                 print_json(&cfg, res, n);
