@@ -9,6 +9,7 @@
 
 #define SVG_WIDTH 960                    /* px */
 #define SVG_PANEL 300                    /* px per trace */
+#define SVG_AGES 130                     /* px more for the ages auto chose, where it ran */
 
 /* ------------------------------------------------------------------------------------------ */
 /* output */
@@ -43,11 +44,78 @@ static bool has_refaults(const struct policy *p)
         return p->kind == P_AGING && p->aging != AGING_FIXED;
 }
 
-/* Whether @p meets --target: dead time at most that share of none's, extra misses at most. */
+/* ------------------------------------------------------------------------------------------ */
+/* the figures over time, up to the horizon */
+
+/* The oracle's holding over time: what is held that will be used again. */
+static long double useful_time(const struct run *run)
+{
+        const struct policy *oracle = &run->p[run->np - 1];
+
+        return oracle->tw_resident - oracle->tw_dead;
+}
+
+/* Dead dentries held per useful one, time-averaged up to the horizon. */
+static double dead_per_useful(const struct run *run, const struct policy *p)
+{
+        return ratio(p->tw_dead, useful_time(run));
+}
+
+static double extra_pct_h(const struct policy *p)
+{
+        return p->lookups_h ? 100.0 * (double)p->extra_h / (double)p->lookups_h : 0.0;
+}
+
+struct window {
+        bool valid;
+        size_t start_s, seconds;
+        double dead_per_useful, extra_pct;
+};
+
+/*
+ * The worst WINDOW_S-second windows of @p up to the horizon (one window of what there is, for a
+ * shorter trace), sliding by a second: the one of most dead per useful, and the one of most
+ * extra misses. Nothing without the trace's time.
+ */
+static void worst_windows(const struct run *run, const struct policy *p, struct window *ret_dead,
+                          struct window *ret_extra)
+{
+        const struct policy *oracle = &run->p[run->np - 1];
+        size_t n = run->nsec, w;
+
+        *ret_dead = *ret_extra = (struct window){ 0 };
+        if (!run->timed || n == 0)
+                return;
+        if (n > run->t_cut / 1000000)
+                n = (size_t)(run->t_cut / 1000000);
+        if (n == 0)
+                return;
+        w = n < WINDOW_S ? n : WINDOW_S;
+        for (size_t b = 0; b + w <= n; b++) {
+                double dead = 0, useful = 0, lookups = 0, extra = 0;
+                struct window fig;
+
+                for (size_t k = b; k < b + w; k++) {
+                        dead += p->w_dead[k];
+                        useful += oracle->w_resident[k] - oracle->w_dead[k];
+                        lookups += p->w_lookups[k];
+                        extra += p->w_extra[k];
+                }
+                fig = (struct window){ .valid = true, .start_s = b, .seconds = w,
+                                       .dead_per_useful = useful > 0 ? dead / useful : 0,
+                                       .extra_pct = lookups > 0 ? 100 * extra / lookups : 0 };
+                if (!ret_dead->valid || fig.dead_per_useful > ret_dead->dead_per_useful)
+                        *ret_dead = fig;
+                if (!ret_extra->valid || fig.extra_pct > ret_extra->extra_pct)
+                        *ret_extra = fig;
+        }
+}
+
+/* Whether @p meets --target: dead per useful at most, extra misses at most (to the horizon). */
 static bool target_met(const struct run *run, const struct policy *p, const struct config *cfg)
 {
-        return ratio(p->dead_time, run->p[0].dead_time) <= cfg->target_dead &&
-               extra_pct(p) <= cfg->target_extra_pct;
+        return dead_per_useful(run, p) <= cfg->target_dead &&
+               extra_pct_h(p) <= cfg->target_extra_pct;
 }
 
 /* The aging rows' own lines: refaults against extra misses, auto's ages, the target. */
@@ -88,17 +156,34 @@ static void print_aging(const struct run *run, const struct config *cfg)
                 printf("\n");
         if (!cfg->target_given)
                 return;
-        printf("  target: dead/none <= %.2f and extra <= %.2f%%:", cfg->target_dead,
+        printf("  target: dead/useful <= %.3f and extra <= %.2f%%:", cfg->target_dead,
                cfg->target_extra_pct);
         for (size_t i = 0; i < run->np; i++) {
                 const struct policy *p = &run->p[i];
 
                 if (p->kind == P_AGING)
-                        printf(" %s %.3f %.2f%% %s", p->name,
-                               ratio(p->dead_time, run->p[0].dead_time), extra_pct(p),
-                               target_met(run, p, cfg) ? "met" : "MISSED");
+                        printf(" %s %.3f %.2f%% %s", p->name, dead_per_useful(run, p),
+                               extra_pct_h(p), target_met(run, p, cfg) ? "met" : "MISSED");
         }
         printf("\n");
+}
+
+/* aging-auto: the ages it went through (rotation: single-use/max), the last ones at the end. */
+static void print_ages(const struct run *run)
+{
+        for (size_t i = 0; i < run->np; i++) {
+                const struct policy *p = &run->p[i];
+                size_t from = p->nages > 12 ? p->nages - 12 : 0;
+
+                if (p->kind != P_AGING || p->aging != AGING_AUTO || !p->nages)
+                        continue;
+                printf("  %s ages (rotation: single-use/max), %zu changes%s:", p->name,
+                       p->nages - 1, from ? ", the last 12" : "");
+                for (size_t k = from; k < p->nages; k++)
+                        printf(" %llu:%u/%u", (unsigned long long)p->ages[k].rotation,
+                               p->ages[k].single_use_age, p->ages[k].max_age);
+                printf("\n");
+        }
 }
 
 static const char *clock_desc(const struct run *run, char *buf, size_t size)
@@ -111,13 +196,28 @@ static const char *clock_desc(const struct run *run, char *buf, size_t size)
         return buf;
 }
 
+/* The horizon and how it was chosen, for the table's head. */
+static const char *horizon_desc(const struct run *run, const struct config *cfg, char *buf,
+                                size_t size)
+{
+        if (!run->timed)
+                snprintf(buf, size, "none (no time: every step counts)");
+        else
+                snprintf(buf, size, "%.1f s (%s; longest round %.1f s), figures over time to "
+                         "%.1f s of %.1f s", (double)run->horizon / 1e6,
+                         cfg->horizon_s >= 0 ? "--horizon" : "the longest round",
+                         (double)run->t->round_usec / 1e6, (double)run->t_cut / 1e6,
+                         (double)run->t_end / 1e6);
+        return buf;
+}
+
 void print_human(const struct run *runs, size_t nruns, const struct config *cfg)
 {
         for (size_t ri = 0; ri < nruns; ri++) {
                 const struct run *run = &runs[ri];
                 const struct trace *t = run->t;
                 const struct policy *none = &run->p[0], *oracle = &run->p[run->np - 1];
-                char clk[96];
+                char clk[96], hz[160];
 
                 printf("%s%s: %zu events%s, %llu steps, %zu dentries named, timestamps: %s, "
                        "%llu refused by the model; replayed in %.2f s\n",
@@ -125,30 +225,39 @@ void print_human(const struct run *runs, size_t nruns, const struct config *cfg)
                        cfg->loop > 1 ? " (looped)" : "", (unsigned long long)run->steps,
                        t->ids.n - 1, clock_desc(run, clk, sizeof(clk)),
                        (unsigned long long)run->failed, run->seconds);
-                printf("  %-19s %7s %9s %7s %9s %12s %6s %6s %8s %7s %6s %7s %8s %5s %7s\n",
-                       "policy", "peak", "mean", "peakneg", "meanneg", "dead(d*ev)", "/none",
-                       "gap", "misses", "extra", "extra%", "refault", "reclaim", "rot",
-                       "watch");
+                printf("  horizon: %s; process ends: %llu in the log, %llu after a pid's last "
+                       "event\n",
+                       horizon_desc(run, cfg, hz, sizeof(hz)),
+                       (unsigned long long)t->exits_logged, (unsigned long long)t->exits_added);
+                printf("  %-19s %6s %8s %6s %6s %6s %7s %6s %6s %5s %7s %7s %7s %4s %6s\n",
+                       "policy", "peak", "mean", "/none", "gap", "extra%", "dead/u", "extra%",
+                       "dead/u", "@s", "extra%", "refault", "reclaim", "rot", "watch");
                 for (size_t i = 0; i < run->np; i++) {
                         const struct policy *p = &run->p[i];
-                        char refaults[24] = "-";
+                        struct window wd, wx;
+                        char refaults[24] = "-", wdead[16] = "-", wat[16] = "-", wext[16] = "-";
 
                         if (has_refaults(p))
                                 snprintf(refaults, sizeof(refaults), "%llu",
                                          (unsigned long long)p->age_stats.refaults);
-                        printf("  %-19s %7llu %9.1f %7llu %9.1f %12.0Lf %6.3f %5.1f%% %8llu "
-                               "%7llu %5.2f%% %7s %8llu %5llu %7llu\n",
+                        worst_windows(run, p, &wd, &wx);
+                        if (wd.valid) {
+                                snprintf(wdead, sizeof(wdead), "%.3f", wd.dead_per_useful);
+                                snprintf(wat, sizeof(wat), "%zu", wd.start_s);
+                                snprintf(wext, sizeof(wext), "%.2f%%", wx.extra_pct);
+                        }
+                        printf("  %-19s %6llu %8.1f %6.3f %5.1f%% %5.2f%% %7.3f %5.2f%% %6s %5s "
+                               "%7s %7s %7llu %4llu %6llu\n",
                                p->name, (unsigned long long)p->peak, mean(p->sum, run->steps),
-                               (unsigned long long)p->peak_negative,
-                               mean(p->sum_negative, run->steps), p->dead_time,
                                ratio(p->dead_time, none->dead_time),
-                               100.0 * gap_closed(run, p), (unsigned long long)p->misses,
-                               (unsigned long long)p->extra, extra_pct(p), refaults,
-                               (unsigned long long)p->reclaimed,
+                               100.0 * gap_closed(run, p), extra_pct(p),
+                               dead_per_useful(run, p), extra_pct_h(p), wdead, wat, wext,
+                               refaults, (unsigned long long)p->reclaimed,
                                (unsigned long long)p->rotations,
                                (unsigned long long)p->watch_visits);
                 }
                 print_aging(run, cfg);
+                print_ages(run);
                 printf("  vs none: mean resident");
                 for (size_t i = 1; i < run->np; i++)
                         printf(" %s %.3f", run->p[i].name,
@@ -179,14 +288,18 @@ void print_human(const struct run *runs, size_t nruns, const struct config *cfg)
                         printf("\n");
                 }
         }
-        printf("\npeak/mean: resident dentries (root excepted) over the event steps; neg: "
-               "negative ones;\ndead(d*ev): sum over steps of dentries resident after their "
-               "last use; /none: against none;\ngap: share of none's dead time above the "
-               "oracle's that the policy removed;\nmisses/extra: component lookups that "
-               "missed / that hit under none; refault: dentries the framework saw re-created\n"
-               "within its refault window; reclaim: dentries killed by the policy; rot: "
-               "rotations;\nwatch: children visited watching every cached directory at the "
-               "end.\n");
+        printf("\npeak/mean: resident dentries (root excepted) over the event steps;\n"
+               "/none: dentries resident after their last use, summed over the steps, against "
+               "none's (the whole trace);\ngap: share of none's such time above the oracle's "
+               "that the policy removed; extra%%: component lookups that\nmissed only because "
+               "the policy had dropped the dentry, of all (the whole trace);\n"
+               "then, over trace time up to the horizon: dead/u: dead dentries held per useful "
+               "one (one the oracle holds:\nused again later), time-averaged; extra%%: as "
+               "above; and in the worst %u s window of each: its dead/u, where it starts (@s),\n"
+               "and the worst window's extra%%; refault: dentries the framework saw re-created "
+               "within its refault window;\nreclaim: dentries killed by the policy; rot: "
+               "rotations; watch: children visited watching every cached directory at the "
+               "end.\n", WINDOW_S);
 }
 
 static void json_string(FILE *f, const char *s)
@@ -237,8 +350,51 @@ static void json_aging(const struct run *run, const struct policy *p, const stru
                (unsigned long long)s->current_single_use_age,
                (unsigned long long)s->current_max_age,
                (unsigned long long)s->own_aged_objects);
+        if (p->aging == AGING_AUTO) {
+                /* the ages in force from each rotation that changed them (0: the start) */
+                printf("\"ages\":[");
+                for (size_t k = 0; k < p->nages; k++)
+                        printf("%s{\"rotation\":%llu,\"t_s\":%.3f,\"single_use_age\":%u,"
+                               "\"max_age\":%u}",
+                               k ? "," : "", (unsigned long long)p->ages[k].rotation,
+                               run->timed ? (double)p->ages[k].t_usec / 1e6
+                                          : (double)p->ages[k].t_usec,
+                               p->ages[k].single_use_age, p->ages[k].max_age);
+                printf("],");
+        }
         if (cfg->target_given)
                 printf("\"target_met\":%s,", target_met(run, p, cfg) ? "true" : "false");
+}
+
+/* A window's figures, or null. */
+static void json_window(const char *key, const struct window *w)
+{
+        printf("\"%s\":", key);
+        if (!w->valid) {
+                printf("null,");
+                return;
+        }
+        printf("{\"start_s\":%zu,\"seconds\":%zu,\"dead_per_useful\":%.5f,"
+               "\"extra_pct\":%.4f},",
+               w->start_s, w->seconds, w->dead_per_useful, w->extra_pct);
+}
+
+/*
+ * The figures over time, up to the horizon: dead per useful, the horizon (on every row, so
+ * that a row reads alone), the extra misses, the worst windows. Ends with a comma.
+ */
+static void json_over_time(const struct run *run, const struct policy *p)
+{
+        struct window wd, wx;
+
+        worst_windows(run, p, &wd, &wx);
+        printf("\"dead_per_useful\":%.5f,\"horizon_s\":%.3f,\"extra_misses_h\":%llu,"
+               "\"lookups_h\":%llu,\"extra_pct_h\":%.4f,",
+               dead_per_useful(run, p), run->timed ? (double)run->horizon / 1e6 : 0.0,
+               (unsigned long long)p->extra_h, (unsigned long long)p->lookups_h,
+               extra_pct_h(p));
+        json_window("worst_dead_window", &wd);
+        json_window("worst_extra_window", &wx);
 }
 
 void print_json(const struct run *runs, size_t nruns, const struct config *cfg)
@@ -261,11 +417,17 @@ void print_json(const struct run *runs, size_t nruns, const struct config *cfg)
                 json_string(stdout, t->file);
                 printf(",\"events\":%zu,\"steps\":%llu,\"identities\":%zu,\"timestamps\":%s,"
                        "\"repetition_usec\":%llu,\"refused\":%llu,\"lines\":%llu,"
-                       "\"seconds\":%.3f,\"policies\":[",
+                       "\"seconds\":%.3f,\"exits_logged\":%llu,\"exits_added\":%llu,"
+                       "\"round_s\":%.3f,\"end_s\":%.3f,\"horizon_s\":%.3f,"
+                       "\"window_s\":%u,\"policies\":[",
                        t->nev, (unsigned long long)run->steps, t->ids.n - 1,
                        t->has_time ? "true" : "false",
                        (unsigned long long)run->span_usec, (unsigned long long)run->failed,
-                       (unsigned long long)t->rstats.lines, run->seconds);
+                       (unsigned long long)t->rstats.lines, run->seconds,
+                       (unsigned long long)t->exits_logged, (unsigned long long)t->exits_added,
+                       (double)t->round_usec / 1e6,
+                       run->timed ? (double)run->t_end / 1e6 : 0.0,
+                       run->timed ? (double)run->horizon / 1e6 : 0.0, WINDOW_S);
                 for (size_t i = 0; i < run->np; i++) {
                         const struct policy *p = &run->p[i];
 
@@ -291,6 +453,7 @@ void print_json(const struct run *runs, size_t nruns, const struct config *cfg)
                                (unsigned long long)p->reclaimed,
                                (unsigned long long)p->rotations,
                                (unsigned long long)p->watch_visits);
+                        json_over_time(run, p);
                         json_aging(run, p, cfg);
                         printf("\"dirs\":[");
                         for (size_t j = 0; j < t->ndirs; j++) {
@@ -362,21 +525,86 @@ static const char *basename_of(const char *path)
         return s ? s + 1 : path;
 }
 
+static bool has_ages(const struct run *run)
+{
+        for (size_t i = 0; i < run->np; i++)
+                if (run->p[i].kind == P_AGING && run->p[i].aging == AGING_AUTO && run->p[i].nages)
+                        return true;
+        return false;
+}
+
+static int panel_height(const struct run *run)
+{
+        return SVG_PANEL + (has_ages(run) ? SVG_AGES : 0);
+}
+
+/*
+ * Below a trace's panel: the ages each aging-auto row had in force, single-use (dashed) and
+ * max, over the same event steps, as steps from one rotation's change to the next.
+ */
+static void svg_ages(FILE *f, const struct run *run, int y0, int left, int pw)
+{
+        const int top = 20, ph = SVG_AGES - top - 30;
+        uint64_t steps = run->steps ? run->steps : 1;
+        uint32_t ymax = 1;
+        double ystep;
+
+        for (size_t i = 0; i < run->np; i++)
+                for (size_t k = 0; k < run->p[i].nages; k++)
+                        if (run->p[i].ages[k].max_age > ymax)
+                                ymax = run->p[i].ages[k].max_age;
+        ystep = nice_step(ymax, 3);
+        ymax = (uint32_t)(ystep * ((uint32_t)(ymax / ystep) + 1));
+        fprintf(f, "<text x=\"%d\" y=\"%d\">ages in force (aging-auto, rotations): max, "
+                   "single-use dashed</text>\n", left, y0 + top - 6);
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
+                   "stroke=\"#333\"/>\n<g text-anchor=\"end\">\n",
+                left, y0 + top, pw, ph);
+        for (double v = 0; v <= ymax + 1e-9; v += ystep)
+                fprintf(f, "<text x=\"%d\" y=\"%.1f\">%.0f</text>\n", left - 6,
+                        y0 + top + ph - v / ymax * ph + 4, v);
+        fprintf(f, "</g>\n");
+        for (size_t i = 0; i < run->np; i++) {
+                const struct policy *p = &run->p[i];
+
+                if (p->kind != P_AGING || p->aging != AGING_AUTO || !p->nages)
+                        continue;
+                for (int which = 0; which < 2; which++) {
+                        fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s "
+                                   "points=\"",
+                                svg_color(run, i), which ? " stroke-dasharray=\"4 3\"" : "");
+                        for (size_t k = 0; k < p->nages; k++) {
+                                const struct age_point *a = &p->ages[k];
+                                uint64_t end = k + 1 < p->nages ? p->ages[k + 1].step : steps;
+                                double age = which ? a->single_use_age : a->max_age;
+                                double y = y0 + top + ph - age / ymax * ph;
+
+                                fprintf(f, "%.1f,%.1f %.1f,%.1f ",
+                                        left + (double)a->step / (double)steps * pw, y,
+                                        left + (double)end / (double)steps * pw, y);
+                        }
+                        fprintf(f, "\"/>\n");
+                }
+        }
+}
+
 int write_svg(const char *file, const struct run *runs, size_t nruns)
 {
         const int left = 70, right = 170, top = 30, bottom = 40;
         const int pw = SVG_WIDTH - left - right, ph = SVG_PANEL - top - bottom;
         FILE *f = fopen(file, "we");
+        int height = 0, y0 = 0;
 
         if (!f)
                 return -errno;
-        fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%zu\" "
-                   "viewBox=\"0 0 %d %zu\" font-family=\"sans-serif\" font-size=\"12\">\n"
+        for (size_t ri = 0; ri < nruns; ri++)
+                height += panel_height(&runs[ri]);
+        fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+                   "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
                    "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-                SVG_WIDTH, nruns * SVG_PANEL, SVG_WIDTH, nruns * SVG_PANEL);
-        for (size_t ri = 0; ri < nruns; ri++) {
+                SVG_WIDTH, height, SVG_WIDTH, height);
+        for (size_t ri = 0; ri < nruns; y0 += panel_height(&runs[ri]), ri++) {
                 const struct run *run = &runs[ri];
-                int y0 = (int)ri * SVG_PANEL;
                 uint64_t ymax = 1, steps = run->steps ? run->steps : 1;
                 double ystep, xstep;
 
@@ -440,6 +668,8 @@ int write_svg(const char *file, const struct run *runs, size_t nruns)
                         fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", left + pw + 42,
                                 y0 + top + 14 + (int)i * 18, p->name);
                 }
+                if (has_ages(run))
+                        svg_ages(f, run, y0 + SVG_PANEL, left, pw);
         }
         fprintf(f, "</svg>\n");
         if (ferror(f) | (fclose(f) != 0))

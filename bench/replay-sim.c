@@ -394,6 +394,36 @@ out:
         return r;
 }
 
+/*
+ * How long the longest "round" of the trace was: of the programs executed more than once
+ * (a successful exec of one path), the longest time one took to run again. What a session
+ * does again comes back within it; what did not come back within it by the end of the trace
+ * may still have come back had the session gone on (bench/replay.c: the horizon).
+ */
+static int trace_rounds(struct trace *t)
+{
+        uint64_t *last = calloc(t->ids.n, sizeof(*last)); /* time + 1 of the last exec */
+
+        if (!last)
+                return -ENOMEM;
+        for (size_t i = 0; i < t->nev; i++) {
+                const struct levent *e = &t->ev[i];
+                const struct walk *w;
+                uint32_t id;
+
+                if (e->op != CA_TRACE_EXEC || e->result != 0 || e->nwalks == 0 || !e->time_usec)
+                        continue;
+                w = &t->walks[e->walk0];
+                id = t->comps[w->comp0 + w->n - 1].id;
+                if (last[id] && e->time_usec + 1 > last[id] &&
+                    e->time_usec + 1 - last[id] > t->round_usec)
+                        t->round_usec = e->time_usec + 1 - last[id];
+                last[id] = e->time_usec + 1;
+        }
+        free(last);
+        return 0;
+}
+
 int trace_load(struct trace *t)
 {
         struct ca_trace *rd = NULL;
@@ -456,7 +486,8 @@ int trace_load(struct trace *t)
                 fclose(xz);
         if (r < 0)
                 return r;
-        return trace_add_exits(t);
+        r = trace_add_exits(t);
+        return r < 0 ? r : trace_rounds(t);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -504,6 +535,11 @@ static void policy_done(struct policy *p)
 {
         p->r = ca_replay_free(p->r);
         p->d = ca_dcache_free(p->d);
+        free(p->w_dead);
+        free(p->w_resident);
+        free(p->w_lookups);
+        free(p->w_extra);
+        free(p->ages);
         free(p->series);
         p->series = NULL;
 }
@@ -764,32 +800,109 @@ static int run_last_use(struct run *run)
         return 0;
 }
 
-/* Rotate an aging policy for every period that ended before @vt (or the step @vi). */
-static void run_rotations(struct run *run, struct policy *p, uint64_t vi, uint64_t vt)
+/*
+ * Bring @p's figures over time up to @t: what it held since its last change (p->t_mark) held
+ * until @t, counted up to the horizon (run->t_cut), and per second for the windows.
+ */
+static void integrate(const struct run *run, struct policy *p, uint64_t t)
+{
+        uint64_t a = p->t_mark, b = t < run->t_cut ? t : run->t_cut;
+
+        if (t <= p->t_mark)
+                return;
+        p->t_mark = t;
+        if (b <= a)
+                return;
+        p->tw_dead += (long double)p->dead * (long double)(b - a);
+        p->tw_resident += (long double)p->resident * (long double)(b - a);
+        for (uint64_t s = a / 1000000; run->nsec && s * 1000000 < b && s < run->nsec; s++) {
+                uint64_t lo = s * 1000000 > a ? s * 1000000 : a;
+                uint64_t hi = (s + 1) * 1000000 < b ? (s + 1) * 1000000 : b;
+
+                p->w_dead[s] += (double)p->dead * (double)(hi - lo);
+                p->w_resident[s] += (double)p->resident * (double)(hi - lo);
+        }
+}
+
+/* What the model holds now, and the dead among it, counted by a walk (after step @vi). */
+static int policy_recount(struct run *run, struct policy *p, int64_t vi)
+{
+        struct ca_dcache_stats st;
+        int r = recount_dead(p->d, run->t, run->last, vi, &run->stack, &run->stack_cap, &p->dead);
+
+        ca_dcache_stats(p->d, &st);
+        p->resident = st.nr_dentry - 1;
+        return r;
+}
+
+/* aging-auto: note the ages in force when a rotation changed them. */
+static int note_ages(struct policy *p, uint64_t vi, uint64_t t)
+{
+        struct ca_stats st;
+        struct age_point *last = p->nages ? &p->ages[p->nages - 1] : NULL;
+
+        if (p->aging != AGING_AUTO)
+                return 0;
+        ca_cache_stats(ca_dcache_cache(p->d), &st);
+        if (last && last->single_use_age == st.current_single_use_age &&
+            last->max_age == st.current_max_age)
+                return 0;
+        if (grow((void **)&p->ages, &p->ages_cap, p->nages + 1, sizeof(*p->ages)) < 0)
+                return -ENOMEM;
+        p->ages[p->nages++] = (struct age_point){ .rotation = p->rotations, .step = vi,
+                                                  .t_usec = t,
+                                                  .single_use_age =
+                                                          (uint32_t)st.current_single_use_age,
+                                                  .max_age = (uint32_t)st.current_max_age };
+        return 0;
+}
+
+/*
+ * One rotation of an aging policy at @t, before step @vi: what it held until then counted,
+ * the dead counted again if it reclaimed anything.
+ */
+static int rotate_at(struct run *run, struct policy *p, uint64_t vi, uint64_t t)
 {
         struct ca_dcache_stats before, after;
-        unsigned n = 0;
 
+        integrate(run, p, t);
         ca_dcache_stats(p->d, &before);
+        policy_rotate(p);
+        ca_dcache_stats(p->d, &after);
+        if (after.nr_dentry != before.nr_dentry) {
+                int r = policy_recount(run, p, (int64_t)vi - 1);
+
+                if (r < 0)
+                        return r;
+        }
+        return note_ages(p, vi, t);
+}
+
+/* Rotate an aging policy for every period that ended before @vt (or the step @vi). */
+static int run_rotations(struct run *run, struct policy *p, uint64_t vi, uint64_t vt)
+{
+        unsigned n = 0;
+        int r = 0;
+
         if (p->rotate_events) {
                 if (vi > 0 && vi % p->rotate_events == 0)
-                        policy_rotate(p);
+                        r = rotate_at(run, p, vi, run->timed ? vt : vi);
         } else {
                 if (p->next_rotation_usec == 0)
                         p->next_rotation_usec = p->rotate_usec;
                 if (vt >= p->next_rotation_usec) {
                         uint64_t due = (vt - p->next_rotation_usec) / p->rotate_usec + 1;
 
-                        while (n < due && n < ROTATIONS_PER_GAP_MAX) {
-                                policy_rotate(p);
+                        /* the rest of a long gap changes nothing: at its start, together */
+                        while (n < due && n < ROTATIONS_PER_GAP_MAX && r == 0) {
+                                r = rotate_at(run, p, vi,
+                                              p->next_rotation_usec + n * p->rotate_usec);
                                 n++;
                         }
                         p->next_rotation_usec += due * p->rotate_usec;
                 }
         }
-        ca_dcache_stats(p->d, &after);
-        if (after.nr_dentry != before.nr_dentry)
-                p->recount = true;
+        return r;
 }
 
 /* The oracle: kill the dentries this step used for the last time, deepest first. */
@@ -861,17 +974,26 @@ static int step_dying(struct run *run, const struct levent *le, uint64_t vi)
         return 0;
 }
 
-/* Before the event: the rotations that fell due, then its lookups, hit or miss, per policy. */
-static void step_probe(struct run *run, const struct levent *le, uint64_t vi, uint64_t vt)
+/*
+ * Before the event at @vt (its clock: time, or the step): the rotations that fell due, then its
+ * lookups, hit or miss, per policy.
+ */
+static int step_probe(struct run *run, const struct levent *le, uint64_t vi, uint64_t vt)
 {
         const struct trace *t = run->t;
         const struct policy *none = &run->p[0];
+        bool counted = vt <= run->t_cut;
+        size_t sec = vt / 1000000;
 
         for (size_t i = 0; i < run->np; i++) {
                 struct policy *p = &run->p[i];
 
-                if (p->kind == P_AGING)
-                        run_rotations(run, p, vi, vt);
+                if (p->kind == P_AGING) {
+                        int r = run_rotations(run, p, vi, run->timed ? vt : 0);
+
+                        if (r < 0)
+                                return r;
+                }
                 for (uint32_t w = 0; w < le->nwalks; w++)
                         p->hits_walk[w] = probe_walk(p->d, t, &t->walks[le->walk0 + w],
                                                      &p->negative_walk[w]);
@@ -885,14 +1007,23 @@ static void step_probe(struct run *run, const struct levent *le, uint64_t vi, ui
                         /* a walk that meets a negative dentry before its end stops there */
                         bool ends = p->negative_walk[w] && wk->stop_negative;
                         uint32_t looked = ends ? h : wk->n;
+                        uint32_t extra = none->hits_walk[w] > h ? none->hits_walk[w] - h : 0;
 
                         p->lookups += looked;
                         p->hits += h;
                         p->misses += looked - h;
-                        if (none->hits_walk[w] > h)
-                                p->extra += none->hits_walk[w] - h;
+                        p->extra += extra;
+                        if (counted) {
+                                p->lookups_h += looked;
+                                p->extra_h += extra;
+                        }
+                        if (run->nsec && sec < run->nsec) {
+                                p->w_lookups[sec] += looked;
+                                p->w_extra[sec] += extra;
+                        }
                 }
         }
+        return 0;
 }
 
 /*
@@ -955,6 +1086,7 @@ static void step_sample(struct run *run, struct policy *p, uint64_t vi)
         ca_dcache_stats(p->d, &st);
         resident = st.nr_dentry - 1;
         negative = st.nr_negative_all;
+        p->resident = resident;
         if (resident > p->peak)
                 p->peak = resident;
         if (negative > p->peak_negative)
@@ -998,7 +1130,9 @@ static int run_step(struct run *run, const struct config *cfg, uint64_t vi)
         r = step_dying(run, le, vi);
         if (r < 0)
                 return r;
-        step_probe(run, le, vi, vt);
+        r = step_probe(run, le, vi, run->timed ? vt : vi);
+        if (r < 0)
+                return r;
 
         e.time_usec = le->time_usec;
         e.pid = le->pid;
@@ -1009,6 +1143,7 @@ static int run_step(struct run *run, const struct config *cfg, uint64_t vi)
         e.result = le->result;
 
         for (size_t i = 0; i < run->np; i++) {
+                integrate(run, &run->p[i], run->timed ? vt : vi);
                 r = step_apply(run, cfg, &run->p[i], le, &e, vi);
                 if (r < 0)
                         return r;
@@ -1018,6 +1153,49 @@ static int run_step(struct run *run, const struct config *cfg, uint64_t vi)
         }
         if (refused)
                 run->failed++;
+        return 0;
+}
+
+/*
+ * The clock of the figures over time: the trace's time where it has one (else the steps), the
+ * end, the horizon (--horizon, or the longest round: with --loop at least a repetition; at
+ * most half the trace), and the seconds for the windows.
+ */
+static int run_clock(struct run *run, const struct config *cfg)
+{
+        const struct trace *t = run->t;
+        uint64_t horizon;
+
+        run->timed = t->has_time;
+        if (!run->timed) {
+                run->t_end = run->steps - 1;
+                run->horizon = 0; /* no time: the whole trace, no windows */
+                run->t_cut = run->t_end;
+                return 0;
+        }
+        run->t_end = (t->t1_usec - t->t0_usec) + (cfg->loop - 1) * run->span_usec;
+        if (cfg->horizon_s >= 0)
+                horizon = (uint64_t)(cfg->horizon_s * 1e6);
+        else {
+                horizon = t->round_usec;
+                if (cfg->loop > 1 && horizon < run->span_usec)
+                        horizon = run->span_usec;
+                if (horizon > run->t_end / 2)
+                        horizon = run->t_end / 2;
+        }
+        run->horizon = horizon < run->t_end ? horizon : run->t_end;
+        run->t_cut = run->t_end - run->horizon;
+        run->nsec = (size_t)(run->t_end / 1000000) + 1;
+        for (size_t i = 0; i < run->np; i++) {
+                struct policy *p = &run->p[i];
+
+                p->w_dead = calloc(run->nsec, sizeof(*p->w_dead));
+                p->w_resident = calloc(run->nsec, sizeof(*p->w_resident));
+                p->w_lookups = calloc(run->nsec, sizeof(*p->w_lookups));
+                p->w_extra = calloc(run->nsec, sizeof(*p->w_extra));
+                if (!p->w_dead || !p->w_resident || !p->w_lookups || !p->w_extra)
+                        return -ENOMEM;
+        }
         return 0;
 }
 
@@ -1040,6 +1218,9 @@ int run_trace(struct run *run, const struct config *cfg)
                 return r;
         if (t->nev == 0)
                 return 0;
+        r = run_clock(run, cfg);
+        if (r < 0)
+                return r;
         r = run_last_use(run);
         if (r < 0)
                 return r;
@@ -1047,6 +1228,11 @@ int run_trace(struct run *run, const struct config *cfg)
         if (!run->seen)
                 return -ENOMEM;
         clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (size_t i = 0; i < run->np; i++) {
+                r = note_ages(&run->p[i], 0, 0); /* where auto starts: the limits */
+                if (r < 0)
+                        return r;
+        }
         for (uint64_t vi = 0; vi < run->steps; vi++) {
                 r = run_step(run, cfg, vi);
                 if (r < 0)
@@ -1057,6 +1243,7 @@ int run_trace(struct run *run, const struct config *cfg)
                 struct ca_dcache_stats st;
                 const char *reason;
 
+                integrate(run, p, run->t_end);
                 ca_dcache_stats(p->d, &st);
                 if (p->kind != P_ORACLE)
                         p->reclaimed = policy_reclaim_count(&st);

@@ -108,8 +108,12 @@ static void usage(const char *argv0)
                "                        aging-rf rows (%u; 0: no such rows)\n"
                "  --ages auto           aging-auto rows too: ages that hold --target-refault\n"
                "  --target-refault PCT  refaults per 100 reclaims for --ages auto (%g)\n"
-               "  --target DEAD:EXTRA   say whether each aging row keeps dead time at most\n"
-               "                        DEAD of none's and extra misses at most EXTRA %%\n"
+               "  --target DEAD:EXTRA   say whether each aging row holds at most DEAD dead\n"
+               "                        dentries per useful one and misses at most EXTRA %%\n"
+               "                        more than none (to the horizon)\n"
+               "  --horizon SECONDS     the end of the trace not counted in the figures over\n"
+               "                        time (default: the longest a program took to run\n"
+               "                        again, at most half the trace)\n"
                "  --ratio N             negatives per positive of the ratio policies (5)\n"
                "  --cwd DIR             working directory of the traced programs (default /)\n"
                "  --dir PATH            report negatives under this directory (repeatable)\n"
@@ -159,7 +163,7 @@ static int parse_target(const char *s, struct config *cfg)
         if (!colon)
                 return -EINVAL;
         *colon = '\0';
-        if (parse_double(buf, 0, 1, &cfg->target_dead) < 0 ||
+        if (parse_double(buf, 0, 1000, &cfg->target_dead) < 0 ||
             parse_double(colon + 1, 0, 100, &cfg->target_extra_pct) < 0)
                 return -EINVAL;
         cfg->target_given = true;
@@ -197,6 +201,7 @@ int main(int argc, char **argv)
                 OPT_AGES,
                 OPT_TARGET_REFAULT,
                 OPT_TARGET,
+                OPT_HORIZON,
                 OPT_RATIO,
                 OPT_CWD,
                 OPT_DIR,
@@ -218,6 +223,7 @@ int main(int argc, char **argv)
                 { "ages", required_argument, NULL, OPT_AGES },
                 { "target-refault", required_argument, NULL, OPT_TARGET_REFAULT },
                 { "target", required_argument, NULL, OPT_TARGET },
+                { "horizon", required_argument, NULL, OPT_HORIZON },
                 { "ratio", required_argument, NULL, OPT_RATIO },
                 { "cwd", required_argument, NULL, OPT_CWD },
                 { "dir", required_argument, NULL, OPT_DIR },
@@ -231,6 +237,7 @@ int main(int argc, char **argv)
                 .capture_names = CAPTURE_NAMES_DEFAULT,
                 .age = CA_PARAMS_DEFAULT,
                 .ratio = CA_DCACHE_RATIO_DEFAULT,
+                .horizon_s = -1,
         };
         struct trace *traces = NULL;
         struct run *runs = NULL;
@@ -296,6 +303,9 @@ int main(int argc, char **argv)
                         break;
                 case OPT_TARGET:
                         r = parse_target(optarg, &cfg);
+                        break;
+                case OPT_HORIZON:
+                        r = parse_double(optarg, 0, 1e9, &cfg.horizon_s);
                         break;
                 case OPT_RATIO:
                         r = parse_u64(optarg, 0, CA_DCACHE_RATIO_MAX, &v);

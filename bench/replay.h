@@ -24,6 +24,7 @@
 #define ROTATE_LIST_MAX 8u               /* intervals in --rotate-ms, --rotate-events */
 #define DIRS_MAX 8u                      /* --dir */
 #define WALKS_MAX 2u                     /* walks per event: rename and link have two */
+#define WINDOW_S 180u                    /* the window of the worst-window figures, seconds */
 
 /* What the command line asked for. */
 struct config {
@@ -43,6 +44,7 @@ struct config {
         double target_dead;     /* --target: dead/none at most, extra misses at most (%) */
         double target_extra_pct;
         bool target_given;
+        double horizon_s;       /* --horizon: < 0 for the default (the trace's longest round) */
         uint32_t ratio;
         char *dirs[DIRS_MAX];
         size_t ndirs;
@@ -107,6 +109,8 @@ struct trace {
         uint64_t t0_usec, t1_usec; /* the first and the last timestamp */
         uint64_t exits_logged;   /* EXIT events of the log ("+++ exited" and the like) */
         uint64_t exits_added;    /* EXIT events added after a pid's last event (trace_load()) */
+        uint64_t round_usec;     /* the longest a program took to run again: between two
+                                    successful execs of one path (0: none ran twice) */
 };
 
 /* the policies, and one replay of a trace under all of them */
@@ -151,6 +155,21 @@ struct policy {
         uint64_t peak, peak_negative, peak_dead;
         long double sum, sum_negative, dead_time;
         uint64_t lookups, hits, misses, extra;
+        /*
+         * The same over time (trace time, or steps without timestamps) and only up to the
+         * horizon: dead and resident dentries integrated from one change to the next (an
+         * event, a rotation), the lookups of the events before it; and per second, for the
+         * windows.
+         */
+        uint64_t resident;      /* now, the root excepted */
+        uint64_t t_mark;        /* integrated up to here */
+        long double tw_dead, tw_resident;
+        uint64_t lookups_h, extra_h;
+        double *w_dead, *w_resident;    /* per second of trace time (run->nsec) */
+        uint32_t *w_lookups, *w_extra;
+        /* aging-auto: the ages in force, at each rotation that changed them */
+        struct age_point *ages;
+        size_t nages, ages_cap;
         uint64_t reclaimed;     /* by the policy (or the oracle) */
         struct ca_stats age_stats; /* aging: the framework's, at the end */
         uint64_t refault_hist[CA_REFAULT_BUCKETS];
@@ -160,6 +179,14 @@ struct policy {
         struct dir_fig dirs[DIRS_MAX];
         uint32_t hits_walk[WALKS_MAX];
         bool negative_walk[WALKS_MAX];
+};
+
+/* The ages auto chose, from a rotation on. */
+struct age_point {
+        uint64_t rotation;
+        uint64_t step;          /* the event step it came before */
+        uint64_t t_usec;        /* trace time (steps without timestamps) */
+        uint32_t single_use_age, max_age;
 };
 
 struct dying;
@@ -173,6 +200,11 @@ struct run {
         uint64_t failed;         /* events the model refused (once per event) */
         int64_t *last;           /* by identity: the last step walking it; -1 never */
         uint64_t span_usec;      /* first to last event, and one step more, per repetition */
+        bool timed;              /* the clock of the figures over time is the trace's */
+        uint64_t t_end;          /* the last event's time (or step) */
+        uint64_t horizon;        /* time (or steps) at the end not counted */
+        uint64_t t_cut;          /* t_end - horizon: the figures over time stop here */
+        size_t nsec;             /* seconds of trace time, for the windows (0: none) */
         double seconds;          /* wall time of the replay */
         uint64_t bucket;         /* steps per point of the plot */
         /* scratch of the steps */
