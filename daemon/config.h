@@ -70,7 +70,7 @@ struct ca_conf_cache {
                                     refault_window: 0..CA_REFAULT_WINDOW_MAX; auto_ages and
                                     target_refault_ppm from the two below */
         int ages;              /* ages: CA_CONF_AGES_FIXED or CA_CONF_AGES_AUTO (default) */
-        double target_refault_pct; /* target_refault: (0, 50] percent of reclaims, default 2 */
+        double target_refault_pct; /* target_refault: (0, 50] percent of reclaims, default 10 */
         bool enabled;          /* default yes */
         struct ca_conf_key *keys; /* every other key, for the adapter; a repeat replaces */
         size_t n_keys;

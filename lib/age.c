@@ -77,6 +77,9 @@ struct ca_cache {
         uint64_t auto_reclaimed_mark, auto_refaults_mark;
         uint64_t auto_reclaimed, auto_refaults;
         uint32_t auto_hold;            /* rotations before the next move may be taken */
+        uint32_t auto_quiet;           /* rotations since a refault the ages in force make */
+        uint32_t auto_floor;           /* a max_age that proved too short: stay above it ... */
+        uint32_t auto_floor_until;     /* ... until this epoch (a refault window after) */
         /* A cache whose objects are not its nodes: what its owner counted (set_counts). */
         bool counted;
         uint64_t counted_objects, counted_part;
@@ -109,18 +112,39 @@ struct ghost_entry {
 
 /*
  * auto_ages: the decaying sums lose 1/AUTO_DECAY per rotation (a memory of about that many
- * rotations); the ages move when the share leaves [target / AUTO_BAND, target * AUTO_BAND],
- * up by a sixteenth or down by an eighth (at least one rotation), then hold still for
- * AUTO_HOLD rotations (and a single_use_age more after shortening) so that the move shows in
- * the share before the next one; and not on fewer than AUTO_MIN_RECLAIMED reclaims in the
- * sums' memory. Larger steps up overshot the band on the test's steady workload (where the
- * share falls from 13% to nothing within three rotations of single_use_age) and cycled.
+ * rotations). The ages move up by an eighth (at least one rotation) when the share is above
+ * target * AUTO_BAND on at least AUTO_MIN_RECLAIMED reclaims in the sums' memory, down by an
+ * eighth when it is below target / AUTO_BAND and no refault the ages in force would make came
+ * for AUTO_QUIET rotations (nothing reclaimed counts as nothing come back: a cache that keeps
+ * everything long reclaims little); after a move they hold still for AUTO_HOLD rotations.
+ * Steps up of a sixteenth (before the floor below) climbed for the whole of a slow session
+ * (session g: from 24 to 47 over 95 rotations, never 20 at one age); of a quarter, they
+ * overshot and held more dead than fixed ages that missed less. Larger steps down overshot
+ * into refaults on the lab's sessions. The quiet before shortening is twice the
+ * share's memory: with AUTO_DECAY alone, the first descent from the limits ran ahead of the
+ * returns of a session whose programs came back every 20 to 50 rotations (session g: down to
+ * 12/24 in 60 rotations, then 2.2% extra misses while the refaults brought it back up).
+ *
+ * What makes the ages settle is the floor: a max_age at which the share was above the band
+ * proved too short, and for AUTO_FLOOR_WINDOWS refault windows the ages do not shorten back
+ * to it. Without it the ages cycled on the recorded sessions, whose returns come in rounds
+ * (a program run again every 10 to 40 rotations): down in the quiet between two rounds, up
+ * at the next one (24 -> 21 -> 24 -> 21 -> 19 -> 23, about every 60 rotations), each time
+ * down paying a burst of refaults. A floor that lasted one refault window still let them
+ * probe again about every 64 rotations (longest stretch at one age 10 rotations on session
+ * b); four windows gave stretches of 58 to 114 rotations on the 10-minute sessions. A floor
+ * is forgotten after that, so that a workload that changed is followed down again: when
+ * nothing comes back, the ages go down to 1 rotation, the framework's least (what nobody asked
+ * for again within a refault window is junk, and junk should go soonest; the first refaults
+ * above the band bring the ages back up, and each returning object gets its own age).
  */
 #define AUTO_SCALE 1024u
 #define AUTO_DECAY 8u
 #define AUTO_BAND 2u
 #define AUTO_HOLD 4u                    /* rotations */
 #define AUTO_MIN_RECLAIMED 8u           /* objects */
+#define AUTO_QUIET (2 * AUTO_DECAY)     /* rotations without a steering refault to shorten */
+#define AUTO_FLOOR_WINDOWS 4u           /* refault windows a too-short max_age is avoided */
 
 _Static_assert(sizeof(struct ghost_entry) == CA_REFAULT_ENTRY_BYTES, "entry size is stated");
 _Static_assert(CA_REFAULT_MEMORY_MIN % GHOST_WAYS == 0, "whole sets");
@@ -438,33 +462,44 @@ static uint32_t auto_single_use_age(const struct ca_cache *c, uint32_t max_age)
 /*
  * One step of the controller, at each rotation: fold the last period's reclaims and refaults
  * into the decaying sums, and move the ages when the share left the band around the target.
- * The band and the hold are what keep a steady workload from making the ages oscillate: a
- * move must change the share by more than a factor AUTO_BAND * AUTO_BAND to be undone.
+ * The band, the quiet before shortening and the floor are what keep a steady workload from
+ * making the ages oscillate (see AUTO_FLOOR_WINDOWS).
  */
 static void auto_step(struct ca_cache *c)
 {
         uint64_t reclaimed = c->reclaimed_total - c->auto_reclaimed_mark;
         uint64_t refaults = c->refaults_steering - c->auto_refaults_mark;
         uint64_t target = c->params.target_refault_ppm, share;
-        uint32_t max = c->max_age;
-        bool shorter;
+        uint32_t epoch = cache_epoch(c), max = c->max_age, floor;
+        bool enough;
 
         c->auto_reclaimed_mark = c->reclaimed_total;
         c->auto_refaults_mark = c->refaults_steering;
         c->auto_reclaimed += reclaimed * AUTO_SCALE - c->auto_reclaimed / AUTO_DECAY;
         c->auto_refaults += refaults * AUTO_SCALE - c->auto_refaults / AUTO_DECAY;
+        c->auto_quiet = refaults ? 0 : c->auto_quiet < UINT32_MAX ? c->auto_quiet + 1 : UINT32_MAX;
+        if (c->auto_floor && (int32_t)(epoch - c->auto_floor_until) >= 0)
+                c->auto_floor = 0; /* no longer known to be too short */
         if (c->auto_hold) {
                 c->auto_hold--;
                 return;
         }
-        if (c->auto_reclaimed < (uint64_t)AUTO_MIN_RECLAIMED * AUTO_SCALE)
-                return;
-        share = c->auto_refaults * 1000000 / c->auto_reclaimed;
-        if (share > target * AUTO_BAND)
-                max += max / 16 ? max / 16 : 1;
-        else if (share * AUTO_BAND < target)
+        enough = c->auto_reclaimed >= (uint64_t)AUTO_MIN_RECLAIMED * AUTO_SCALE;
+        share = c->auto_reclaimed ? c->auto_refaults * 1000000 / c->auto_reclaimed : 0;
+        if (enough && share > target * AUTO_BAND) {
+                /* too short: not gone back to for AUTO_FLOOR_WINDOWS refault windows */
+                if (max >= c->auto_floor) {
+                        c->auto_floor = max;
+                        c->auto_floor_until =
+                                epoch + AUTO_FLOOR_WINDOWS * c->params.refault_window;
+                }
+                max += max / 8 ? max / 8 : 1;
+        } else if (share * AUTO_BAND < target && c->auto_quiet >= AUTO_QUIET) {
+                floor = c->auto_floor + 1;
                 max -= max / 8 ? max / 8 : 1;
-        shorter = max < c->max_age;
+                if (max < floor)
+                        max = floor;
+        }
         if (max < 1)
                 max = 1;
         if (max > c->params.max_age)
@@ -478,10 +513,11 @@ static void auto_step(struct ca_cache *c)
         c->max_age = max;
         c->single_use_age = auto_single_use_age(c, max);
         /*
-         * After shortening, what the new ages reclaim comes back (or not) a single_use_age
-         * later at the earliest: wait for it, or the next steps would overshoot.
+         * Only AUTO_HOLD after shortening too: the floor bounds an overshoot, where waiting a
+         * single_use_age after each step down kept the ages near their limits for the whole of
+         * a 10-minute session.
          */
-        c->auto_hold = AUTO_HOLD + (shorter ? c->single_use_age : 0);
+        c->auto_hold = AUTO_HOLD;
 }
 
 
@@ -955,7 +991,7 @@ int ca_cache_set_params(struct ca_cache *cache, const struct ca_params *params)
                 cache->auto_reclaimed = cache->auto_refaults = 0;
                 cache->auto_reclaimed_mark = cache->reclaimed_total;
                 cache->auto_refaults_mark = cache->refaults_steering;
-                cache->auto_hold = 0;
+                cache->auto_hold = cache->auto_quiet = cache->auto_floor = 0;
         }
         lowered = single_use_age < cache->single_use_age || max_age < cache->max_age;
         cache->params = *params;

@@ -405,6 +405,19 @@ static void run_workload(struct workload *w, bool comeback, size_t rotations, ui
         }
 }
 
+/* The most rotations in a row with the same age in @ages[from, to). */
+static unsigned longest_at_one_age(const uint32_t *ages, size_t from, size_t to)
+{
+        unsigned run = 1, longest = 1;
+
+        for (size_t i = from + 1; i < to; i++) {
+                run = ages[i] == ages[i - 1] ? run + 1 : 1;
+                if (run > longest)
+                        longest = run;
+        }
+        return longest;
+}
+
 /* How many times the ages in force changed in @ages[from, to). */
 static unsigned moves(const uint32_t *ages, size_t from, size_t to)
 {
@@ -437,7 +450,12 @@ Test(refault, auto_shortens_when_nothing_comes_back_and_lengthens_when_things_do
         cr_assert_eq(a[PHASE - 1], 1);
         cr_assert_eq(stats(w->k).current_single_use_age, 1);
 
-        /* everything comes back once, 1 to 20 rotations later: the ages go up, then settle */
+        /*
+         * Everything comes back once, 1 to 20 rotations later: the ages go up, then settle,
+         * one age kept while the age below it is known to be too short (AUTO_FLOOR_WINDOWS
+         * refault windows, 256 rotations here). Then the floor is forgotten and one probe
+         * down finds it again: a few moves every 4 windows, no more.
+         */
         run_workload(w, true, PHASE / 4, b);
         s0 = stats(w->k);
         run_workload(w, true, PHASE, b);
@@ -445,8 +463,10 @@ Test(refault, auto_shortens_when_nothing_comes_back_and_lengthens_when_things_do
         cr_assert_gt(b[PHASE - 1], 8, "ages stayed short (%u) with things coming back",
                      b[PHASE - 1]);
         cr_assert_leq(b[PHASE - 1], 32);
-        cr_assert_leq(moves(b, PHASE / 2, PHASE), 2, "%u moves on a steady workload",
-                      moves(b, PHASE / 2, PHASE));
+        cr_assert_geq(longest_at_one_age(b, 0, PHASE), 200, "no age kept 200 rotations (%u)",
+                      longest_at_one_age(b, 0, PHASE));
+        cr_assert_leq(moves(b, 0, PHASE), 16, "%u moves on a steady workload",
+                      moves(b, 0, PHASE));
         /* and the share settled within the band around the target (2.5%..10%, with margin) */
         {
                 uint64_t refaults = s1.refaults - s0.refaults;
@@ -459,4 +479,57 @@ Test(refault, auto_shortens_when_nothing_comes_back_and_lengthens_when_things_do
         }
         keyed_free(w->k);
         free(w);
+}
+
+/*
+ * A session's shape: FILES keys used all together in rounds, the gap between two rounds
+ * cycling through 12, 20, 16 and 24 rotations, and JUNK new keys a rotation never used again;
+ * limits 32/64. The ages go down from the limits, overshoot once into the first returns'
+ * refaults (the rounds' gaps), come back up, and then keep one age: the age that proved too
+ * short is not gone back to for AUTO_FLOOR_WINDOWS refault windows, though no refault comes
+ * meanwhile (each file has its own age by then). Once that is over, nothing comes back that
+ * the ages steer by, and they go down to 1 rotation and stay there. Before the floor, the ages
+ * never stayed put: down in the quiet between two rounds, up at the next one, never 35
+ * rotations at one age (lib/age.c, AUTO_FLOOR_WINDOWS).
+ */
+Test(refault, auto_keeps_an_age_through_rounds, .timeout = 120)
+{
+        enum { FILES = 400, JUNK = 30, ROTATIONS = 720, WINDOW = 64 };
+        static const uint32_t gaps[] = { 12, 20, 16, 24 };
+        struct ca_params p = { .single_use_age = 32, .max_age = 64, .refault_window = WINDOW,
+                               .auto_ages = true,
+                               .target_refault_ppm = CA_TARGET_REFAULT_DEFAULT_PPM };
+        struct keyed *k = keyed_new(FILES + (size_t)JUNK * ROTATIONS, &p);
+        uint32_t ages[ROTATIONS], next_round = 0, too_short = 0, up_at = 0, longest = 0, run = 0;
+        size_t junk = FILES, round = 0;
+
+        for (uint32_t r = 0; r < ROTATIONS; r++) {
+                if (r == next_round) {
+                        for (size_t i = 0; i < FILES; i++)
+                                use(k, i);
+                        next_round = r + gaps[round++ % 4];
+                }
+                for (size_t j = 0; j < JUNK; j++)
+                        use(k, junk++);
+                step(k);
+                ages[r] = (uint32_t)stats(k).current_max_age;
+                if (r > 0 && ages[r] > ages[r - 1] && !up_at) {
+                        up_at = r; /* the first move up: the age before proved too short */
+                        too_short = ages[r - 1];
+                }
+                run = r > 0 && ages[r] == ages[r - 1] ? run + 1 : 1;
+                if (run > longest)
+                        longest = run;
+        }
+        cr_assert_gt(up_at, 0, "the ages never went back up: no return was ever too short");
+        cr_assert_lt(too_short, 24, "the rounds come back within 24 rotations");
+        /* the floor: not back to the too-short age for four windows (less the hold) */
+        for (uint32_t r = up_at; r < up_at + 4 * WINDOW - 8; r++)
+                cr_assert_gt(ages[r], too_short, "rotation %u: back to %u, which proved too short",
+                             r, ages[r]);
+        cr_assert_geq(longest, 100, "no age kept for 100 rotations (longest %u)", longest);
+        cr_assert_eq(ages[ROTATIONS - 1], 1, "nothing steering came back: down to 1, not %u",
+                     ages[ROTATIONS - 1]);
+        cr_assert_eq(stats(k).refaults, FILES, "each file missed once, at its first return");
+        keyed_free(k);
 }

@@ -37,9 +37,15 @@
  * Adaptive ages (`auto_ages`)
  *   single_use_age and max_age become upper limits, and every rotation the cache moves the
  *   ages in force (CurrentSingleUseAge, CurrentMaxAge in the statistics) so that its refault
- *   share over the last rotations tracks `target_refault_ppm`: shorter when nothing comes
- *   back, longer when things do, with a dead band and a hold time so that a steady workload
- *   settles. A refaulted object also gets an age of its own, twice the idle gap it showed
+ *   share over the last rotations tracks `target_refault_ppm`: longer by an eighth when the
+ *   share is above twice the target; shorter by an eighth when it is below half of it and
+ *   nothing the ages in force would make came back for 16 rotations. A max_age at which the
+ *   share was too high is not gone back to for four refault windows, which is what makes a
+ *   steady workload settle on one age (a session whose programs come back in rounds kept one
+ *   for 48 to 107 rotations). When nothing comes back, the ages go down to 1 rotation and
+ *   stay: what nobody asked for within a whole refault window is junk, which should go
+ *   soonest, and the first refaults above the band bring them up again.
+ *   A refaulted object also gets an age of its own, twice the idle gap it showed
  *   (its idle time at reclaim plus the rotations until it came back), up to CA_OWN_AGE_MAX and
  *   max_age: objects that proved to come back after a pause stay over the next one, the
  *   others go early. The own age lives in spare bits of the node's flags, so struct ca_node
@@ -91,7 +97,7 @@ extern "C" {
 #define CA_REFAULT_MEMORY_MIN 64         /* identities the refault memory can hold at least */
 #define CA_REFAULT_ENTRY_BYTES 8         /* bytes per remembered identity */
 #define CA_REFAULT_BUCKETS 8             /* of the refault distance histogram */
-#define CA_TARGET_REFAULT_DEFAULT_PPM 20000 /* auto: 2% of reclaims */
+#define CA_TARGET_REFAULT_DEFAULT_PPM 100000 /* auto: 10% of reclaims */
 #define CA_TARGET_REFAULT_MAX_PPM 500000 /* auto: at most half of the reclaims */
 #define CA_OWN_AGE_MAX 63                /* rotations: a refaulted object's own age, at most */
 
