@@ -168,6 +168,65 @@ static void print_aging(const struct run *run, const struct config *cfg)
         printf("\n");
 }
 
+/* Whether grid row @g does better than @p on both counts: less dead per useful, fewer extra. */
+static bool dominates(const struct run *run, const struct policy *g, const struct policy *p)
+{
+        return g->rotate_usec == p->rotate_usec &&
+               dead_per_useful(run, g) < dead_per_useful(run, p) && g->extra_h < p->extra_h;
+}
+
+/* Whether @g is at least as good as @q on both counts and better on one (the frontier's list). */
+static bool weakly_dominates(const struct run *run, const struct policy *g, const struct policy *q)
+{
+        double dg = dead_per_useful(run, g), dq = dead_per_useful(run, q);
+
+        return g != q && g->rotate_usec == q->rotate_usec && dg <= dq &&
+               g->extra_h <= q->extra_h && (dg < dq || g->extra_h < q->extra_h);
+}
+
+/* --frontier: the grid's own frontier, and for each aging-auto row the grid rows beating it. */
+static void print_frontier(const struct run *run)
+{
+        for (size_t i = 0; i < run->np; i++) {
+                const struct policy *p = &run->p[i];
+                size_t beaten = 0, shown = 0;
+
+                if (p->kind != P_AGING || p->aging != AGING_AUTO || run->nall == run->np)
+                        continue;
+                printf("  frontier of fixed ages at %llu ms (dead/u, extra%%; -rf: with the refault "
+                       "memory):",
+                       (unsigned long long)(p->rotate_usec / 1000));
+                for (size_t g = run->np; g < run->nall; g++) {
+                        const struct policy *q = &run->p[g];
+                        bool on = q->rotate_usec == p->rotate_usec;
+
+                        for (size_t h = run->np; on && h < run->nall; h++)
+                                on = !weakly_dominates(run, &run->p[h], q);
+                        if (on)
+                                printf("%s %s%u/%u %.4f %.2f%%", shown++ % 4 ? "," : "\n   ",
+                                       q->aging == AGING_REFAULT ? "rf " : "",
+                                       q->single_use_age, q->max_age, dead_per_useful(run, q),
+                                       extra_pct_h(q));
+                }
+                printf("\n  %s: %.4f %.2f%%:", p->name, dead_per_useful(run, p), extra_pct_h(p));
+                for (size_t g = run->np; g < run->nall; g++) {
+                        const struct policy *q = &run->p[g];
+
+                        if (!dominates(run, q, p))
+                                continue;
+                        if (beaten++ < 6)
+                                printf(" %s %.4f %.2f%%", q->name, dead_per_useful(run, q),
+                                       extra_pct_h(q));
+                }
+                if (beaten)
+                        printf("%s: ABOVE the frontier, %zu fixed pairs beat it on both counts\n",
+                               beaten > 6 ? " ..." : "", beaten);
+                else
+                        printf(" on or below the frontier (no fixed pair beats it on both "
+                               "counts)\n");
+        }
+}
+
 /* aging-auto: the ages it went through (rotation: single-use/max), the last ones at the end. */
 static void print_ages(const struct run *run)
 {
@@ -258,6 +317,7 @@ void print_human(const struct run *runs, size_t nruns, const struct config *cfg)
                 }
                 print_aging(run, cfg);
                 print_ages(run);
+                print_frontier(run);
                 printf("  vs none: mean resident");
                 for (size_t i = 1; i < run->np; i++)
                         printf(" %s %.3f", run->p[i].name,
@@ -332,7 +392,21 @@ static void json_aging(const struct run *run, const struct policy *p, const stru
                 printf("\"refaults\":null,");
                 return;
         }
-        printf("\"aging\":\"%s\",", names[p->aging]);
+        printf("\"aging\":\"%s\",\"grid\":%s,\"single_use_age\":%u,\"max_age\":%u,",
+               names[p->aging], p->grid ? "true" : "false",
+               p->grid ? p->single_use_age : cfg->age.single_use_age,
+               p->grid ? p->max_age : cfg->age.max_age);
+        if (p->aging == AGING_AUTO && run->nall > run->np) {
+                bool first = true;
+
+                printf("\"dominated_by\":[");
+                for (size_t g = run->np; g < run->nall; g++)
+                        if (dominates(run, &run->p[g], p)) {
+                                printf("%s\"%s\"", first ? "" : ",", run->p[g].name);
+                                first = false;
+                        }
+                printf("],");
+        }
         if (has_refaults(p)) {
                 printf("\"refaults\":%llu,\"refault_histogram\":[",
                        (unsigned long long)s->refaults);
@@ -428,7 +502,7 @@ void print_json(const struct run *runs, size_t nruns, const struct config *cfg)
                        (double)t->round_usec / 1e6,
                        run->timed ? (double)run->t_end / 1e6 : 0.0,
                        run->timed ? (double)run->horizon / 1e6 : 0.0, WINDOW_S);
-                for (size_t i = 0; i < run->np; i++) {
+                for (size_t i = 0; i < run->nall; i++) {
                         const struct policy *p = &run->p[i];
 
                         printf("%s{\"name\":\"%s\",\"rotate_usec\":%llu,\"rotate_events\":%llu,"

@@ -517,6 +517,12 @@ static int policy_init(struct policy *p, const struct config *cfg)
                 break;
         case P_AGING:
                 params.aging = true;
+                if (p->grid) {
+                        params.age.single_use_age = p->single_use_age;
+                        params.age.max_age = p->max_age;
+                        if (!params.age.refault_window)
+                                params.age.refault_window = CA_REFAULT_WINDOW_DEFAULT;
+                }
                 if (p->aging == AGING_FIXED)
                         params.age.refault_window = 0;
                 params.age.auto_ages = p->aging == AGING_AUTO;
@@ -729,6 +735,40 @@ static const char *const aging_names[_AGING_MAX] = {
         [AGING_AUTO] = "aging-auto",
 };
 
+/*
+ * --frontier: fixed ages over a grid, without and with the refault memory, at each interval on
+ * the trace's clock: single_use_age from 1 to 40 rotations, max_age 1 to 4 times that. Dense
+ * enough that a configuration off the frontier meets a row that does better on both counts.
+ */
+static size_t grid_rows(struct run *run, const struct config *cfg, size_t n)
+{
+        static const uint32_t su[] = { 1, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16, 20, 24, 32, 40 };
+        static const uint32_t times2[] = { 2, 3, 4, 6, 8 }; /* max_age / single_use_age * 2 */
+
+        for (size_t i = 0; i < cfg->nrotate_ms; i++)
+                for (enum aging a = AGING_FIXED; a <= AGING_REFAULT; a++)
+                        for (size_t j = 0; j < sizeof(su) / sizeof(su[0]); j++)
+                                for (size_t k = 0; k < sizeof(times2) / sizeof(times2[0]); k++) {
+                                        uint32_t max = su[j] * times2[k] / 2;
+                                        struct policy *p;
+
+                                        if (k > 0 && max == su[j] * times2[k - 1] / 2)
+                                                continue; /* 1 * 3 / 2: 1/1 again */
+                                        if (n >= POLICIES_MAX || max > CA_AGE_MAX)
+                                                return n;
+                                        p = &run->p[n++];
+                                        *p = (struct policy){
+                                                .kind = P_AGING, .aging = a, .grid = true,
+                                                .single_use_age = su[j], .max_age = max,
+                                                .rotate_usec = cfg->rotate_ms[i] * 1000 };
+                                        snprintf(p->name, sizeof(p->name), "%s@%llums:%u/%u",
+                                                 aging_names[a],
+                                                 (unsigned long long)cfg->rotate_ms[i], su[j],
+                                                 max);
+                                }
+        return n;
+}
+
 static int run_policies(struct run *run, const struct config *cfg)
 {
         size_t n = 0;
@@ -767,6 +807,10 @@ static int run_policies(struct run *run, const struct config *cfg)
         }
         run->p[n++] = (struct policy){ .name = "oracle", .kind = P_ORACLE };
         run->np = n;
+        /* the grid after the oracle: the table's rows are run->p[0 .. np) */
+        if (cfg->frontier && run->t->has_time)
+                n = grid_rows(run, cfg, n);
+        run->nall = n;
         for (size_t i = 0; i < n; i++) {
                 int r = policy_init(&run->p[i], cfg);
 
@@ -985,7 +1029,7 @@ static int step_probe(struct run *run, const struct levent *le, uint64_t vi, uin
         bool counted = vt <= run->t_cut;
         size_t sec = vt / 1000000;
 
-        for (size_t i = 0; i < run->np; i++) {
+        for (size_t i = 0; i < run->nall; i++) {
                 struct policy *p = &run->p[i];
 
                 if (p->kind == P_AGING) {
@@ -998,7 +1042,7 @@ static int step_probe(struct run *run, const struct levent *le, uint64_t vi, uin
                         p->hits_walk[w] = probe_walk(p->d, t, &t->walks[le->walk0 + w],
                                                      &p->negative_walk[w]);
         }
-        for (size_t i = 0; i < run->np; i++) {
+        for (size_t i = 0; i < run->nall; i++) {
                 struct policy *p = &run->p[i];
 
                 for (uint32_t w = 0; w < le->nwalks; w++) {
@@ -1142,7 +1186,7 @@ static int run_step(struct run *run, const struct config *cfg, uint64_t vi)
         e.path2 = le->path2 == SIZE_MAX ? NULL : t->str + le->path2;
         e.result = le->result;
 
-        for (size_t i = 0; i < run->np; i++) {
+        for (size_t i = 0; i < run->nall; i++) {
                 integrate(run, &run->p[i], run->timed ? vt : vi);
                 r = step_apply(run, cfg, &run->p[i], le, &e, vi);
                 if (r < 0)
@@ -1186,7 +1230,7 @@ static int run_clock(struct run *run, const struct config *cfg)
         run->horizon = horizon < run->t_end ? horizon : run->t_end;
         run->t_cut = run->t_end - run->horizon;
         run->nsec = (size_t)(run->t_end / 1000000) + 1;
-        for (size_t i = 0; i < run->np; i++) {
+        for (size_t i = 0; i < run->nall; i++) {
                 struct policy *p = &run->p[i];
 
                 p->w_dead = calloc(run->nsec, sizeof(*p->w_dead));
@@ -1228,7 +1272,7 @@ int run_trace(struct run *run, const struct config *cfg)
         if (!run->seen)
                 return -ENOMEM;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        for (size_t i = 0; i < run->np; i++) {
+        for (size_t i = 0; i < run->nall; i++) {
                 r = note_ages(&run->p[i], 0, 0); /* where auto starts: the limits */
                 if (r < 0)
                         return r;
@@ -1238,7 +1282,7 @@ int run_trace(struct run *run, const struct config *cfg)
                 if (r < 0)
                         return r;
         }
-        for (size_t i = 0; i < run->np; i++) {
+        for (size_t i = 0; i < run->nall; i++) {
                 struct policy *p = &run->p[i];
                 struct ca_dcache_stats st;
                 const char *reason;
@@ -1267,7 +1311,7 @@ int run_trace(struct run *run, const struct config *cfg)
 
 void run_done(struct run *run)
 {
-        for (size_t i = 0; i < run->np; i++)
+        for (size_t i = 0; i < run->nall; i++)
                 policy_done(&run->p[i]);
         free(run->last);
         free(run->dy);

@@ -111,6 +111,9 @@ static void usage(const char *argv0)
                "  --target DEAD:EXTRA   say whether each aging row holds at most DEAD dead\n"
                "                        dentries per useful one and misses at most EXTRA %%\n"
                "                        more than none (to the horizon)\n"
+               "  --frontier            fixed ages over a grid too (JSON rows), and whether a\n"
+               "                        fixed pair has both less dead per useful and fewer\n"
+               "                        extra misses than each aging-auto row\n"
                "  --horizon SECONDS     the end of the trace not counted in the figures over\n"
                "                        time (default: the longest a program took to run\n"
                "                        again, at most half the trace)\n"
@@ -202,6 +205,7 @@ int main(int argc, char **argv)
                 OPT_TARGET_REFAULT,
                 OPT_TARGET,
                 OPT_HORIZON,
+                OPT_FRONTIER,
                 OPT_RATIO,
                 OPT_CWD,
                 OPT_DIR,
@@ -224,6 +228,7 @@ int main(int argc, char **argv)
                 { "target-refault", required_argument, NULL, OPT_TARGET_REFAULT },
                 { "target", required_argument, NULL, OPT_TARGET },
                 { "horizon", required_argument, NULL, OPT_HORIZON },
+                { "frontier", no_argument, NULL, OPT_FRONTIER },
                 { "ratio", required_argument, NULL, OPT_RATIO },
                 { "cwd", required_argument, NULL, OPT_CWD },
                 { "dir", required_argument, NULL, OPT_DIR },
@@ -306,6 +311,9 @@ int main(int argc, char **argv)
                         break;
                 case OPT_HORIZON:
                         r = parse_double(optarg, 0, 1e9, &cfg.horizon_s);
+                        break;
+                case OPT_FRONTIER:
+                        cfg.frontier = true;
                         break;
                 case OPT_RATIO:
                         r = parse_u64(optarg, 0, CA_DCACHE_RATIO_MAX, &v);

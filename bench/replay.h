@@ -20,7 +20,7 @@
 
 #define CAPTURE_FILES 50u                /* files per directory in the capture */
 #define SVG_BUCKETS 800u                 /* points per line of the plot at most */
-#define POLICIES_MAX 32u                 /* rows of a table */
+#define POLICIES_MAX 224u                /* rows of a run (the frontier's grid among them) */
 #define ROTATE_LIST_MAX 8u               /* intervals in --rotate-ms, --rotate-events */
 #define DIRS_MAX 8u                      /* --dir */
 #define WALKS_MAX 2u                     /* walks per event: rename and link have two */
@@ -45,6 +45,7 @@ struct config {
         double target_extra_pct;
         bool target_given;
         double horizon_s;       /* --horizon: < 0 for the default (the trace's longest round) */
+        bool frontier;          /* --frontier: the grid of fixed ages too, for aging-auto */
         uint32_t ratio;
         char *dirs[DIRS_MAX];
         size_t ndirs;
@@ -141,6 +142,8 @@ struct policy {
         char name[32];
         enum kind kind;
         enum aging aging;       /* P_AGING's variant */
+        bool grid;              /* a fixed-age row of --frontier's grid (not in the table) */
+        uint32_t single_use_age, max_age; /* the grid row's ages (else the configuration's) */
         uint64_t rotate_usec;   /* aging on the trace-time clock */
         uint64_t rotate_events; /* aging on the event clock */
         struct ca_dcache *d;
@@ -195,7 +198,8 @@ struct frame;
 struct run {
         struct trace *t;
         struct policy p[POLICIES_MAX];
-        size_t np;
+        size_t np;               /* the table's rows, the oracle last */
+        size_t nall;             /* and --frontier's grid after them */
         uint64_t steps;          /* events x loop */
         uint64_t failed;         /* events the model refused (once per event) */
         int64_t *last;           /* by identity: the last step walking it; -1 never */
