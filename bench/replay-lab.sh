@@ -11,7 +11,8 @@
 #   LOOP=N    repetitions of each fixture, a long-running program repeating its lookups (50)
 #
 # Output: capture.strace (the log), capture.txt / .json / .svg, fixtures.txt / .json / .svg,
-# sessions.txt / .json (the recorded interactive sessions against their targets), and a .png
+# sessions.txt / .json / .svg (the recorded interactive sessions, the table with each
+# aging-auto row against the fixed ages of --frontier), and a .png
 # of each plot where rsvg-convert is installed (apt-get install librsvg2-bin).
 set -eu
 
@@ -55,19 +56,18 @@ echo "== fixtures (tests/fixtures/trace), each replayed $loop times in a row"
 "$exe" --json --loop "$loop" --ages auto "$fixtures"/*.log >"$out/fixtures.json"
 
 echo
-echo "== interactive sessions (tests/fixtures/sessions): one configuration, a rotation every 3 s"
+echo "== interactive sessions (tests/fixtures/sessions): one configuration, a rotation every 3 s,"
+echo "   each aging-auto row against a grid of fixed ages (--frontier; about 10 minutes)"
 sessions=$src/tests/fixtures/sessions
-conf="--rotate-ms 3000 --ages auto --single-use-age 12 --max-age 24"
+conf="--rotate-ms 3000 --ages auto --single-use-age 32 --max-age 64"
 # shellcheck disable=SC2086
-{
-        "$exe" $conf --target 0.2:1 "$sessions"/session-3min-*.log.xz
-        "$exe" $conf --target 0.3:0.5 "$sessions"/session-10min-*.log.xz
-} | tee "$out/sessions.txt"
+"$exe" $conf --frontier --svg "$out/sessions.svg" "$sessions"/session-*.log.xz |
+        tee "$out/sessions.txt"
 # shellcheck disable=SC2086
-"$exe" --json $conf "$sessions"/session-*.log.xz >"$out/sessions.json"
+"$exe" $conf --json "$sessions"/session-*.log.xz >"$out/sessions.json"
 
 if command -v rsvg-convert >/dev/null 2>&1; then
-        for f in capture fixtures; do
+        for f in capture fixtures sessions; do
                 rsvg-convert "$out/$f.svg" -o "$out/$f.png"
         done
 fi
