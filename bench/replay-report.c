@@ -607,9 +607,17 @@ static bool has_ages(const struct run *run)
         return false;
 }
 
+/* The plot's own height: the legend, one line per row, may need more than SVG_PANEL. */
+static int plot_height(const struct run *run)
+{
+        int legend = 30 + 18 * (int)run->np + 20;
+
+        return legend > SVG_PANEL ? legend : SVG_PANEL;
+}
+
 static int panel_height(const struct run *run)
 {
-        return SVG_PANEL + (has_ages(run) ? SVG_AGES : 0);
+        return plot_height(run) + (has_ages(run) ? SVG_AGES : 0);
 }
 
 /*
@@ -743,7 +751,7 @@ int write_svg(const char *file, const struct run *runs, size_t nruns)
                                 y0 + top + 14 + (int)i * 18, p->name);
                 }
                 if (has_ages(run))
-                        svg_ages(f, run, y0 + SVG_PANEL, left, pw);
+                        svg_ages(f, run, y0 + plot_height(run), left, pw);
         }
         fprintf(f, "</svg>\n");
         if (ferror(f) | (fclose(f) != 0))
