@@ -164,9 +164,11 @@ static const struct ca_key_spec cache_keys[_CACHE_KEY_MAX + 1] = {
                                    .help = "rotations a reclaimed object is remembered, to count "
                                            "its refault" },
         /*
-         * auto is the default: on the replay lab's recorded sessions it gave 3.5 to 12 times
-         * fewer extra misses than the same ages fixed (README, "Aging that tunes itself"). A
-         * cache whose adapter gives no identities keeps its ages fixed all the same.
+         * auto is the default: on the replay lab's eight recorded sessions (a 3 s interval) it
+         * gave 1.6 to 11 times fewer extra misses than the same ages fixed at the default limits
+         * 2/8, and at limits 32/64 no fixed pair of ages beat it (doc/benchmarks.md, "Aging that
+         * tunes itself"). A cache whose adapter gives no identities keeps its ages fixed all
+         * the same.
          */
         [CACHE_AGES] = { .name = "ages", .type = CA_KEY_CHOICE,
                          CA_KEY_FIELD(struct ca_conf_cache, ages), .def = "auto",
