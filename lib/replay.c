@@ -54,6 +54,8 @@ static const struct {
         { "proc", FS_NO_NEGATIVE | FS_PID_DIRS },
         { "devpts", FS_NO_NEGATIVE },
         { "configfs", FS_NO_NEGATIVE },
+        /* v9fs_cached_dentry_delete() (cache=loose...) or always_delete_dentry() (no cache) */
+        { "9p", FS_NO_NEGATIVE },
 };
 
 static unsigned fs_rules_of(const char *fstype)

@@ -569,6 +569,30 @@ Test(replay_log, tmpfs_and_proc_keep_no_negatives)
 }
 
 /*
+ * 9p keeps no negative dentry, with its cache or without (fs/9p/vfs_dentry.c: d_delete is
+ * v9fs_cached_dentry_delete(), true for a negative one, or always_delete_dentry()): a missing
+ * name on a 9p root is looked up again every time, as on the VM lab's guests, whose / is the
+ * host's over 9p. The ext4 disk under it keeps its negative.
+ */
+Test(replay_log, ninep_keeps_no_negatives)
+{
+        struct play p;
+
+        play_open(&p, "ninep", true, true);
+        play_steps(&p, SIZE_MAX);
+        cr_assert_eq(state(p.d, "/usr/nope"), -1, "a negative kept on 9p");
+        cr_assert_eq(state(p.d, "/usr/bin/env"), 1);
+        cr_assert_eq(state(p.d, "/w/nope"), 0, "the ext4 disk keeps its negative");
+        cr_assert_eq(play_stats(&p).fs_unkept, 2, "/usr/nope, twice");
+        play_close(&p);
+
+        play_open(&p, "ninep", false, true); /* without the mount table: kept, as on a disk */
+        play_steps(&p, SIZE_MAX);
+        cr_assert_eq(state(p.d, "/usr/nope"), 0);
+        play_close(&p);
+}
+
+/*
  * A process's /proc/PID goes when it ends (proc_flush_pid() at the reap, fs/proc/base.c): 701
  * reads its own status through /proc/self, its parent's stat and init's; its parent opens
  * 701's cmdline and holds it past 701's exit. At the exit 701's own fd is let go and its

@@ -22,7 +22,7 @@
  *                            file is open unhashes it and the close frees it, and held
  *                            dentries are busy; mount points with their filesystem's rules
  *                            (tmpfs and the like keep no negative dentry and pin their
- *                            positive ones; proc and devpts keep no negative, and a process's
+ *                            positive ones; proc, devpts and 9p keep no negative, and a process's
  *                            /proc/PID goes when it ends); and statistics of what the trace
  *                            could not say. /proc is procfs unless a mount table says
  *                            otherwise (every Linux system mounts it there).
@@ -151,8 +151,9 @@ struct ca_replay *ca_replay_free(struct ca_replay *r);
  * references: its walks' and its own hold (path's final dentry, when positive) taken, its
  * drops dropped. A MOUNT makes its path a mount point of ev->fstype: below it, the
  * filesystem's rules apply (tmpfs, devtmpfs, ramfs and the like: a negative dentry dies at its
- * last reference and positives stay pinned until unlinked; proc, devpts: no negatives kept,
- * as proc_pident_lookup() and the like return -ENOENT without a dentry; others, as the model).
+ * last reference and positives stay pinned until unlinked; proc, devpts, 9p: no negatives
+ * kept, as proc_pident_lookup() and the like return -ENOENT without a dentry and 9p's d_delete
+ * deletes a negative one; others, as the model).
  * /proc is proc when no MOUNT says what it is. An EXIT (after its drops) takes the
  * process's /proc/PID out of the cache where /proc is proc, as proc_flush_pid() does at the
  * reap: the unused dentries below it killed, the held ones unhashed to die at their last
