@@ -353,17 +353,17 @@ static int trace_add_exits(struct trace *t)
                 if (!seen[pid].open)
                         continue;
                 if (grow((void **)&add, &cap, nadd + 1, sizeof(*add)) < 0)
-                        goto out;
+                        goto out_free;
                 add[nadd++] = (struct added_exit){ .after = seen[pid].last - 1, .pid = pid };
         }
         if (nadd == 0) {
                 r = 0;
-                goto out;
+                goto out_free;
         }
         qsort(add, nadd, sizeof(*add), cmp_added);
         ev = calloc(t->nev + nadd, sizeof(*ev));
         if (!ev)
-                goto out;
+                goto out_free;
         for (size_t i = 0; i < t->nev; i++) {
                 ev[j++] = t->ev[i];
                 for (; k < nadd && add[k].after == i; k++) {
@@ -373,7 +373,7 @@ static int trace_add_exits(struct trace *t)
                         snprintf(path, sizeof(path), "/proc/%u", add[k].pid);
                         r = trace_str(t, path, &off);
                         if (r < 0)
-                                goto out;
+                                goto out_free;
                         ev[j++] = (struct levent){ .time_usec = t->ev[i].time_usec,
                                                    .path = off, .path2 = SIZE_MAX,
                                                    .pid = (int)add[k].pid, .op = CA_TRACE_EXIT,
@@ -387,7 +387,7 @@ static int trace_add_exits(struct trace *t)
         t->ev_cap = j;
         t->exits_added = nadd;
         r = 0;
-out:
+out_free:
         free(ev);
         free(add);
         free(seen);
