@@ -318,6 +318,46 @@ static void name_pid(struct pid_seen *seen, uint32_t pid, size_t i)
         }
 }
 
+uint64_t trace_check_exits(const struct trace *t)
+{
+        uint32_t *named = calloc(PID_LIMIT, sizeof(*named)), *ended;
+        uint64_t wrong = 0;
+
+        ended = calloc(PID_LIMIT, sizeof(*ended));
+        if (!named || !ended) {
+                free(named);
+                free(ended);
+                return 1;
+        }
+        /* named and ended: the index of the last such event, + 1 */
+        for (size_t i = 0; i < t->nev; i++) {
+                const struct levent *e = &t->ev[i];
+                uint32_t pids[3] = {
+                        e->pid > 0 && (uint32_t)e->pid < PID_LIMIT ? (uint32_t)e->pid : 0,
+                        proc_pid_of(e->path == SIZE_MAX ? NULL : t->str + e->path),
+                        proc_pid_of(e->path2 == SIZE_MAX ? NULL : t->str + e->path2),
+                };
+
+                if (e->op == CA_TRACE_EXIT) {
+                        if (pids[0])
+                                ended[pids[0]] = (uint32_t)i + 1;
+                        continue;
+                }
+                for (int k = 0; k < 3; k++)
+                        if (pids[k])
+                                named[pids[k]] = (uint32_t)i + 1;
+        }
+        for (uint32_t pid = 1; pid < PID_LIMIT; pid++)
+                if (named[pid] && named[pid] > ended[pid]) {
+                        if (wrong++ == 0)
+                                fprintf(stderr, "bench-replay: %s: pid %u named after its "
+                                        "last exit, or never exits\n", t->file, pid);
+                }
+        free(named);
+        free(ended);
+        return wrong;
+}
+
 /*
  * A process whose end the log does not show (strace -qq hides "+++ exited", and the processes
  * that ps or top read in /proc are not traced at all) ends right after the last event that

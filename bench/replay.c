@@ -394,6 +394,8 @@ int main(int argc, char **argv)
                                 strerror(-r));
                         goto out;
                 }
+                if (cfg.check)
+                        check_diffs += trace_check_exits(t);
                 runs[i].t = t;
                 r = run_trace(&runs[i], &cfg);
                 if (r < 0) {

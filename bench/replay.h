@@ -223,6 +223,12 @@ struct run {
 
 /* trace_load() - read t->file (with t->cwd, t->dirs set): its events and their walks. */
 int trace_load(struct trace *t);
+/*
+ * trace_check_exits() - for --check: how many pids a loaded trace names (as the caller, or in a
+ * path under /proc/N) after their last EXIT, or without any EXIT after their last event: each
+ * process must end, and after the last event that names it (1 when out of memory).
+ */
+uint64_t trace_check_exits(const struct trace *t);
 void trace_done(struct trace *t);
 
 /*
