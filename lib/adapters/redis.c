@@ -1686,9 +1686,14 @@ static enum ca_status rd_reclaim(struct ca_cache *cache, struct ca_node *node, v
         /* Nothing goes on a scan not trusted, nor while one is being read. */
         if (rd->stale || (rd->phase != RD_IDLE && rd->phase != RD_ROUND))
                 return CA_BUSY;
-        /* A rotation that could not see every use, or a key in use the very second it was seen. */
-        if (rd->blind || (k->flags & RD_KEY_AMBIGUOUS))
+        /*
+         * A rotation that could not see every use, or a key in use the very second it was seen:
+         * counted as used, a touch (CA_KEEP alone is no use: it would be asked again at once).
+         */
+        if (rd->blind || (k->flags & RD_KEY_AMBIGUOUS)) {
+                ca_touch(cache, node);
                 return CA_KEEP;
+        }
         if (ad_reserve(&rd->victims, &rd->cap_victims, rd->n_victims, sizeof(*rd->victims)) < 0)
                 return CA_BUSY;
         rd->victims[rd->n_victims++] = k;
