@@ -54,7 +54,9 @@ Two caches of the dentry model, rotated every 1 s (demo) and 2 s (storm):
   demo   a mixed workload (5,000 lookups/s): OBJECTS grow for a few seconds, then level off
          as each rotation reclaims the single-use ones (RECLAIMED climbs, OBJECTS does not).
   storm  2,000 lookups/s of names that never exist: without aging OBJECTS would grow by
-         120,000 a minute; here it levels at about 4,000 (the last two rotations' arrivals).
+         120,000 a minute; here it stays at a few thousand (about 4,000 just after each
+         rotation, the arrivals of the two rotations before; more in between).
+AGES is single_use_age/max_age in rotations; "auto": the daemon tunes them from refaults.
 Look at OBJECTS (level, not growing) and RECLAIMED (growing) below. Ctrl-C stops everything.
 In another terminal: build/daemon/cacheagectl --address "$address" show storm
 EOF
