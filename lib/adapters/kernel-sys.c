@@ -187,15 +187,21 @@ int ks_read_dentry_state(const char *root, struct ks_dentry_state *ret)
         return 0;
 }
 
-int ks_read_dentry_negative(const char *root, uint64_t *ret)
+/* One number of a file below @root (a sysctl). */
+static int read_root_u64(const char *root, const char *file, uint64_t *ret)
 {
         char path[KS_PATH_MAX];
         int r;
 
-        r = root_path(root, "/proc/sys/fs/dentry-negative", path, sizeof(path));
+        r = root_path(root, file, path, sizeof(path));
         if (r < 0)
                 return r;
         return read_u64_at(AT_FDCWD, path, ret);
+}
+
+int ks_read_dentry_negative(const char *root, uint64_t *ret)
+{
+        return read_root_u64(root, "/proc/sys/fs/dentry-negative", ret);
 }
 
 /* ---- the memory controller ---- */
@@ -624,13 +630,7 @@ int ks_read_lru_gen(const char *root, unsigned *ret_flags)
 
 int ks_read_vfs_cache_pressure(const char *root, uint64_t *ret)
 {
-        char path[KS_PATH_MAX];
-        int r;
-
-        r = root_path(root, "/proc/sys/vm/vfs_cache_pressure", path, sizeof(path));
-        if (r < 0)
-                return r;
-        return read_u64_at(AT_FDCWD, path, ret);
+        return read_root_u64(root, "/proc/sys/vm/vfs_cache_pressure", ret);
 }
 
 int ks_write_vfs_cache_pressure(const char *root, uint64_t value)
