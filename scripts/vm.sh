@@ -201,6 +201,23 @@ cp "$kdir"/modules/* "$run/i/modules/"
         echo
 } > "$run/i/cmd"
 
+# The guest has its own /tmp (the scratch disk), /run, /var/tmp and /root: a tree of the host
+# below them (a clone in /tmp, as CI's may be) would be hidden there. The source tree, the
+# caller's directory and every directory named in the command are mounted back on the guest's
+# at the same paths (read-only, as the rest of the host's /), outermost first.
+top=$(cd "$(dirname "$0")/.." && pwd -P)
+{
+        for p in "$top" "$PWD" "$@"; do
+                case $p in /*) ;; *) continue ;; esac
+                [ -d "$p" ] || p=$(dirname "$p")
+                [ -d "$p" ] || continue
+                p=$(cd "$p" && pwd -P)
+                case $p/ in /tmp/*|/run/*|/var/tmp/*|/root/*) echo "$p" ;; esac
+        done
+} | awk '{ print length($0) "\t" $0 }' | sort -n | cut -f2- | awk '
+        { for (i = 1; i <= n; i++) if (index($0 "/", kept[i] "/") == 1) next; kept[++n] = $0; print }
+' > "$run/i/keep"
+
 cat > "$run/i/init" <<'EOF'
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -214,6 +231,11 @@ for m in $(cat /modules/order); do
 done
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose host /newroot ||
         fail "cannot mount the host's / over 9p"
+k=0
+while read -r p; do
+        k=$((k + 1))
+        mkdir -p /keep/$k && mount --bind "/newroot$p" /keep/$k || fail "cannot keep $p"
+done < /keep.list
 n=0
 while [ ! -b /dev/vda ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
 mount -t ext4 /dev/vda /newroot/tmp || fail "cannot mount the scratch disk"
@@ -221,6 +243,11 @@ chmod 1777 /newroot/tmp
 for d in run var/tmp root; do
         mount -t tmpfs tmpfs /newroot/$d || fail "cannot mount a tmpfs on /$d"
 done
+k=0
+while read -r p; do
+        k=$((k + 1))
+        mkdir -p "/newroot$p" && mount --move /keep/$k "/newroot$p" || fail "cannot put $p back"
+done < /keep.list
 mount --move /proc /newroot/proc
 mount --move /sys /newroot/sys
 mount --move /dev /newroot/dev
@@ -237,6 +264,7 @@ sync
 echo o > /newroot/proc/sysrq-trigger
 sleep 60
 EOF
+mv "$run/i/keep" "$run/i/keep.list"
 chmod +x "$run/i/init" "$run/i/cmd"
 (cd "$run/i" && find . | cpio -o -H newc --quiet | gzip -1) > "$run/initrd"
 
