@@ -75,6 +75,10 @@ else
         cache=${XDG_CACHE_HOME:-$HOME/.cache}/cacheage-vm
 fi
 mkdir -p "$cache/apt/lists/partial" "$cache/apt/cache/archives/partial" "$cache/kernels"
+# One look-up at a time: two guests starting together share the apt list, its sources and the
+# cache (the lock is held until the kernel is found; the runs go on side by side).
+exec 9> "$cache/lock"
+flock 9
 
 # ---- the kernel: found by package name, downloaded and unpacked once --------------------
 apt_opts=(-o "Dir::Etc::sourcelist=$cache/apt/sources.list" -o Dir::Etc::sourceparts=-
@@ -158,9 +162,6 @@ pick_modules() {
 
 alias_link=$cache/$kernel
 kdir=
-# One look-up at a time (two guests starting together share the apt lists and the cache).
-exec 9> "$cache/lock"
-flock 9
 if [ "$refresh" = 0 ] && [ -L "$alias_link" ] && kdir_ready "$(readlink -f "$alias_link")"; then
         kdir=$(readlink -f "$alias_link")
 else
