@@ -29,14 +29,26 @@ run_build() {   # name, meson options..., -- test args...
     if ! ninja -C "$dir" ${BUILD_TARGETS:-} >"$dir.build.log" 2>&1; then
         tail -50 "$dir.build.log"; status=1; return
     fi
+    # BACKGROUND_SUITE: that suite runs beside this build's other tests and the next builds
+    # (its own log, meson-logs/background.*), and is waited for at the end.
+    if [ -n "${BACKGROUND_SUITE:-}" ]; then
+        echo "=== $dir: meson test --suite $BACKGROUND_SUITE (beside what follows; its output at the end)"
+        meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes 2 \
+            --suite "$BACKGROUND_SUITE" --logbase background >"$dir.background.log" 2>&1 &
+        background+=("$!:$dir")
+        targs+=(--no-suite "$BACKGROUND_SUITE")
+    fi
     echo "=== $dir: meson test ${targs[*]}"
     meson test -C "$dir" --print-errorlogs --num-processes 2 "${targs[@]}" || status=1
     builds+=("$dir")
 }
+background=()
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-run_build build-ci
+# The VM lab's guests (suite vm, plain build only: 1-2 min each, emulated) run beside the
+# other tests and the next builds, which leave a CPU idle much of the time.
+BACKGROUND_SUITE=vm run_build build-ci
 # The benchmarks' quick checks (suite bench: whether a bench still runs and what it must show)
 # run in the plain build only: under ASan they measure the sanitizer, and every path they take
 # is one the tests above take under it too. The VM lab's guests run plain only as well.
@@ -58,6 +70,11 @@ CC=clang BUILD_TARGETS="tests/fuzz/fuzz-trace tests/fuzz/fuzz-config tests/fuzz/
 wait "$deb_pid" || status=1
 echo "=== build-ci-deb: scripts/deb.sh build-ci-deb"
 cat build-ci-deb.tap
+for b in "${background[@]}"; do
+    wait "${b%%:*}" || status=1
+    echo "=== ${b#*:}: the suite run beside the others"
+    cat "${b#*:}.background.log"
+done
 
 STATUS=$status python3 - "${builds[@]}" <<'PY'
 import json, os, re, sys
@@ -69,8 +86,11 @@ if os.path.exists("build-ci-deb.tap"):
             passed += 1
         elif re.match(r"not ok \d", line):
             failed += 1
-for d in sys.argv[1:]:
-    with open(f"{d}/meson-logs/testlog.json") as f:
+logs = [f"{d}/meson-logs/{base}.json" for d in sys.argv[1:] for base in ("testlog", "background")]
+for log in logs:
+    if not os.path.exists(log):
+        continue  # no suite ran beside that build's tests
+    with open(log) as f:
         for line in f:
             t = json.loads(line)
             tap = [l for l in t.get("stdout", "").splitlines() if re.match(r"(not )?ok( |$)", l)]
