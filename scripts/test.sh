@@ -53,14 +53,14 @@ BACKGROUND_SUITE=vm run_build build-ci
 # run in the plain build only: under ASan they measure the sanitizer, and every path they take
 # is one the tests above take under it too. The VM lab's guests run plain only as well.
 run_build build-ci-asan -Db_sanitize=address,undefined -Db_lundef=false -- --no-suite bench
-TSAN_OPTIONS=halt_on_error=1 run_build build-ci-tsan -Db_sanitize=thread -- --suite age \
-    --suite files
 # The Debian packages: built, lintian-clean, installed and purged again (scripts/deb.sh, TAP),
-# beside the fuzz targets: those run for a fixed time whatever else runs, so the two together
-# take the time of the longer (CI stays within its 15 minutes), the fuzzers' runs fewer.
-echo "=== build-ci-deb: scripts/deb.sh (beside the fuzz targets; its output follows them)"
+# beside the ThreadSanitizer build and the fuzz targets (those run for a fixed time whatever
+# else runs): CI stays within its 15 minutes, the fuzzers' runs are fewer.
+echo "=== build-ci-deb: scripts/deb.sh (beside the next builds; its output follows them)"
 scripts/deb.sh build-ci-deb > build-ci-deb.tap 2>&1 &
 deb_pid=$!
+TSAN_OPTIONS=halt_on_error=1 run_build build-ci-tsan -Db_sanitize=thread -- --suite age \
+    --suite files
 # libFuzzer (clang) on every parser of outside input, 20 s per target, two at a time; only the
 # fuzz targets are built: the rest of the tree is GCC's, built and tested above.
 CC=clang BUILD_TARGETS="tests/fuzz/fuzz-trace tests/fuzz/fuzz-config tests/fuzz/fuzz-duration \
