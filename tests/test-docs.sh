@@ -61,10 +61,7 @@ server = 127.0.0.1:1
 adapter = redis
 server = 127.0.0.1:1
 CONF
-"$CACHEAGED" --config "$dir/cacheaged.conf" --bus "$addr" > "$dir/cacheaged.log" 2>&1 &
-daemon_pid=$!
-bus_wait 20 "$CACHEAGECTL" --address="$addr" list ||
-        { echo "Bail out! cacheaged did not answer"; sed 's/^/# /' "$dir/cacheaged.log"; exit 1; }
+bus_daemon_start "$addr"
 
 for cache in dcache kernel-host kernel-group files memcached redis; do
         "$CACHEAGECTL" --address="$addr" --no-pager --json show "$cache" > "$dir/$cache.json" ||
