@@ -79,6 +79,7 @@ done
 STATUS=$status python3 - "${builds[@]}" <<'PY'
 import json, os, re, sys
 passed = failed = 0
+why = []  # what each failed test case said, printed last: CI shows the end of the output
 # scripts/deb.sh's TAP: one result per check
 if os.path.exists("build-ci-deb.tap"):
     for line in open("build-ci-deb.tap"):
@@ -94,6 +95,16 @@ for log in logs:
         for line in f:
             t = json.loads(line)
             tap = [l for l in t.get("stdout", "").splitlines() if re.match(r"(not )?ok( |$)", l)]
+            if t["result"] not in ("OK", "SKIP", "EXPECTEDFAIL"):
+                lines, said, inside = t.get("stdout", "").splitlines(), [], False
+                for l in lines:  # Criterion's TAP: "not ok - NAME", then a YAML block to "  ..."
+                    if l.startswith("not ok"):
+                        inside = True
+                    if inside and l.strip() not in ("---", "...", ""):
+                        said.append(l.strip())
+                    if l.strip() == "...":
+                        inside = False
+                why.append(f"{log.split('/')[0]}: {t['name']}: " + (" | ".join(said)[:3000] or t["result"]))
             if tap:
                 # TAP: one result per test case; a crash after the plan still fails the binary
                 failed += sum(1 for l in tap if l.startswith("not ok"))
@@ -106,6 +117,8 @@ for log in logs:
                 failed += 1
 if os.environ.get("STATUS") != "0" and failed == 0:
     failed = 1  # a build or a test binary failed outside any counted test case
+for w in why:
+    print("FAILED", w)
 print(f"{passed} passed, {failed} failed")
 PY
 exit $status
