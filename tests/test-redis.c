@@ -1078,7 +1078,7 @@ Test(redis, scripted_exchange)
                 { .prefix = "SCRIPT LOAD", .reply = SHA_REPLY },
                 { .prefix = "INFO memory", .reply = info },
                 { .prefix = "INFO", .reply = info },
-                { .prefix = "SCAN 0 COUNT 16", .reply = "*2\r\n$1\r\n0\r\n*1\r\n$3\r\nk 1\r\n" },
+                { .prefix = "SCAN 0 COUNT 8", .reply = "*2\r\n$1\r\n0\r\n*1\r\n$3\r\nk 1\r\n" },
                 { .prefix = "EVALSHA " SHA " 1 k 1 lru 250000 0 0 900",
                   .reply = "*2\r\n:0\r\n:64\r\n" },
                 { .prefix = "EVALSHA " SHA " 1 k 1 lru 250000",
