@@ -33,7 +33,13 @@ static void fake_mkdir(const char *root, const char *path)
 
 void kernel_fake_write(const struct kernel_fake *f, const char *path, const char *text)
 {
-        char *p = test_path_join(f->root, path + 1);
+        char *p = test_path_join(f->root, path + 1), dir[4096];
+
+        snprintf(dir, sizeof(dir), "%s", path);
+        if (strrchr(dir, '/') > dir) {
+                *strrchr(dir, '/') = '\0';
+                fake_mkdir(f->root, dir); /* the directories it lies in */
+        }
 
         test_write_file(p, "%s", text);
         free(p);

@@ -52,7 +52,7 @@ void kernel_fake_shrinkers(const struct kernel_fake *f, uint64_t ino, uint64_t n
 /* kernel_fake_read() - root + @path's contents (malloc()ed; "" when missing). */
 char *kernel_fake_read(const struct kernel_fake *f, const char *path);
 
-/* kernel_fake_write() - root + @path holds @text, and only it. */
+/* kernel_fake_write() - root + @path holds @text, and only it (its directories made). */
 void kernel_fake_write(const struct kernel_fake *f, const char *path, const char *text);
 
 /* --- the real kernel's memory cgroups ------------------------------------------------------ */

@@ -662,6 +662,52 @@ Test(kernel_policy, pass_steps_and_their_ends)
 }
 
 /*
+ * A sweep (MGLRU): one write of KP_SWEEP_STEP, whatever it freed, and no pass again at the
+ * next rotation: it walked the LRUs whole, and what it left was referenced. Only a group with
+ * page cache enough is swept.
+ */
+Test(kernel_policy, a_sweep_is_one_write)
+{
+        const uint64_t K = 1024, M = 1024 * 1024;
+        struct kp_pass p;
+
+        cr_assert(!kp_sweep_fits(KP_SWEEP_MIN_FILE - 1, 0));
+        cr_assert(kp_sweep_fits(KP_SWEEP_MIN_FILE, 0));
+        cr_assert(!kp_sweep_fits(KP_SWEEP_MIN_FILE, 2 * KP_SWEEP_MIN_FILE), "a group's own");
+        /*
+         * What the VM lab's 6.12 gave: 22 MiB of slab, one walk scanned about 100,000 objects
+         * (a storm of 100,000); 24 MiB of page cache, the kernel fell below priority 12 and
+         * walked it three times and more.
+         */
+        cr_assert(!kp_sweep_overran(104000, 22 * M));
+        cr_assert(kp_sweep_overran(3 * 104000, 22 * M));
+        cr_assert(!kp_sweep_overran(0, 0));
+        cr_assert_eq(kp_sweep_min_after(24 * M, 0), 64 * M, "twice the default at least");
+        cr_assert_eq(kp_sweep_min_after(48 * M, 64 * M), 128 * M);
+        cr_assert_eq(kp_sweep_min_after(100 * M, 64 * M), 200 * M);
+        cr_assert_eq(KP_SWEEP_STEP, 128 * K);
+        cr_assert_eq(KP_SWEEP_PRESSURE, 204800, "(count * P / 100 >> 12) * 4 / 2 == count");
+        kp_pass_begin(&p, 256 * K, 64 * M, 512 * M);
+        kp_pass_sweep(&p);
+        cr_assert_eq(p.step, KP_SWEEP_STEP);
+        cr_assert(!kp_pass_step(&p, 0, 22 * M, 3 * M, 100000, 512 * M - 128 * K),
+                  "it freed much, and still ends");
+        cr_assert_eq(p.end, KP_PASS_SWEPT);
+        cr_assert_eq(p.steps, 1);
+        cr_assert_eq(p.asked, KP_SWEEP_STEP);
+        cr_assert(!kp_pass_again(&p, 256 * K));
+        cr_assert_eq(kp_pass_base(&p, 3 * M), 3 * M);
+        cr_assert_str_eq(kp_pass_end_name(p.end), "one sweep");
+
+        /* -EAGAIN: the group had less to give than one write (it is dry, as a pass's). */
+        kp_pass_begin(&p, 256 * K, 64 * M, 512 * M);
+        kp_pass_sweep(&p);
+        cr_assert(!kp_pass_step(&p, -EAGAIN, 22 * M, 21 * M, 100, 512 * M));
+        cr_assert_eq(p.end, KP_PASS_DRY);
+        cr_assert_eq(kp_pass_base(&p, 21 * M), 22 * M);
+}
+
+/*
  * Replay @v through the decision as the adapter runs it, idle meaning CPU "some avg10" at most
  * @idle_cpu (the daemon's idle_cpu_pressure); a drop leaves nr_negative at @after_drop.
  * Returns the drops' sample indexes in @drops.

@@ -43,6 +43,29 @@ void kp_pass_begin(struct kp_pass *p, uint64_t step, uint64_t max, uint64_t file
                                .end = KP_PASS_GOING };
 }
 
+bool kp_sweep_fits(uint64_t file, uint64_t min)
+{
+        return file >= (min ? min : KP_SWEEP_MIN_FILE);
+}
+
+bool kp_sweep_overran(uint64_t scanned, uint64_t slab)
+{
+        return scanned / 2 > slab / KP_DENTRY_BYTES;
+}
+
+uint64_t kp_sweep_min_after(uint64_t file, uint64_t min)
+{
+        uint64_t now = min ? min : KP_SWEEP_MIN_FILE;
+
+        return file * 2 > now * 2 ? file * 2 : now * 2;
+}
+
+void kp_pass_sweep(struct kp_pass *p)
+{
+        p->sweep = true;
+        p->step = KP_SWEEP_STEP;
+}
+
 bool kp_pass_step(struct kp_pass *p, int error, uint64_t slab_before, uint64_t slab_after,
                   uint64_t dentries_freed, uint64_t file_after)
 {
@@ -59,6 +82,11 @@ bool kp_pass_step(struct kp_pass *p, int error, uint64_t slab_before, uint64_t s
         p->asked += p->step;
         p->freed_bytes += freed;
         p->freed_dentries += dentries_freed;
+        if (p->sweep) {
+                /* One walk of the LRUs: the next would take the rotated, referenced ones. */
+                p->end = error == -EAGAIN ? KP_PASS_DRY : KP_PASS_SWEPT;
+                return false;
+        }
         /* -EAGAIN: the kernel tried every priority and retried; the group is dry. */
         if (error == -EAGAIN) {
                 p->end = KP_PASS_DRY;
@@ -88,7 +116,9 @@ uint64_t kp_pass_base(const struct kp_pass *p, uint64_t after)
 
 bool kp_pass_again(const struct kp_pass *p, uint64_t min)
 {
-        if (p->end == KP_PASS_DRY || p->end == KP_PASS_ERROR || p->steps == 0)
+        /* A sweep walked the whole LRUs: what it left was referenced. */
+        if (p->end == KP_PASS_DRY || p->end == KP_PASS_ERROR || p->end == KP_PASS_SWEPT ||
+            p->steps == 0)
                 return false;
         return p->freed_bytes >= min || p->freed_dentries * KP_DENTRY_BYTES >= min;
 }
@@ -106,6 +136,8 @@ const char *kp_pass_end_name(enum kp_pass_end end)
                 return "all it was for asked";
         case KP_PASS_CACHE:
                 return "its share of the page cache taken";
+        case KP_PASS_SWEPT:
+                return "one sweep";
         case KP_PASS_ERROR:
                 return "failed";
         }

@@ -66,6 +66,7 @@ enum kp_pass_end {
         KP_PASS_DRY,       /* -EAGAIN: the group had less reclaimable than a step */
         KP_PASS_MAX,       /* max_reclaim asked, or the growth the pass was for */
         KP_PASS_CACHE,     /* the pass took its share of the group's page cache */
+        KP_PASS_SWEPT,     /* a sweep: one write, one walk of the LRUs (kp_pass_sweep()) */
         KP_PASS_ERROR,     /* the write failed otherwise */
 };
 
@@ -79,6 +80,7 @@ enum kp_pass_end {
 #define KP_PASS_FILE_PCT 5 /* percent */
 
 struct kp_pass {
+        bool sweep;              /* one sweep (kp_pass_sweep()) */
         uint64_t step;           /* bytes per write */
         uint64_t max;            /* bytes asked at most per pass */
         uint64_t asked;          /* bytes asked so far */
@@ -100,6 +102,52 @@ struct kp_pass {
  * priority and then the retries, and takes the referenced ones too (measured).
  */
 void kp_pass_begin(struct kp_pass *p, uint64_t step, uint64_t max, uint64_t file);
+
+/*
+ * A sweep, where the kernel reclaims with MGLRU (6.12). There memory.reclaim meets each write
+ * from the group's page cache at the lowest priority (DEF_PRIORITY, 12), and the slab is
+ * scanned once per write in proportion to that priority (mm/shrinker.c do_shrink_slab:
+ * (count >> priority) * 4 / seeks, seeks 2 for a superblock, the count scaled by
+ * vm.vfs_cache_pressure / 100 in fs/super.c super_cache_count); since 6.5 the slab a group
+ * frees no longer counts towards what was asked. So the steps of a pass reach almost none of
+ * the dentries, and take page cache instead (measured: doc/adapters/kernel.md).
+ *
+ * A sweep is one write of KP_SWEEP_STEP (SWAP_CLUSTER_MAX pages: one call of the reclaim,
+ * mm/memcontrol.c memory_reclaim) with vm.vfs_cache_pressure at KP_SWEEP_PRESSURE for its
+ * length: then the one slab scan at priority 12 walks each of the group's dentry and inode
+ * LRUs once, as long as it was when the write began, freeing what was not referenced since the
+ * last sweep and rotating what was, with its bit cleared (fs/dcache.c dentry_lru_isolate). One
+ * walk, never two: a second would free the rotated ones, the group's hot set. And only where the
+ * group holds page cache enough for the kernel to meet the write at priority 12
+ * (KP_SWEEP_MIN_FILE): below it the priority falls, and each lower one would walk the LRUs
+ * twice as often again; such a group gets the steps of a pass, whose priority falls by itself.
+ */
+#define KP_SWEEP_STEP (32 * 4096)              /* bytes: SWAP_CLUSTER_MAX pages */
+#define KP_SWEEP_PRESSURE (100 * 4096 / 2)     /* vm.vfs_cache_pressure: one walk at priority 12 */
+#define KP_SWEEP_MIN_FILE (32ULL << 20)        /* bytes of page cache */
+#define KP_VFS_CACHE_PRESSURE_DEFAULT 100      /* the kernel's */
+
+/*
+ * kp_sweep_fits() - whether a group holding @file bytes of page cache may be swept: at least
+ * @min (0: KP_SWEEP_MIN_FILE, measured on 6.12: 32 MiB met the write at priority 12, 24 MiB did
+ * not, and the group's hot set went).
+ */
+bool kp_sweep_fits(uint64_t file, uint64_t min);
+
+/*
+ * kp_sweep_overran() - whether a sweep walked the LRUs more than once (the kernel met the write
+ * below priority 12): the shrinkers scanned @scanned objects across it (/proc/vmstat
+ * slabs_scanned, host-wide) while the group's @slab bytes of reclaimable slab hold at most
+ * @slab / KP_DENTRY_BYTES objects (inodes are larger). More than twice that cannot be one walk;
+ * the group then needs more page cache than it had to be swept (kp_sweep_min_after()).
+ */
+bool kp_sweep_overran(uint64_t scanned, uint64_t slab);
+
+/* kp_sweep_min_after() - the page cache a group needs from now on, after it overran with @file. */
+uint64_t kp_sweep_min_after(uint64_t file, uint64_t min);
+
+/* kp_pass_sweep() - make the pass begun one sweep: one write of KP_SWEEP_STEP, then done. */
+void kp_pass_sweep(struct kp_pass *p);
 
 /*
  * kp_pass_step() - one write was made (@error its result), and the group's reclaimable slab

@@ -628,6 +628,22 @@ int ks_read_lru_gen(const char *root, unsigned *ret_flags)
         return r;
 }
 
+int ks_read_slabs_scanned(const char *root, uint64_t *ret)
+{
+        char path[KS_PATH_MAX], *buf;
+        int r;
+
+        r = root_path(root, "/proc/vmstat", path, sizeof(path));
+        if (r < 0)
+                return r;
+        r = read_at(AT_FDCWD, path, KS_BIG_FILE_MAX, &buf);
+        if (r < 0)
+                return r;
+        r = stat_value(buf, "slabs_scanned", ret);
+        free(buf);
+        return r;
+}
+
 int ks_read_vfs_cache_pressure(const char *root, uint64_t *ret)
 {
         return read_root_u64(root, "/proc/sys/vm/vfs_cache_pressure", ret);

@@ -131,6 +131,12 @@ int ks_read_lru_gen(const char *root, unsigned *ret_flags);
 
 #define KS_LRU_GEN_CORE 0x0001 /* MGLRU is in use (mm/vmscan.c lru_gen_enabled()) */
 
+/*
+ * ks_read_slabs_scanned() - /proc/vmstat slabs_scanned: the objects the shrinkers have scanned,
+ * host-wide, since boot.
+ */
+int ks_read_slabs_scanned(const char *root, uint64_t *ret);
+
 /* ks_read_vfs_cache_pressure() / ks_write_vfs_cache_pressure() - vm.vfs_cache_pressure. */
 int ks_read_vfs_cache_pressure(const char *root, uint64_t *ret);
 int ks_write_vfs_cache_pressure(const char *root, uint64_t value);

@@ -142,6 +142,8 @@ struct kn_part {
         struct ks_group before, after;
         bool acted, put_off;
         struct kp_pass pass;              /* memory.reclaim */
+        uint64_t sweep_min_file;          /* page cache needed to sweep it; 0: the default */
+        uint64_t sweep_scanned;           /* objects the shrinkers scanned in the last sweep */
         struct ks_shrinker_pass scan;     /* shrinker-scan */
         uint64_t act_usec;
         int act_error;
@@ -499,13 +501,48 @@ static int kn_reclaim_write(struct kn *kn, int fd, uint64_t bytes, struct kn_job
 }
 
 /*
+ * A sweep (MGLRU, where memory.reclaim meets a write from page cache at the kernel's lowest
+ * priority and scans the slab in proportion to that priority: kernel-policy.h, KP_SWEEP_*):
+ * the smallest write with vm.vfs_cache_pressure at KP_SWEEP_PRESSURE for its length, put back
+ * at once. The value found there is what it is put back to; KP_SWEEP_PRESSURE itself can only
+ * have been left by a cacheaged stopped in the middle of one, and is put back to the kernel's
+ * default.
+ */
+static int kn_sweep_write(struct kn *kn, int fd, struct kn_job *job)
+{
+        uint64_t was;
+        int r, w;
+
+        r = ks_read_vfs_cache_pressure(kn->root, &was);
+        if (r < 0)
+                return r;
+        if (was == KP_SWEEP_PRESSURE) {
+                job_say(job, LOG_WARNING, "vm.vfs_cache_pressure was %d, which only a cacheaged "
+                        "stopped during a sweep leaves: put back to %d", KP_SWEEP_PRESSURE,
+                        KP_VFS_CACHE_PRESSURE_DEFAULT);
+                was = KP_VFS_CACHE_PRESSURE_DEFAULT;
+        }
+        r = ks_write_vfs_cache_pressure(kn->root, KP_SWEEP_PRESSURE);
+        if (r < 0)
+                return r;
+        r = kn_reclaim_write(kn, fd, KP_SWEEP_STEP, job);
+        w = ks_write_vfs_cache_pressure(kn->root, was);
+        if (w < 0)
+                job_say(job, LOG_ERR, "cannot put vm.vfs_cache_pressure back to %" PRIu64 ": %s",
+                        was, strerror(-w));
+        return r < 0 ? r : w;
+}
+
+/*
  * A pass over the group's dentries (kernel-policy.h, struct kp_pass): steps over what its
- * reclaimable slab grew since the last pass. With reclaim_amount = SIZE instead: one write of
- * that size (the bare loop, to compare).
+ * reclaimable slab grew since the last pass; on MGLRU, with page cache enough, one sweep. With
+ * reclaim_amount = SIZE instead: one write of that size (the bare loop, to compare).
  */
 static int kn_memory_reclaim(struct kn *kn, struct kn_part *p, int fd, struct kn_job *job)
 {
         uint64_t level = kn_level(&p->before), grown = rise(p->base_bytes, level), max;
+        bool sweep = kn->mglru && kp_sweep_fits(p->before.file_bytes, p->sweep_min_file);
+        uint64_t scanned0 = 0, scanned1 = 0;
         struct ks_dentry_state a, b;
         struct ks_group g;
         int r;
@@ -523,13 +560,33 @@ static int kn_memory_reclaim(struct kn *kn, struct kn_part *p, int fd, struct kn
                 max = grown < kn->cfg.max_reclaim ? grown : kn->cfg.max_reclaim;
                 kp_pass_begin(&p->pass, kn->cfg.reclaim_step, max, p->before.file_bytes);
         }
+        if (sweep && !kn->cfg.reclaim_amount)
+                kp_pass_sweep(&p->pass);
         p->acted = true;
         for (uint64_t slab = level;;) {
                 bool more;
 
                 if (ks_read_dentry_state(kn->root, &a) < 0)
                         a = (struct ks_dentry_state){ 0 };
-                r = kn_reclaim_write(kn, fd, p->pass.step, job);
+                if (p->pass.sweep && ks_read_slabs_scanned(kn->root, &scanned0) < 0)
+                        scanned0 = 0;
+                r = p->pass.sweep ? kn_sweep_write(kn, fd, job)
+                                  : kn_reclaim_write(kn, fd, p->pass.step, job);
+                if (p->pass.sweep && (ks_read_slabs_scanned(kn->root, &scanned1) < 0 ||
+                                      scanned1 < scanned0))
+                        scanned1 = scanned0;
+                p->sweep_scanned = scanned1 - scanned0;
+                if (p->pass.sweep && kp_sweep_overran(p->sweep_scanned, p->before.slab_reclaimable_bytes)) {
+                        uint64_t was = p->sweep_min_file;
+
+                        p->sweep_min_file = kp_sweep_min_after(p->before.file_bytes, was);
+                        job_say(job, LOG_NOTICE, "a sweep of %s scanned %" PRIu64 " objects, more "
+                                "than twice what its %" PRIu64 " bytes of slab hold: the kernel "
+                                "met it below its lowest priority, with %" PRIu64 " bytes of page "
+                                "cache; swept again only with %" PRIu64 " (passes meanwhile)",
+                                p->path, p->sweep_scanned, p->before.slab_reclaimable_bytes,
+                                p->before.file_bytes, p->sweep_min_file);
+                }
                 if (ks_read_dentry_state(kn->root, &b) < 0)
                         b = a;
                 if (ks_read_group(fd, kn->memcg.version, &g) < 0)
@@ -1427,20 +1484,14 @@ static int kn_parse(struct ca_host *host, const struct ca_section *s, const char
                 }
                 if (ks_shrinker_present(root))
                         mech = KN_MECH_SHRINKER_SCAN;
-                else if (memcg.version == KS_MEMCG_V2 &&
-                         (cfg->action == KN_ACTION_RECLAIM || !mglru))
+                else if (memcg.version == KS_MEMCG_V2)
                         mech = KN_MECH_MEMORY_RECLAIM;
                 else if (memcg.version == KS_MEMCG_V1 && cfg->allow_force_empty)
                         mech = KN_MECH_FORCE_EMPTY;
                 else if (cfg->action == KN_ACTION_AUTO)
-                        ca_host_log(host, LOG_NOTICE, "action = auto reports only here: %s",
-                                    memcg.version == KS_MEMCG_V2
-                                            ? "the kernel reclaims page cache with MGLRU, and "
-                                              "memory.reclaim takes the groups' page cache "
-                                              "before their dentries (action = reclaim does it "
-                                              "anyway; cacheaged.conf(5))"
-                                            : "cgroup v1 has no gentle reclaim (force_empty "
-                                              "drops the page cache too: allow_force_empty)");
+                        ca_host_log(host, LOG_NOTICE, "action = auto reports only here: cgroup "
+                                    "v1 has no gentle reclaim (force_empty drops the page cache "
+                                    "too: allow_force_empty)");
                 else {
                         ca_host_key_error(host, s, "action", "cgroup v1 has no gentle reclaim: "
                                           "memory.force_empty only with allow_force_empty = yes "
@@ -1448,10 +1499,11 @@ static int kn_parse(struct ca_host *host, const struct ca_section *s, const char
                         goto out_inval;
                 }
                 if (mech == KN_MECH_MEMORY_RECLAIM && mglru)
-                        ca_host_log(host, LOG_NOTICE, "the kernel reclaims page cache with "
-                                    "MGLRU: memory.reclaim takes the groups' page cache before "
-                                    "their dentries, and a pass reaches few of them "
-                                    "(cacheaged.conf(5))");
+                        ca_host_log(host, LOG_INFO, "the kernel reclaims page cache with MGLRU: "
+                                    "a group holding %llu MiB of page cache or more is swept, "
+                                    "vm.vfs_cache_pressure raised for each sweep's write; one "
+                                    "with less gets passes, which reach few of its dentries "
+                                    "(cacheaged.conf(5))", KP_SWEEP_MIN_FILE >> 20);
                 break;
         default:
                 break;
@@ -1467,6 +1519,28 @@ out_inval:
 }
 
 /* ---- create / destroy ---- */
+
+/*
+ * A cacheaged stopped in the middle of a sweep (SIGKILL, a crash) left vm.vfs_cache_pressure
+ * at KP_SWEEP_PRESSURE, which nothing else sets: the kernel's default is put back.
+ */
+static void kn_sweep_repair(struct ca_host *host, const char *root)
+{
+        uint64_t v;
+        int r;
+
+        if (ks_read_vfs_cache_pressure(root, &v) < 0 || v != KP_SWEEP_PRESSURE)
+                return;
+        r = ks_write_vfs_cache_pressure(root, KP_VFS_CACHE_PRESSURE_DEFAULT);
+        if (r < 0)
+                ca_host_log(host, LOG_ERR, "vm.vfs_cache_pressure is %d, left by a cacheaged "
+                            "stopped during a sweep, and cannot be put back to %d: %s",
+                            KP_SWEEP_PRESSURE, KP_VFS_CACHE_PRESSURE_DEFAULT, strerror(-r));
+        else
+                ca_host_log(host, LOG_WARNING, "vm.vfs_cache_pressure was %d, left by a "
+                            "cacheaged stopped during a sweep: put back to %d",
+                            KP_SWEEP_PRESSURE, KP_VFS_CACHE_PRESSURE_DEFAULT);
+}
 
 static void kn_destroy(void *instance)
 {
@@ -1556,6 +1630,8 @@ static int kn_create(struct ca_host *host, const struct ca_section *s, void **re
         kn->group_target = cfg.cgroup || cfg.unit;
         kn->have_dentry_negative = ks_read_dentry_negative(root, &dn) == 0;
         kn->mglru = kn_mglru(root);
+        if (mech == KN_MECH_MEMORY_RECLAIM && kn->mglru)
+                kn_sweep_repair(host, root);
         if (cfg.swappiness != KN_SWAPPINESS_KERNEL)
                 snprintf(kn->key, sizeof(kn->key), "swappiness=%d", cfg.swappiness);
         if (strcmp(root, "/") != 0)
