@@ -92,6 +92,18 @@ static int read_at(int dirfd, const char *name, size_t max, char **ret)
 }
 
 /* Write @text to @name under @dirfd, the way the kernel's files are written (see the top). */
+/* The text of a file below @root, at most @max bytes. */
+static int read_root_text(const char *root, const char *file, size_t max, char **ret)
+{
+        char path[KS_PATH_MAX];
+        int r;
+
+        r = root_path(root, file, path, sizeof(path));
+        if (r < 0)
+                return r;
+        return read_at(AT_FDCWD, path, max, ret);
+}
+
 static int write_at(int dirfd, const char *name, const char *text)
 {
         size_t len = strlen(text);
@@ -159,13 +171,10 @@ static int read_u64_at(int dirfd, const char *name, uint64_t *ret)
 int ks_read_dentry_state(const char *root, struct ks_dentry_state *ret)
 {
         uint64_t v[6];
-        char path[KS_PATH_MAX], *buf, *p;
+        char *buf, *p;
         int r;
 
-        r = root_path(root, "/proc/sys/fs/dentry-state", path, sizeof(path));
-        if (r < 0)
-                return r;
-        r = read_at(AT_FDCWD, path, KS_SMALL_FILE_MAX, &buf);
+        r = read_root_text(root, "/proc/sys/fs/dentry-state", KS_SMALL_FILE_MAX, &buf);
         if (r < 0)
                 return r;
         p = buf;
@@ -252,15 +261,12 @@ static bool v2_has_memory(const char *root, const char *mount)
 
 int ks_find_memcg(const char *root, struct ks_memcg *ret)
 {
-        char path[KS_PATH_MAX], *buf, *line, *next;
+        char *buf, *line, *next;
         struct ks_memcg v1 = { 0 }, v2 = { 0 };
         int r;
 
         ret->version = KS_MEMCG_NONE;
-        r = root_path(root, "/proc/self/mountinfo", path, sizeof(path));
-        if (r < 0)
-                return r;
-        r = read_at(AT_FDCWD, path, KS_BIG_FILE_MAX, &buf);
+        r = read_root_text(root, "/proc/self/mountinfo", KS_BIG_FILE_MAX, &buf);
         if (r < 0)
                 return r;
         for (line = buf; line && *line; line = next) {
@@ -609,14 +615,11 @@ int ks_cgroup_children(int fd, size_t max, char ***ret_names, size_t *ret_n, boo
 
 int ks_read_lru_gen(const char *root, unsigned *ret_flags)
 {
-        char path[KS_PATH_MAX], *buf, *end;
+        char *buf, *end;
         unsigned long v;
         int r;
 
-        r = root_path(root, "/sys/kernel/mm/lru_gen/enabled", path, sizeof(path));
-        if (r < 0)
-                return r;
-        r = read_at(AT_FDCWD, path, KS_SMALL_FILE_MAX, &buf);
+        r = read_root_text(root, "/sys/kernel/mm/lru_gen/enabled", KS_SMALL_FILE_MAX, &buf);
         if (r < 0)
                 return r;
         errno = 0;
@@ -630,13 +633,10 @@ int ks_read_lru_gen(const char *root, unsigned *ret_flags)
 
 int ks_read_slabs_scanned(const char *root, uint64_t *ret)
 {
-        char path[KS_PATH_MAX], *buf;
+        char *buf;
         int r;
 
-        r = root_path(root, "/proc/vmstat", path, sizeof(path));
-        if (r < 0)
-                return r;
-        r = read_at(AT_FDCWD, path, KS_BIG_FILE_MAX, &buf);
+        r = read_root_text(root, "/proc/vmstat", KS_BIG_FILE_MAX, &buf);
         if (r < 0)
                 return r;
         r = stat_value(buf, "slabs_scanned", ret);
