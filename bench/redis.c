@@ -22,8 +22,9 @@
  *      rotations, pooled the same way.
  *   4. Controls, before the daemon starts: a plain client does the scan's work at full speed
  *      (SCAN, then OBJECT IDLETIME and PTTL of every key, pipelined), twice, then UNLINKs the
- *      unread keys at full speed (then they are set again): what that work costs the client
- *      from Redis itself, whoever asks for it.
+ *      unread keys at full speed, then at the adapter's pace (PACED_BATCH keys a command, at
+ *      its rate: the cost of the deletes alone, without the adapter's checks), the keys set
+ *      again after each: what that work costs the client from Redis itself, whoever asks.
  *   5. The daemon's loop: the adapter's longest step, its steps over slice_time on the CPU, the
  *      longest gap between watchdog pings, and the control of bench-memcached (plain arithmetic
  *      at SCHED_IDLE, after the daemon stops). Its memory: RSS per key tracked.
@@ -62,6 +63,8 @@
 #define MAX_CYCLES 10              /* of a scan, then a scan and deletes */
 #define CONTROL_SCANS 2
 #define CONTROL_BATCH 512          /* keys per pipelined batch of the controls */
+#define PACED_BATCH 8              /* keys per UNLINK of the paced control: the adapter's reap */
+#define ADAPTER_RATE 25000         /* keys/s: the adapter's default rate (redis.c RD_RATE_DEFAULT) */
 #define TTL_SEC 20                 /* the TTL alternative's time to live */
 
 static const char *const watched[] = {
@@ -480,6 +483,47 @@ static void control_scan(void)
         free(batch);
 }
 
+/*
+ * The unread keys UNLINKed as the adapter deletes them: PACED_BATCH in one command, one command
+ * a round trip, @rate keys a second.
+ */
+static void control_delete_paced(uint64_t n, uint64_t rate)
+{
+        char *batch = malloc(PACED_BATCH * 64 + 64), k[PACED_BATCH][32];
+        const char *argv[PACED_BATCH + 2] = { "UNLINK" };
+        uint64_t t0 = bench_now_usec(), done = 0, due;
+        size_t argc = 1;
+        struct conn c;
+
+        if (!batch)
+                bench_die("out of memory");
+        conn_open(&c);
+        for (uint64_t i = 0; i < n; i++) {
+                if (i % HOT_EVERY == 0)
+                        continue;
+                key(k[argc - 1], i);
+                argv[argc] = k[argc - 1];
+                argc++;
+                if (argc == PACED_BATCH + 1 || i + 1 == n) {
+                        argv[argc] = NULL;
+                        bench_write_all(c.fd, batch, cmdv(batch, argv));
+                        conn_reply(&c);
+                        done += argc - 1;
+                        argc = 1;
+                        due = t0 + done * 1000000 / rate;
+                        if (due > bench_now_usec())
+                                usleep((useconds_t)(due - bench_now_usec()));
+                }
+        }
+        if (argc > 1) {
+                argv[argc] = NULL;
+                bench_write_all(c.fd, batch, cmdv(batch, argv));
+                conn_reply(&c);
+        }
+        conn_close(&c);
+        free(batch);
+}
+
 /* The unread keys UNLINKed at full speed, CONTROL_BATCH a round trip. */
 static void control_delete(uint64_t n)
 {
@@ -743,8 +787,8 @@ int main(int argc, char **argv)
         struct bench_child daemon;
         struct bench_watch watch;
         struct rotation rot[2 * MAX_CYCLES] = { { 0 } };
-        struct bench_span busy[3 * MAX_CYCLES + CONTROL_SCANS + 2], kind[2][MAX_CYCLES];
-        struct bench_span control[2][CONTROL_SCANS], deletes[MAX_CYCLES];
+        struct bench_span busy[3 * MAX_CYCLES + CONTROL_SCANS + 4], kind[2][MAX_CYCLES];
+        struct bench_span control[2][CONTROL_SCANS], deletes[MAX_CYCLES], paced;
         uint64_t keys_left, sha_calls0, sha_usec0, eval_calls0, eval_usec0, scan_calls0;
         uint64_t scan_usec0, sha_calls, sha_usec, eval_calls, eval_usec, scan_calls, scan_usec;
         uint64_t rotating_usec = 0;
@@ -834,6 +878,14 @@ int main(int argc, char **argv)
                 control[1][0].to = bench_now_usec();
                 busy[n_busy++] = (struct bench_span){ control[1][0].from,
                                                       control[1][0].to + 500000 };
+                t_start = bench_now_usec();
+                load(keys, true, 0, 0);
+                busy[n_busy++] = (struct bench_span){ t_start, bench_now_usec() + 500000 };
+                usleep(1000000);
+                paced.from = bench_now_usec();
+                control_delete_paced(keys, rate ? strtoull(rate, NULL, 10) : ADAPTER_RATE);
+                paced.to = bench_now_usec();
+                busy[n_busy++] = (struct bench_span){ paced.from, paced.to + 500000 };
                 t_start = bench_now_usec();
                 load(keys, true, 0, 0);
                 busy[n_busy++] = (struct bench_span){ t_start, bench_now_usec() + 500000 };
@@ -1020,10 +1072,20 @@ int main(int argc, char **argv)
                                "(%.2fx the baseline), max %u us (%zu GETs)\n", kind_name[k],
                                p.p50, p.p99, (double)p.p99 / base, p.max, p.n);
                         if (k == 1) {
+                                struct bench_pct pc = bench_percentiles_of(&client.s, &paced,
+                                                                           1, true);
+
                                 p = bench_percentiles_of(&client.s, deletes, cycles, true);
                                 printf("client GET latency, their deletes alone: p50 %u us, p99 %u "
                                        "us (%.2fx the baseline), max %u us (%zu GETs)\n", p.p50,
                                        p.p99, (double)p.p99 / base, p.max, p.n);
+                                printf("client GET latency, control (a plain client UNLINKs the "
+                                       "unread keys %d a command at the adapter's rate, no "
+                                       "cacheaged): p50 %u us, p99 %u us (%.2fx the baseline; the "
+                                       "adapter's deletes %.2fx the control), max %u us (%zu "
+                                       "GETs)\n", PACED_BATCH, pc.p50, pc.p99,
+                                       (double)pc.p99 / base, (double)p.p99 / (pc.p99 ? pc.p99 : 1),
+                                       pc.max, pc.n);
                         }
                         printf("client GET latency, control (%s, no cacheaged): p50 %u us, "
                                "p99 %u us (%.2fx the baseline; the adapter's rotations %.2fx "
