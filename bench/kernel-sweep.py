@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# How much page cache a sweep needs (the kernel adapter on MGLRU, doc/adapters/kernel.md, "A
+# sweep"): in a quiet guest of the VM lab, as root, on cgroup v2. For each trial a new memory
+# cgroup gets FILE MiB of page cache (a file written and read twice from inside it), a hot set
+# of 1,000 files and 1,000 missing names looked up several times (referenced dentries), then a
+# storm of 100,000 missing names looked up once, then the hot set again. Then one write of SIZE
+# bytes to its memory.reclaim with vm.vfs_cache_pressure at PRESSURE for the length of that
+# write (0: left as it is), put back at once. Printed: the group's reclaimable slab and page
+# cache before and after, the storm left (its names looked up again from the group: the
+# dentries made again are the ones that went), the hot set's dentries made again, the write's
+# time. One line per trial:
+#
+#   scripts/vm.sh 6.12 -- bench/kernel-sweep.py PRESSURE,SIZE,FILE [...]
+#   scripts/vm.sh 6.12 -- bench/kernel-sweep.py 204800,131072,32 204800,131072,24 0,131072,32
+#
+# Measured 2026-12-04 on Debian 13's 6.12 (commit 810b662): at 204800, a 128K write took the
+# storm (625 left) and none of the hot set with 32 or 64 MiB of page cache; with 24, 20, 16, 8,
+# 4 or 0 MiB it took the hot set too (2,002 made again): the kernel fell below priority 12.
+# Without the raised pressure, 0 of the storm went. On 6.1 (classic LRU) the same write took
+# the storm and kept the hot set with 8 MiB too.
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+MC = "/sys/fs/cgroup"
+STORM = 100000
+trials = 0
+
+
+def rd(path):
+    with open(path) as f:
+        return f.read()
+
+
+def wr(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def dentries():
+    f = rd("/proc/sys/fs/dentry-state").split()
+    return int(f[0]), int(f[4])  # nr_dentry, nr_negative
+
+
+def group_stat(g):
+    st = dict(line.split() for line in rd(f"{g}/memory.stat").splitlines())
+    return int(st["slab_reclaimable"]), int(st["file"])
+
+
+def run_in(g, work):
+    """@work in a child process that joined group @g; waited for."""
+    pid = os.fork()
+    if pid == 0:
+        wr(f"{g}/cgroup.procs", str(os.getpid()))
+        work()
+        os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def look_up(names):
+    for p in names:
+        try:
+            os.stat(p)
+        except FileNotFoundError:
+            pass
+
+
+def trial(pressure, size, file_mib):
+    global trials
+    trials += 1
+    d = tempfile.mkdtemp(dir="/tmp", prefix="kernel-sweep-")
+    g = f"{MC}/kernel-sweep-{os.getpid()}-{trials}"
+    os.mkdir(g)
+    os.mkdir(f"{d}/hot")
+    os.mkdir(f"{d}/storm")
+    hot = [f"{d}/hot/f{i}" for i in range(1000)] + [f"{d}/hot/m{i}" for i in range(1000)]
+    storm = [f"{d}/storm/x{i}" for i in range(STORM)]
+
+    def setup():
+        for i in range(1000):
+            open(f"{d}/hot/f{i}", "w").close()
+        if file_mib:
+            with open(f"{d}/big", "wb") as f:
+                f.write(b"\1" * (file_mib << 20))
+            os.sync()
+            for _ in range(2):
+                with open(f"{d}/big", "rb") as f:
+                    f.read()
+        look_up(hot)
+        look_up(hot)
+        look_up(storm)
+        look_up(hot)
+
+    run_in(g, setup)
+    time.sleep(0.5)
+    slab0, file0 = group_stat(g)
+    was = rd("/proc/sys/vm/vfs_cache_pressure").strip()
+    t = time.monotonic()
+    try:
+        if pressure:
+            wr("/proc/sys/vm/vfs_cache_pressure", str(pressure))
+        wr(f"{g}/memory.reclaim", str(size))
+    except OSError as e:
+        print(f"memory.reclaim: {e}")
+    finally:
+        wr("/proc/sys/vm/vfs_cache_pressure", was)
+    ms = (time.monotonic() - t) * 1000
+    time.sleep(0.3)
+    slab1, file1 = group_stat(g)
+    n = dentries()[0]
+    run_in(g, lambda: look_up(hot))
+    hot_again = dentries()[0] - n
+    n = dentries()[0]
+    run_in(g, lambda: look_up(storm))
+    storm_left = max(0, STORM - (dentries()[0] - n))
+    print(f"pressure {pressure}, write {size}, page cache {file_mib} MiB: slab {slab0 >> 10}K -> "
+          f"{slab1 >> 10}K, page cache {file0 >> 20}M -> {file1 >> 20}M, storm left {storm_left} "
+          f"of {STORM}, hot set made again {hot_again} of 2000, {ms:.0f} ms", flush=True)
+    subprocess.run(["rm", "-rf", d], check=False)
+    try:
+        os.rmdir(g)
+    except OSError:
+        pass  # its page cache still charged: the kernel keeps it until reclaimed
+
+
+if len(sys.argv) < 2:
+    sys.exit("usage: kernel-sweep.py PRESSURE,SIZE,FILE_MIB [...]")
+for spec in sys.argv[1:]:
+    p, s, f = (int(x) for x in spec.split(","))
+    trial(p, s, f)
