@@ -64,7 +64,7 @@
 #define CONTROL_SCANS 2
 #define CONTROL_BATCH 512          /* keys per pipelined batch of the controls */
 #define PACED_BATCH 8              /* keys per UNLINK of the paced control: the adapter's reap */
-#define ADAPTER_RATE 25000         /* keys/s: the adapter's default rate (redis.c RD_RATE_DEFAULT) */
+#define ADAPTER_RATE 25000         /* keys/s: the adapter's default (RD_RATE_DEFAULT) */
 #define TTL_SEC 20                 /* the TTL alternative's time to live */
 
 static const char *const watched[] = {
@@ -484,72 +484,44 @@ static void control_scan(void)
 }
 
 /*
- * The unread keys UNLINKed as the adapter deletes them: PACED_BATCH in one command, one command
- * a round trip, @rate keys a second.
+ * The unread keys UNLINKed: @per keys a command, @pipelined commands a round trip, @rate keys a
+ * second (0: at full speed).
  */
-static void control_delete_paced(uint64_t n, uint64_t rate)
+static void control_delete(uint64_t n, size_t per, size_t pipelined, uint64_t rate)
 {
-        char *batch = malloc(PACED_BATCH * 64 + 64), k[PACED_BATCH][32];
+        char *batch = malloc(pipelined * (per * 40 + 32)), k[PACED_BATCH][32];
         const char *argv[PACED_BATCH + 2] = { "UNLINK" };
         uint64_t t0 = bench_now_usec(), done = 0, due;
-        size_t argc = 1;
+        size_t len = 0, sent = 0, argc = 1;
         struct conn c;
 
-        if (!batch)
+        if (!batch || per > PACED_BATCH)
                 bench_die("out of memory");
         conn_open(&c);
         for (uint64_t i = 0; i < n; i++) {
-                if (i % HOT_EVERY == 0)
-                        continue;
-                key(k[argc - 1], i);
-                argv[argc] = k[argc - 1];
-                argc++;
-                if (argc == PACED_BATCH + 1 || i + 1 == n) {
+                bool last = i + 1 == n;
+
+                if (i % HOT_EVERY != 0) {
+                        key(k[argc - 1], i);
+                        argv[argc] = k[argc - 1];
+                        argc++;
+                }
+                if (argc > 1 && (argc == per + 1 || last)) {
                         argv[argc] = NULL;
-                        bench_write_all(c.fd, batch, cmdv(batch, argv));
-                        conn_reply(&c);
+                        len += cmdv(batch + len, argv);
                         done += argc - 1;
                         argc = 1;
-                        due = t0 + done * 1000000 / rate;
-                        if (due > bench_now_usec())
-                                usleep((useconds_t)(due - bench_now_usec()));
+                        sent++;
                 }
-        }
-        if (argc > 1) {
-                argv[argc] = NULL;
-                bench_write_all(c.fd, batch, cmdv(batch, argv));
-                conn_reply(&c);
-        }
-        conn_close(&c);
-        free(batch);
-}
-
-/* The unread keys UNLINKed at full speed, CONTROL_BATCH a round trip. */
-static void control_delete(uint64_t n)
-{
-        char *batch = malloc(CONTROL_BATCH * 64), k[32];
-        size_t len = 0, sent = 0;
-        struct conn c;
-
-        if (!batch)
-                bench_die("out of memory");
-        conn_open(&c);
-        for (uint64_t i = 0; i < n; i++) {
-                if (i % HOT_EVERY == 0)
-                        continue;
-                key(k, i);
-                len += cmdv(batch + len, (const char *[]){ "UNLINK", k, NULL });
-                if (++sent == CONTROL_BATCH || i + 1 == n) {
+                if (sent > 0 && (sent == pipelined || last)) {
                         bench_write_all(c.fd, batch, len);
                         for (; sent; sent--)
                                 conn_reply(&c);
                         len = 0;
+                        due = rate ? t0 + done * 1000000 / rate : 0;
+                        if (due > bench_now_usec())
+                                usleep((useconds_t)(due - bench_now_usec()));
                 }
-        }
-        if (sent) {
-                bench_write_all(c.fd, batch, len);
-                for (; sent; sent--)
-                        conn_reply(&c);
         }
         conn_close(&c);
         free(batch);
@@ -874,7 +846,7 @@ int main(int argc, char **argv)
                         usleep(1000000);
                 }
                 control[1][0].from = bench_now_usec();
-                control_delete(keys);
+                control_delete(keys, 1, CONTROL_BATCH, 0);
                 control[1][0].to = bench_now_usec();
                 busy[n_busy++] = (struct bench_span){ control[1][0].from,
                                                       control[1][0].to + 500000 };
@@ -883,7 +855,8 @@ int main(int argc, char **argv)
                 busy[n_busy++] = (struct bench_span){ t_start, bench_now_usec() + 500000 };
                 usleep(1000000);
                 paced.from = bench_now_usec();
-                control_delete_paced(keys, rate ? strtoull(rate, NULL, 10) : ADAPTER_RATE);
+                control_delete(keys, PACED_BATCH, 1,
+                               rate ? strtoull(rate, NULL, 10) : ADAPTER_RATE);
                 paced.to = bench_now_usec();
                 busy[n_busy++] = (struct bench_span){ paced.from, paced.to + 500000 };
                 t_start = bench_now_usec();

@@ -576,7 +576,8 @@ static int kn_memory_reclaim(struct kn *kn, struct kn_part *p, int fd, struct kn
                                       scanned1 < scanned0))
                         scanned1 = scanned0;
                 p->sweep_scanned = scanned1 - scanned0;
-                if (p->pass.sweep && kp_sweep_overran(p->sweep_scanned, p->before.slab_reclaimable_bytes)) {
+                if (p->pass.sweep &&
+                    kp_sweep_overran(p->sweep_scanned, p->before.slab_reclaimable_bytes)) {
                         uint64_t was = p->sweep_min_file;
 
                         p->sweep_min_file = kp_sweep_min_after(p->before.file_bytes, was);
