@@ -57,7 +57,7 @@ uint64_t kp_sweep_min_after(uint64_t file, uint64_t min)
 {
         uint64_t now = min ? min : KP_SWEEP_MIN_FILE;
 
-        return file * 2 > now * 2 ? file * 2 : now * 2;
+        return 2 * (file > now ? file : now);
 }
 
 void kp_pass_sweep(struct kp_pass *p)

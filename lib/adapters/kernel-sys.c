@@ -91,7 +91,6 @@ static int read_at(int dirfd, const char *name, size_t max, char **ret)
         return r;
 }
 
-/* Write @text to @name under @dirfd, the way the kernel's files are written (see the top). */
 /* The text of a file below @root, at most @max bytes. */
 static int read_root_text(const char *root, const char *file, size_t max, char **ret)
 {
@@ -104,6 +103,7 @@ static int read_root_text(const char *root, const char *file, size_t max, char *
         return read_at(AT_FDCWD, path, max, ret);
 }
 
+/* Write @text to @name under @dirfd, the way the kernel's files are written (see the top). */
 static int write_at(int dirfd, const char *name, const char *text)
 {
         size_t len = strlen(text);

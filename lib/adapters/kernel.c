@@ -48,6 +48,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -143,7 +144,6 @@ struct kn_part {
         bool acted, put_off;
         struct kp_pass pass;              /* memory.reclaim */
         uint64_t sweep_min_file;          /* page cache needed to sweep it; 0: the default */
-        uint64_t sweep_scanned;           /* objects the shrinkers scanned in the last sweep */
         struct ks_shrinker_pass scan;     /* shrinker-scan */
         uint64_t act_usec;
         int act_error;
@@ -501,21 +501,32 @@ static int kn_reclaim_write(struct kn *kn, int fd, uint64_t bytes, struct kn_job
 }
 
 /*
+ * vm.vfs_cache_pressure is the host's: every instance's workers (and a new instance's start)
+ * raise and put it back under this lock, so that one never takes another's raised value for
+ * the one to put back.
+ */
+static pthread_mutex_t kn_pressure_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
  * A sweep (MGLRU, where memory.reclaim meets a write from page cache at the kernel's lowest
  * priority and scans the slab in proportion to that priority: kernel-policy.h, KP_SWEEP_*):
  * the smallest write with vm.vfs_cache_pressure at KP_SWEEP_PRESSURE for its length, put back
  * at once. The value found there is what it is put back to; KP_SWEEP_PRESSURE itself can only
  * have been left by a cacheaged stopped in the middle of one, and is put back to the kernel's
- * default.
+ * default. The shrinkers' scan across it (/proc/vmstat slabs_scanned) tells whether the kernel
+ * walked the LRUs more than once: then the group needs more page cache to be swept.
  */
-static int kn_sweep_write(struct kn *kn, int fd, struct kn_job *job)
+static int kn_sweep(struct kn *kn, struct kn_part *p, int fd, struct kn_job *job)
 {
-        uint64_t was;
+        uint64_t was, scanned0, scanned1;
         int r, w;
 
+        if (ks_read_slabs_scanned(kn->root, &scanned0) < 0)
+                scanned0 = 0;
+        pthread_mutex_lock(&kn_pressure_lock);
         r = ks_read_vfs_cache_pressure(kn->root, &was);
         if (r < 0)
-                return r;
+                goto out;
         if (was == KP_SWEEP_PRESSURE) {
                 job_say(job, LOG_WARNING, "vm.vfs_cache_pressure was %d, which only a cacheaged "
                         "stopped during a sweep leaves: put back to %d", KP_SWEEP_PRESSURE,
@@ -524,13 +535,28 @@ static int kn_sweep_write(struct kn *kn, int fd, struct kn_job *job)
         }
         r = ks_write_vfs_cache_pressure(kn->root, KP_SWEEP_PRESSURE);
         if (r < 0)
-                return r;
+                goto out;
         r = kn_reclaim_write(kn, fd, KP_SWEEP_STEP, job);
         w = ks_write_vfs_cache_pressure(kn->root, was);
         if (w < 0)
                 job_say(job, LOG_ERR, "cannot put vm.vfs_cache_pressure back to %" PRIu64 ": %s",
                         was, strerror(-w));
-        return r < 0 ? r : w;
+        if (r == 0)
+                r = w;
+out:
+        pthread_mutex_unlock(&kn_pressure_lock);
+        if (ks_read_slabs_scanned(kn->root, &scanned1) < 0 || scanned1 < scanned0)
+                scanned1 = scanned0;
+        if (kp_sweep_overran(scanned1 - scanned0, p->before.slab_reclaimable_bytes)) {
+                p->sweep_min_file = kp_sweep_min_after(p->before.file_bytes, p->sweep_min_file);
+                job_say(job, LOG_NOTICE, "a sweep of %s scanned %" PRIu64 " objects, more than "
+                        "twice what its %" PRIu64 " bytes of slab hold: the kernel met it below "
+                        "its lowest priority, with %" PRIu64 " bytes of page cache; swept again "
+                        "only with %" PRIu64 " (passes meanwhile)", p->path, scanned1 - scanned0,
+                        p->before.slab_reclaimable_bytes, p->before.file_bytes,
+                        p->sweep_min_file);
+        }
+        return r;
 }
 
 /*
@@ -542,7 +568,6 @@ static int kn_memory_reclaim(struct kn *kn, struct kn_part *p, int fd, struct kn
 {
         uint64_t level = kn_level(&p->before), grown = rise(p->base_bytes, level), max;
         bool sweep = kn->mglru && kp_sweep_fits(p->before.file_bytes, p->sweep_min_file);
-        uint64_t scanned0 = 0, scanned1 = 0;
         struct ks_dentry_state a, b;
         struct ks_group g;
         int r;
@@ -568,26 +593,8 @@ static int kn_memory_reclaim(struct kn *kn, struct kn_part *p, int fd, struct kn
 
                 if (ks_read_dentry_state(kn->root, &a) < 0)
                         a = (struct ks_dentry_state){ 0 };
-                if (p->pass.sweep && ks_read_slabs_scanned(kn->root, &scanned0) < 0)
-                        scanned0 = 0;
-                r = p->pass.sweep ? kn_sweep_write(kn, fd, job)
+                r = p->pass.sweep ? kn_sweep(kn, p, fd, job)
                                   : kn_reclaim_write(kn, fd, p->pass.step, job);
-                if (p->pass.sweep && (ks_read_slabs_scanned(kn->root, &scanned1) < 0 ||
-                                      scanned1 < scanned0))
-                        scanned1 = scanned0;
-                p->sweep_scanned = scanned1 - scanned0;
-                if (p->pass.sweep &&
-                    kp_sweep_overran(p->sweep_scanned, p->before.slab_reclaimable_bytes)) {
-                        uint64_t was = p->sweep_min_file;
-
-                        p->sweep_min_file = kp_sweep_min_after(p->before.file_bytes, was);
-                        job_say(job, LOG_NOTICE, "a sweep of %s scanned %" PRIu64 " objects, more "
-                                "than twice what its %" PRIu64 " bytes of slab hold: the kernel "
-                                "met it below its lowest priority, with %" PRIu64 " bytes of page "
-                                "cache; swept again only with %" PRIu64 " (passes meanwhile)",
-                                p->path, p->sweep_scanned, p->before.slab_reclaimable_bytes,
-                                p->before.file_bytes, p->sweep_min_file);
-                }
                 if (ks_read_dentry_state(kn->root, &b) < 0)
                         b = a;
                 if (ks_read_group(fd, kn->memcg.version, &g) < 0)
@@ -1530,9 +1537,13 @@ static void kn_sweep_repair(struct ca_host *host, const char *root)
         uint64_t v;
         int r;
 
-        if (ks_read_vfs_cache_pressure(root, &v) < 0 || v != KP_SWEEP_PRESSURE)
+        pthread_mutex_lock(&kn_pressure_lock); /* not another instance's sweep under way */
+        r = ks_read_vfs_cache_pressure(root, &v) < 0 || v != KP_SWEEP_PRESSURE
+                    ? 1
+                    : ks_write_vfs_cache_pressure(root, KP_VFS_CACHE_PRESSURE_DEFAULT);
+        pthread_mutex_unlock(&kn_pressure_lock);
+        if (r == 1)
                 return;
-        r = ks_write_vfs_cache_pressure(root, KP_VFS_CACHE_PRESSURE_DEFAULT);
         if (r < 0)
                 ca_host_log(host, LOG_ERR, "vm.vfs_cache_pressure is %d, left by a cacheaged "
                             "stopped during a sweep, and cannot be put back to %d: %s",
