@@ -140,7 +140,7 @@ Test(kernel_sys, memcg_real_kernel)
         const char *mount = kernel_real_memcg(&version);
 
         if (!mount)
-                cr_skip_test("no memory cgroup controller is mounted here");
+                test_skip(fake_fini, "no memory cgroup controller is mounted here");
         cr_assert_eq(ks_find_memcg("/", &mc), 0);
         cr_assert_eq((int)mc.version, version);
         cr_assert_str_eq(mc.mount, mount);
@@ -272,7 +272,8 @@ Test(kernel_sys, group_figures_real_kernel, .fini = fake_fini)
         int fd;
 
         if (!group)
-                cr_skip_test("no memory cgroup can be made here (not root, or none mounted)");
+                test_skip(fake_fini,
+                          "no memory cgroup can be made here (not root, or none mounted)");
         cr_assert_eq(ks_find_memcg("/", &mc), 0);
         cr_assert_eq(ks_cgroup_open("/", &mc, strrchr(group, '/'), &fd, NULL, 0), 0);
         cr_assert_eq(ks_read_group(fd, mc.version, &before), 0);
@@ -353,10 +354,11 @@ Test(kernel_sys, reclaim_key_refused_by_the_real_kernel, .fini = fake_fini)
         int fd;
 
         if (!group)
-                cr_skip_test("no memory cgroup can be made here (not root, or none mounted)");
+                test_skip(fake_fini,
+                          "no memory cgroup can be made here (not root, or none mounted)");
         soft = test_path_join(group, "memory.soft_limit_in_bytes");
         if (access(soft, F_OK) != 0)
-                cr_skip_test("no memory.soft_limit_in_bytes (a v2-only kernel)");
+                test_skip(fake_fini, "no memory.soft_limit_in_bytes (a v2-only kernel)");
         cr_assert(unshare(CLONE_NEWNS) == 0, "unshare: %s", strerror(errno));
         cr_assert(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
         kernel_fake_new(&fake, 2, 10, 1);
@@ -394,10 +396,11 @@ Test(kernel_sys, force_empty_real_kernel, .fini = fake_fini)
         int fd, mfd;
 
         if (!group)
-                cr_skip_test("no memory cgroup can be made here (not root, or none mounted)");
+                test_skip(fake_fini,
+                          "no memory cgroup can be made here (not root, or none mounted)");
         cr_assert_eq(ks_find_memcg("/", &mc), 0);
         if (mc.version != KS_MEMCG_V1)
-                cr_skip_test("cgroup v2 here: no memory.force_empty");
+                test_skip(fake_fini, "cgroup v2 here: no memory.force_empty");
         marks_group = kernel_real_group_new("marks");
         cr_assert(marks_group);
         cr_assert_eq(ks_cgroup_open("/", &mc, strrchr(group, '/'), &fd, NULL, 0), 0);
@@ -417,8 +420,9 @@ Test(kernel_sys, force_empty_real_kernel, .fini = fake_fini)
                 uint64_t drops = kernel_real_drops();
 
                 if (attempt == 3)
-                        cr_skip_test("another program dropped the host's caches during each of "
-                                     "3 attempts (/proc/vmstat drop_slab): nothing to measure");
+                        test_skip(fake_fini,
+                                  "another program dropped the host's caches during each of "
+                                  "3 attempts (/proc/vmstat drop_slab): nothing to measure");
                 snprintf(sub, sizeof(sub), "%s/storm%u", dir, attempt);
                 cr_assert(mkdir(sub, 0755) == 0);
                 cr_assert_eq(ks_read_group(fd, mc.version, &g0), 0);

@@ -327,8 +327,9 @@ Test(kernel, real_report_shows_the_host_and_a_storm_as_growth, .fini = teardown,
         cr_assert_eq(astat("kernel", "age_limit"), 45);
         /* Host-wide: asserted in a quiet kernel; on a shared host, said when others spoil it. */
         if (!kernel_real_quiet() && growth < 90000)
-                cr_skip_test("others dropped the host's caches during each of 3 storms "
-                             "(nr_negative_growth %" PRIu64 "): asserted in the VM lab", growth);
+                test_skip(teardown,
+                          "others dropped the host's caches during each of 3 storms "
+                          "(nr_negative_growth %" PRIu64 "): asserted in the VM lab", growth);
         cr_assert(growth >= (kernel_real_quiet() ? 100000 : 90000), "nr_negative_growth %"
                   PRIu64 "\n%s", growth, test_read_file(env.daemon_err));
         cr_assert(astat("kernel", "nr_dentry_growth") >= 90000);
@@ -524,7 +525,8 @@ Test(kernel, real_storm_before_the_daemon_goes_and_the_others_stay, .fini = tear
         group_a = kernel_real_group_new("a");
         group_b = kernel_real_group_new("b");
         if (!group_a || !group_b)
-                cr_skip_test("no memory cgroup can be made here (not root, or none mounted)");
+                test_skip(teardown,
+                          "no memory cgroup can be made here (not root, or none mounted)");
         kernel_real_memcg(&version);
         dir_a = kernel_real_tmpdir("ka");
         dir_b = kernel_real_tmpdir("kb");
@@ -540,8 +542,9 @@ Test(kernel, real_storm_before_the_daemon_goes_and_the_others_stay, .fini = tear
         level1 = group_level(group_a);
         ds1 = dentry_state();
         if (!quiet && kernel_real_drops() != drops)
-                cr_skip_test("another program dropped the host's caches during the storm "
-                             "(/proc/vmstat drop_slab): nothing to measure on this machine now");
+                test_skip(teardown,
+                          "another program dropped the host's caches during the storm "
+                          "(/proc/vmstat drop_slab): nothing to measure on this machine now");
         cr_assert(level1 >= level0 + (8 << 20), "the storm's 100,000 dentries: %" PRIu64
                   " -> %" PRIu64 " bytes", level0, level1);
         cr_assert(kill(hot_pid, SIGUSR1) == 0); /* B counts from now on */
@@ -559,8 +562,8 @@ Test(kernel, real_storm_before_the_daemon_goes_and_the_others_stay, .fini = tear
                 if (rotations("a") >= r0 + 15 && !quiet &&
                     (kernel_real_drops() != drops ||
                      (astat("a", "actions") == 0 && level <= level0 + (level1 - level0) / 4)))
-                        cr_skip_test("another program dropped the host's caches while the "
-                                     "adapter worked (/proc/vmstat drop_slab)");
+                        test_skip(teardown, "another program dropped the host's caches while the "
+                                            "adapter worked (/proc/vmstat drop_slab)");
                 cr_assert(rotations("a") < r0 + 15, "after 15 rotations: level %" PRIu64 " (%"
                           PRIu64 " before the storm, %" PRIu64 " after it), nr_negative %"
                           PRIu64 " (%" PRIu64 " before it)\n%s", level, level0, level1,
@@ -629,13 +632,15 @@ Test(kernel, real_pass_keeps_the_hot_set_and_page_cache, .fini = teardown, .time
         pid_t reader;
 
         if (!kernel_real_quiet())
-                cr_skip_test("host-wide dentry figures need a quiet kernel: the VM lab (suite vm)");
+                test_skip(teardown,
+                          "host-wide dentry figures need a quiet kernel: the VM lab (suite vm)");
         group_a = kernel_real_group_new("pass");
         if (!group_a)
-                cr_skip_test("no memory cgroup can be made here (not root, or none mounted)");
+                test_skip(teardown,
+                          "no memory cgroup can be made here (not root, or none mounted)");
         kernel_real_memcg(&version);
         if (version != 2)
-                cr_skip_test("cgroup v1: force_empty drops the page cache, no pass");
+                test_skip(teardown, "cgroup v1: force_empty drops the page cache, no pass");
         dir = kernel_real_tmpdir("kpass");
         big = test_path_join(dir, "big");
         /* The group's own page cache: written from the group, read by it every 2 s. */
@@ -714,10 +719,11 @@ Test(kernel, real_v2_auto_reclaims_and_says_how, .fini = teardown, .timeout = 30
 
         group_a = kernel_real_group_new("auto");
         if (!group_a)
-                cr_skip_test("no memory cgroup can be made here (not root, or none mounted)");
+                test_skip(teardown,
+                          "no memory cgroup can be made here (not root, or none mounted)");
         kernel_real_memcg(&version);
         if (version != 2 || access("/sys/kernel/mm/lru_gen/enabled", F_OK) != 0)
-                cr_skip_test("no cgroup v2 or no MGLRU in this kernel");
+                test_skip(teardown, "no cgroup v2 or no MGLRU in this kernel");
         start(NULL, "[cache a]\nadapter = kernel\ncgroup = %s\naction = auto\n",
               strrchr(group_a, '/'));
         s = get_s(env.bus, cache_path("a"), CA_BUS_CACHE_IFACE, "Mechanism");
@@ -780,7 +786,8 @@ Test(kernel, real_loop_answers_while_the_kernel_reclaims, .fini = teardown, .tim
 
         group_a = kernel_real_group_new("loop");
         if (!group_a)
-                cr_skip_test("no memory cgroup can be made here (not root, or none mounted)");
+                test_skip(teardown,
+                          "no memory cgroup can be made here (not root, or none mounted)");
         start(NULL, "[cache a]\nadapter = kernel\ncgroup = %s\naction = reclaim\n"
                     "allow_force_empty = yes\n",
               strrchr(group_a, '/'));
@@ -1106,10 +1113,11 @@ Test(kernel, real_memory_reclaim_key_refused_is_left_out, .fini = teardown, .tim
 
         group_a = kernel_real_group_new("key");
         if (!group_a)
-                cr_skip_test("no memory cgroup can be made here (not root, or none mounted)");
+                test_skip(teardown,
+                          "no memory cgroup can be made here (not root, or none mounted)");
         soft = test_path_join(group_a, "memory.soft_limit_in_bytes");
         if (access(soft, F_OK) != 0)
-                cr_skip_test("no v1 memory.soft_limit_in_bytes to stand for such a kernel");
+                test_skip(teardown, "no v1 memory.soft_limit_in_bytes to stand for such a kernel");
         /* A private mount namespace, which the bus and the daemon inherit. */
         cr_assert(unshare(CLONE_NEWNS) == 0, "unshare: %s", strerror(errno));
         cr_assert(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
