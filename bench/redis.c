@@ -495,7 +495,9 @@ static void control_delete(uint64_t n, size_t per, size_t pipelined, uint64_t ra
         size_t len = 0, sent = 0, argc = 1;
         struct conn c;
 
-        if (!batch || per > PACED_BATCH)
+        if (per > PACED_BATCH)
+                bench_die("control_delete: %zu keys a command, at most %d", per, PACED_BATCH);
+        if (!batch)
                 bench_die("out of memory");
         conn_open(&c);
         for (uint64_t i = 0; i < n; i++) {
