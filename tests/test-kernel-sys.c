@@ -645,6 +645,21 @@ Test(kernel_policy, pass_steps_and_their_ends)
         cr_assert_eq(p.asked, 0);
         cr_assert(!kp_pass_again(&p, 0));
 
+        /*
+         * The VM lab's 6.1: a pass that freed 626 dentries (120K, slab pages partly used
+         * still) passes again, and takes what is left; one that freed 100 does not.
+         */
+        kp_pass_begin(&p, 256 * K, 64 * M, 32 * M);
+        cr_assert(!kp_pass_step(&p, 0, 3600 * K, 3600 * K, 626, 32 * M));
+        cr_assert(kp_pass_again(&p, 256 * K), "626 dentries: a pass again");
+        kp_pass_begin(&p, 256 * K, 64 * M, 32 * M);
+        cr_assert(!kp_pass_step(&p, 0, 3600 * K, 3600 * K, 100, 32 * M));
+        cr_assert(!kp_pass_again(&p, 256 * K), "100 dentries: little");
+        /* A look, every KP_LOOK_ROTATIONS quiet rotations at a group holding min or more. */
+        cr_assert(!kp_look_due(KP_LOOK_ROTATIONS - 1, 3 * M, M));
+        cr_assert(kp_look_due(KP_LOOK_ROTATIONS, 3 * M, M));
+        cr_assert(!kp_look_due(KP_LOOK_ROTATIONS, M - 1, M), "too little slab to look at");
+
         /* The bound: what the pass was for. */
         kp_pass_begin(&p, 256 * K, 512 * K, 0);
         cr_assert(kp_pass_step(&p, 0, 9 * M, 8 * M, 0, 0));

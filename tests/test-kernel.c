@@ -611,17 +611,13 @@ Test(kernel, real_storm_before_the_daemon_goes_and_the_others_stay, .fini = tear
 }
 
 /*
- * The issue's scenario on a kernel whose memory.reclaim reaches dentries (classic LRU): a
- * service stats its 2,000 files every 200 ms and reads a 32 MB file of its own every 2 s, and
- * made a storm of 100,000 missing names before the daemon started. At a 2 s interval the
- * hot set makes under 1% of its dentries again and the group's page cache stays at 85% or
- * more (the issue's goal, 90%, is met in some runs only), for 15 rotations (30 s), while at
- * least three quarters of the storm goes. The issue's goal, all of it within 30 s, is met in
- * some runs only (a pass stops at the first step that
- * takes little slab, and the kernel's LRU decides which: 625 left in bench/kernel-bench.py's
- * run, 19,072 in one of this test's; doc/adapters/kernel.md): said, not asserted. On MGLRU
- * (the VM lab's 6.12) the group is swept, and the storm must go (1,000 left at most) with 90%
- * of the page cache kept. In a quiet kernel only (the VM lab's guests).
+ * The issue's scenario: a service stats its 2,000 files every 200 ms and reads a 32 MB file
+ * of its own every 2 s, and made a storm of 100,000 missing names before the daemon started.
+ * At a 2 s interval, within 15 rotations (30 s), the storm goes (1,000 left at most), the hot
+ * set makes under 1% of its dentries again and the group's page cache stays at 90% or more.
+ * Classic LRU (the VM lab's 6.1) gets passes, again while one frees an eighth of a step, or
+ * looks after KP_LOOK_ROTATIONS quiet ones (a pass the page cache met can leave much of the
+ * storm); MGLRU (6.12) is swept. In a quiet kernel only (the VM lab's guests).
  */
 Test(kernel, real_pass_keeps_the_hot_set_and_page_cache, .fini = teardown, .timeout = 900)
 {
@@ -680,12 +676,10 @@ Test(kernel, real_pass_keeps_the_hot_set_and_page_cache, .fini = teardown, .time
                 "negatives left (%s%" PRIu64 "); page cache %" PRIu64 " -> lowest %" PRIu64
                 " bytes\n", left, gone ? "all gone at rotation " : "never all gone: ", gone,
                 file0, min_file);
-        cr_assert(left <= 25000, "%" PRIu64 " of the storm left after 15 rotations\n%s", left,
+        cr_assert(left <= 1000, "%" PRIu64 " of the storm left after 15 rotations\n%s", left,
                   test_read_file(env.daemon_err));
         if (mglru()) {
-                /* Swept: one walk takes every unreferenced dentry (625 left in the VM lab). */
-                cr_assert(left <= 1000, "%" PRIu64 " of the storm left after 15 rotations\n%s",
-                          left, test_read_file(env.daemon_err));
+                /* Swept: one walk takes every unreferenced dentry. */
                 cr_assert(count_in_log("(one sweep)") >= 1, "%s",
                           test_read_file(env.daemon_err));
                 cr_assert_eq(count_in_log("below its lowest priority"), 0, "%s",
@@ -703,9 +697,8 @@ Test(kernel, real_pass_keeps_the_hot_set_and_page_cache, .fini = teardown, .time
                              count_in_log("memory.reclaim refuses swappiness=0 here"),
                      1, "%s", test_read_file(env.daemon_err));
         cr_assert_eq(astat("a", "action_errors"), 0, "%s", test_read_file(env.daemon_err));
-        /* The goal is 90%: 94.4% in the bench's run, 89.4% in one of this test's. */
-        cr_assert(min_file * 100 >= file0 * (mglru() ? 90 : 85), "page cache %" PRIu64 " -> %"
-                  PRIu64, file0, min_file);
+        cr_assert(min_file * 100 >= file0 * 90, "page cache %" PRIu64 " -> %" PRIu64 "\n%s",
+                  file0, min_file, test_read_file(env.daemon_err));
         cr_assert_eq(read_vfs_cache_pressure(), 100, "put back after the sweeps");
         free(big);
         free(dir);
@@ -869,8 +862,8 @@ static void expect_file(const char *file, const char *want)
 
 /*
  * memory.reclaim on a fake tree, whose "kernel" reclaims nothing: each pass is one step (it
- * took no slab), the first look a pass over what the group holds, a later one only after the
- * slab grew by min_reclaim; reclaim_amount = SIZE writes that size every rotation; nothing
+ * took no slab), the first look a pass over what the group holds, a later one after the slab
+ * grew by min_reclaim or KP_LOOK_ROTATIONS rotations without one; reclaim_amount = SIZE writes that size every rotation; nothing
  * under memory pressure. How a pass goes on a real kernel: the VM lab's tests.
  */
 Test(kernel, memory_reclaim_v2_passes_bounds_and_gates, .fini = teardown, .timeout = 300)
@@ -902,12 +895,18 @@ Test(kernel, memory_reclaim_v2_passes_bounds_and_gates, .fini = teardown, .timeo
         wait_rotations("build", 2);
         expect_file(file, "");
         cr_assert_eq(astat("build", "reclaim_steps"), 1);
+        /* KP_LOOK_ROTATIONS quiet rotations: one step, a look for what passes left. */
+        wait_file(file, "262144 swappiness=0");
+        wait_log(0, "memory.reclaim on /system.slice/build.service: 1 step, 256.0K asked (the "
+                    "last step took little slab), for a look for what passes left");
+        wait_astat("build", "reclaim_steps", 2);
 
         /* 20 MiB of new reclaimable slab: a pass. */
+        kernel_fake_write(&fake, file, "");
         free(kernel_fake_group(&fake, "/system.slice/build.service", 23 << 20, 22 << 20, 0));
         wait_file(file, "262144 swappiness=0");
         wait_astat("build", "group_slab_reclaimable_bytes", 22 << 20);
-        wait_astat_at_least("build", "reclaim_asked_bytes", 2 * 262144);
+        wait_astat_at_least("build", "reclaim_asked_bytes", 3 * 262144);
 
         /* A fixed amount: one write of it at every rotation. */
         wait_file("/sys/fs/cgroup/system.slice/fixed.service/memory.reclaim",
@@ -917,8 +916,9 @@ Test(kernel, memory_reclaim_v2_passes_bounds_and_gates, .fini = teardown, .timeo
                   "16777216 swappiness=0");
 
         /* Under memory pressure (the host's, then the group's) nothing is done. */
-        kernel_fake_write(&fake, file, "");
         set_psi(0, 20.0);
+        wait_rotations("build", 2); /* a look under way before the pressure came ends */
+        kernel_fake_write(&fake, file, "");
         free(kernel_fake_group(&fake, "/system.slice/build.service", 900 << 20, 890 << 20, 0));
         put_off = astat("build", "actions_put_off_pressure");
         wait_rotations("build", 2);

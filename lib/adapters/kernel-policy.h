@@ -168,12 +168,24 @@ uint64_t kp_pass_base(const struct kp_pass *p, uint64_t after);
 
 /*
  * kp_pass_again() - whether the next rotation passes again whatever the slab grew: this pass
- * freed at least @min (bytes of slab, or as many dentries: the adapter asks a step's worth)
- * and did not run dry. A step can end
- * a pass while unreferenced dentries remain (classic LRU meets it from the inactive page cache
- * first); the passes that follow take them, oldest first, until one frees little.
+ * freed at least @min / KP_AGAIN_DIV (bytes of slab, or as many dentries: the adapter gives a
+ * step's size) and did not run dry. A step can end a pass while unreferenced dentries remain
+ * (classic LRU meets it from the inactive page cache first); the passes that follow take them,
+ * oldest first, until one frees little. A whole step's worth was the bar before: a pass that
+ * freed 625 dentries (120K) ended the draining and left them for good (the VM lab's 6.1).
  */
+#define KP_AGAIN_DIV 8
 bool kp_pass_again(const struct kp_pass *p, uint64_t min);
+
+/*
+ * kp_look_due() - whether a group on classic LRU that no pass took for @quiet rotations gets
+ * one anyway, a look for what earlier passes left: a pass can end at a step the page cache
+ * met (the file just read) with much of a storm left, and nothing but growth would pass again.
+ * Every KP_LOOK_ROTATIONS quiet rotations, where the group holds at least @min of slab (@slab);
+ * a look that finds little costs one step.
+ */
+#define KP_LOOK_ROTATIONS 4
+bool kp_look_due(unsigned quiet, uint64_t slab, uint64_t min);
 
 /* kp_pass_end_name() - what ended a pass, as the log says it. */
 const char *kp_pass_end_name(enum kp_pass_end end);

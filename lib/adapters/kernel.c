@@ -139,6 +139,8 @@ struct kn_part {
         uint64_t base_bytes;              /* reclaimable slab (v2) or kernel memory (v1) the last
                                              pass left, or the lowest since; 0 at first look */
         bool draining;                    /* the last pass freed much: pass again */
+        unsigned quiet;                   /* rotations since its last pass (kp_look_due()) */
+        const char *pass_for;             /* why the last pass: NULL for growth */
         /* the last rotation's */
         struct ks_group before, after;
         bool acted, put_off;
@@ -574,14 +576,19 @@ static int kn_memory_reclaim(struct kn *kn, struct kn_part *p, int fd, struct kn
 
         if (kn->cfg.reclaim_amount) {
                 max = kn->cfg.reclaim_amount;
+                p->pass_for = NULL;
                 kp_pass_begin(&p->pass, max, max, p->before.file_bytes);
-        } else if (p->draining) {
+        } else if (p->draining || (grown < kn->cfg.min_reclaim && !kn->mglru &&
+                                   kp_look_due(p->quiet, level, kn->cfg.min_reclaim))) {
                 /* What the last pass left: as much as max_reclaim, the steps say when it is all. */
+                p->pass_for = p->draining ? "what the last pass left"
+                                          : "a look for what passes left";
                 kp_pass_begin(&p->pass, kn->cfg.reclaim_step, kn->cfg.max_reclaim,
                               p->before.file_bytes);
         } else {
                 if (grown < kn->cfg.min_reclaim)
                         return 0; /* nothing to age */
+                p->pass_for = NULL;
                 max = grown < kn->cfg.max_reclaim ? grown : kn->cfg.max_reclaim;
                 kp_pass_begin(&p->pass, kn->cfg.reclaim_step, max, p->before.file_bytes);
         }
@@ -692,6 +699,7 @@ static void kn_part_run(struct kn *kn, struct kn_part *p, struct kn_job *job)
                 /* The first look: what the group holds now is aged like the rest. */
                 p->base_bytes = 0;
                 p->draining = false;
+                p->quiet = 0;
                 p->have_base = true;
         }
         if (p->before.have_pressure)
@@ -778,6 +786,7 @@ out_base:
         /* Passes go on while each takes a step's worth: what a pass left is taken. */
         p->draining = p->acted && kn->mech == KN_MECH_MEMORY_RECLAIM && !kn->cfg.reclaim_amount &&
                       kp_pass_again(&p->pass, kn->cfg.reclaim_step);
+        p->quiet = p->acted ? 0 : p->quiet + 1;
         if (p->acted && p->act_error == 0)
                 p->base_bytes = kn->mech == KN_MECH_MEMORY_RECLAIM
                                         ? kp_pass_base(&p->pass, kn_level(&p->after))
@@ -847,10 +856,11 @@ static void kn_log_part(struct kn *kn, const struct kn_part *p)
         if (!p->acted || p->act_error < 0)
                 return;
         if (kn->mech == KN_MECH_MEMORY_RECLAIM)
-                snprintf(how, sizeof(how), "%u step%s, %s asked (%s)", p->pass.steps,
+                snprintf(how, sizeof(how), "%u step%s, %s asked (%s)%s%s", p->pass.steps,
                          p->pass.steps == 1 ? "" : "s",
                          ca_format_size(p->pass.asked, a, sizeof(a)),
-                         kp_pass_end_name(p->pass.end));
+                         kp_pass_end_name(p->pass.end), p->pass_for ? ", for " : "",
+                         p->pass_for ? p->pass_for : "");
         else if (kn->mech == KN_MECH_SHRINKER_SCAN)
                 snprintf(how, sizeof(how), "%" PRIu64 " object%s of %" PRIu64 " superblock%s "
                          "scanned", p->scan.objects, p->scan.objects == 1 ? "" : "s",
