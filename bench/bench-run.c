@@ -46,6 +46,15 @@ uint64_t bench_now_usec(void)
         return clock_usec(CLOCK_MONOTONIC);
 }
 
+void bench_sleep_until(uint64_t t_usec)
+{
+        /* One reading of the clock: read twice, the difference can wrap past the time. */
+        uint64_t now = bench_now_usec();
+
+        if (t_usec > now)
+                usleep((useconds_t)(t_usec - now));
+}
+
 uint64_t bench_wall_usec(void)
 {
         return clock_usec(CLOCK_REALTIME);

@@ -19,6 +19,8 @@ extern const char *bench_prog;
 
 void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 uint64_t bench_now_usec(void);     /* CLOCK_MONOTONIC */
+/* Sleep until bench_now_usec() reaches @t_usec; at once if it has. */
+void bench_sleep_until(uint64_t t_usec);
 uint64_t bench_wall_usec(void);    /* CLOCK_REALTIME: memcached's log lines' ts= */
 /* bench_env() - an environment variable meson sets (CACHEAGED, CA_ADAPTER_DIR), or die. */
 const char *bench_env(const char *name);

@@ -392,9 +392,7 @@ static void run(const struct params *p, struct tree *trees, size_t n)
                         }
                         next_sample += SAMPLE_USEC;
                 }
-                now = bench_now_usec();
-                if (now < t0 + t + TICK_USEC)
-                        usleep((useconds_t)(t0 + t + TICK_USEC - now));
+                bench_sleep_until(t0 + t + TICK_USEC);
         }
         /* How long each dead file lived: from its write to the first sample that missed it. */
         for (size_t i = 0; i < n; i++)

@@ -504,9 +504,7 @@ static void run_variant(const struct params *p, struct variant *v)
                                 set_key(&c, keys[i]);
                 }
                 fence(&c);
-                now = bench_now_usec();
-                if (now < t0 + t + TICK_USEC)
-                        usleep((useconds_t)(t0 + t + TICK_USEC - now));
+                bench_sleep_until(t0 + t + TICK_USEC);
         }
 
         /* The end of the workload and of the drain: what memcached holds, and what it took. */

@@ -491,7 +491,7 @@ static void control_delete(uint64_t n, size_t per, size_t pipelined, uint64_t ra
 {
         char *batch = malloc(pipelined * (per * 40 + 32)), k[PACED_BATCH][32];
         const char *argv[PACED_BATCH + 2] = { "UNLINK" };
-        uint64_t t0 = bench_now_usec(), done = 0, due;
+        uint64_t t0 = bench_now_usec(), done = 0;
         size_t len = 0, sent = 0, argc = 1;
         struct conn c;
 
@@ -520,9 +520,8 @@ static void control_delete(uint64_t n, size_t per, size_t pipelined, uint64_t ra
                         for (; sent; sent--)
                                 conn_reply(&c);
                         len = 0;
-                        due = rate ? t0 + done * 1000000 / rate : 0;
-                        if (due > bench_now_usec())
-                                usleep((useconds_t)(due - bench_now_usec()));
+                        if (rate)
+                                bench_sleep_until(t0 + done * 1000000 / rate);
                 }
         }
         conn_close(&c);
