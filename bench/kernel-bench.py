@@ -5,9 +5,9 @@
 # two services, each in its own memory cgroup, under each policy in turn.
 #
 #   T  the target: a process stats 2,000 files of its own every 200 ms (its hot set), another
-#      reads a 32 MB file of its own every 2 s (its page cache, kept in use), and a third made
-#      a storm of STORM lookups of missing names before the policy started (negative dentries
-#      never used again);
+#      reads a 32 MB file of its own (--file-mb) every 2 s (its page cache, kept in use), and a
+#      third made a storm of STORM lookups of missing names before the policy started
+#      (negative dentries never used again);
 #   O  another service: its own hot set of 2,000 files and 2,000 negative dentries.
 #
 # Policies: none; bare (a bare loop at the same interval: v2 "echo BARE > memory.reclaim",
@@ -33,6 +33,7 @@ ap.add_argument("--interval", type=float, default=2)
 ap.add_argument("--storm", type=int, default=100000)
 ap.add_argument("--bare", default="16M")
 ap.add_argument("--no-file", action="store_true", help="T reads no file (no page cache)")
+ap.add_argument("--file-mb", type=int, default=32, help="the size of the file T reads (MB)")
 ap.add_argument("--table", action="store_true",
                 help="end with a Markdown table of the policies (p99 against none's)")
 args = ap.parse_args()
@@ -158,7 +159,7 @@ def one(policy):
     lock = f"{d}/hot.lock"
     hot_args = ["exact"] if QUIET else []
     if not args.no_file:
-        spawn(T, ["dd", "if=/dev/zero", f"of={d}/t/big", "bs=1M", "count=32",
+        spawn(T, ["dd", "if=/dev/zero", f"of={d}/t/big", "bs=1M", f"count={args.file_mb}",
                   "status=none"]).wait()
         spawn(T, ["sync"]).wait()
         procs.append(spawn(T, [LOAD, "read", f"{d}/t/big", "2000"]))

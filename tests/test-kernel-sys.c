@@ -655,10 +655,17 @@ Test(kernel_policy, pass_steps_and_their_ends)
         kp_pass_begin(&p, 256 * K, 64 * M, 32 * M);
         cr_assert(!kp_pass_step(&p, 0, 3600 * K, 3600 * K, 100, 32 * M));
         cr_assert(!kp_pass_again(&p, 256 * K), "100 dentries: little");
-        /* A look, every KP_LOOK_ROTATIONS quiet rotations at a group holding min or more. */
-        cr_assert(!kp_look_due(KP_LOOK_ROTATIONS - 1, 3 * M, M));
-        cr_assert(kp_look_due(KP_LOOK_ROTATIONS, 3 * M, M));
-        cr_assert(!kp_look_due(KP_LOOK_ROTATIONS, M - 1, M), "too little slab to look at");
+        /* Little page cache: a step's worth, as the referenced dentries would go next. */
+        kp_pass_begin(&p, 256 * K, 64 * M, KP_LOOK_MIN_FILE - 1);
+        cr_assert(!kp_pass_step(&p, 0, 3600 * K, 3600 * K, 626, KP_LOOK_MIN_FILE - 1));
+        cr_assert(!kp_pass_again(&p, 256 * K), "626 dentries, little page cache");
+        /* A look: KP_LOOK_ROTATIONS quiet rotations, min of slab, KP_LOOK_MIN_FILE of cache. */
+        cr_assert(!kp_look_due(KP_LOOK_ROTATIONS - 1, 3 * M, M, KP_LOOK_MIN_FILE));
+        cr_assert(kp_look_due(KP_LOOK_ROTATIONS, 3 * M, M, KP_LOOK_MIN_FILE));
+        cr_assert(!kp_look_due(KP_LOOK_ROTATIONS, M - 1, M, KP_LOOK_MIN_FILE),
+                  "too little slab to look at");
+        cr_assert(!kp_look_due(KP_LOOK_ROTATIONS, 3 * M, M, KP_LOOK_MIN_FILE - 1),
+                  "too little page cache: a look would take referenced dentries");
 
         /* The bound: what the pass was for. */
         kp_pass_begin(&p, 256 * K, 512 * K, 0);

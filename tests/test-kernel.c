@@ -863,14 +863,15 @@ static void expect_file(const char *file, const char *want)
 /*
  * memory.reclaim on a fake tree, whose "kernel" reclaims nothing: each pass is one step (it
  * took no slab), the first look a pass over what the group holds, a later one after the slab
- * grew by min_reclaim or KP_LOOK_ROTATIONS rotations without one; reclaim_amount = SIZE writes that size every rotation; nothing
+ * grew by min_reclaim, or a look after KP_LOOK_ROTATIONS rotations without one where the group
+ * holds page cache enough; reclaim_amount = SIZE writes that size every rotation; nothing
  * under memory pressure. How a pass goes on a real kernel: the VM lab's tests.
  */
 Test(kernel, memory_reclaim_v2_passes_bounds_and_gates, .fini = teardown, .timeout = 300)
 {
         const char *file = "/sys/fs/cgroup/system.slice/build.service/memory.reclaim";
         uint64_t put_off;
-        char *s;
+        char *s, text[256];
 
         kernel_fake_new(&fake, 2, 100000, 20000);
         free(kernel_fake_group(&fake, "/system.slice/build.service", 3 << 20, 2 << 20, 0));
@@ -890,12 +891,15 @@ Test(kernel, memory_reclaim_v2_passes_bounds_and_gates, .fini = teardown, .timeo
         wait_log(0, "memory.reclaim on /system.slice/build.service: 1 step, 256.0K asked (the "
                     "last step took little slab)");
 
-        /* No growth since: no pass. */
+        /* No growth since, and little page cache: no pass, not even a look. */
         kernel_fake_write(&fake, file, "");
-        wait_rotations("build", 2);
+        wait_rotations("build", KP_LOOK_ROTATIONS + 2);
         expect_file(file, "");
         cr_assert_eq(astat("build", "reclaim_steps"), 1);
-        /* KP_LOOK_ROTATIONS quiet rotations: one step, a look for what passes left. */
+        /* Page cache enough: after KP_LOOK_ROTATIONS quiet rotations, a look (one step). */
+        snprintf(text, sizeof(text), "anon 1024000\nfile %llu\nkernel 3145728\nslab 2162688\n"
+                 "slab_reclaimable 2097152\nslab_unreclaimable 65536\n", KP_LOOK_MIN_FILE);
+        kernel_fake_write(&fake, "/sys/fs/cgroup/system.slice/build.service/memory.stat", text);
         wait_file(file, "262144 swappiness=0");
         wait_log(0, "memory.reclaim on /system.slice/build.service: 1 step, 256.0K asked (the "
                     "last step took little slab), for a look for what passes left");

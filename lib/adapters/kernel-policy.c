@@ -120,13 +120,14 @@ bool kp_pass_again(const struct kp_pass *p, uint64_t min)
         if (p->end == KP_PASS_DRY || p->end == KP_PASS_ERROR || p->end == KP_PASS_SWEPT ||
             p->steps == 0)
                 return false;
-        min /= KP_AGAIN_DIV;
+        if (p->file_start >= KP_LOOK_MIN_FILE)
+                min /= KP_AGAIN_DIV;
         return p->freed_bytes >= min || p->freed_dentries * KP_DENTRY_BYTES >= min;
 }
 
-bool kp_look_due(unsigned quiet, uint64_t slab, uint64_t min)
+bool kp_look_due(unsigned quiet, uint64_t slab, uint64_t min, uint64_t file)
 {
-        return quiet >= KP_LOOK_ROTATIONS && slab >= min;
+        return quiet >= KP_LOOK_ROTATIONS && slab >= min && file >= KP_LOOK_MIN_FILE;
 }
 
 const char *kp_pass_end_name(enum kp_pass_end end)

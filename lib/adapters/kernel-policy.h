@@ -167,12 +167,25 @@ bool kp_pass_step(struct kp_pass *p, int error, uint64_t slab_before, uint64_t s
 uint64_t kp_pass_base(const struct kp_pass *p, uint64_t after);
 
 /*
+ * Page cache a group holds for a pass to go on at an eighth of a step, and for looks
+ * (kp_look_due()). There a step that finds no unreferenced dentry is met from page cache at
+ * priority 6 or gentler (64 pages of 4,096), where the slab is scanned about a sixteenth per
+ * write (mm/vmscan.c, do_shrink_slab(): freeable >> priority, times 4 / seeks, summed over the
+ * priorities), so the referenced dentries are rotated, not freed; measured in the VM lab's 6.1
+ * with groups of 16 and 32 MB (bench/kernel-bench.py --file-mb). With less, such a step goes
+ * on to the referenced dentries (the kernel lowers its priority and walks the slab again), so
+ * those groups pass again only after a step's worth, and get no looks.
+ */
+#define KP_LOOK_MIN_FILE (16ULL << 20) /* bytes of page cache */
+
+/*
  * kp_pass_again() - whether the next rotation passes again whatever the slab grew: this pass
- * freed at least @min / KP_AGAIN_DIV (bytes of slab, or as many dentries: the adapter gives a
- * step's size) and did not run dry. A step can end a pass while unreferenced dentries remain
- * (classic LRU meets it from the inactive page cache first); the passes that follow take them,
- * oldest first, until one frees little. A whole step's worth was the bar before: a pass that
- * freed 625 dentries (120K) ended the draining and left them for good (the VM lab's 6.1).
+ * freed at least @min (bytes of slab, or as many dentries: the adapter gives a step's size), or
+ * @min / KP_AGAIN_DIV in a group that held KP_LOOK_MIN_FILE of page cache, and did not run dry.
+ * A step can end a pass while unreferenced dentries remain (classic LRU meets it from the
+ * inactive page cache first); the passes that follow take them, oldest first, until one frees
+ * little. In the VM lab's 6.1 a pass that freed 626 dentries (120K, under a step) had ended
+ * the passes with 625 of a storm left for good.
  */
 #define KP_AGAIN_DIV 8
 bool kp_pass_again(const struct kp_pass *p, uint64_t min);
@@ -181,11 +194,11 @@ bool kp_pass_again(const struct kp_pass *p, uint64_t min);
  * kp_look_due() - whether a group on classic LRU that no pass took for @quiet rotations gets
  * one anyway, a look for what earlier passes left: a pass can end at a step the page cache
  * met (the file just read) with much of a storm left, and nothing but growth would pass again.
- * Every KP_LOOK_ROTATIONS quiet rotations, where the group holds at least @min of slab (@slab);
- * a look that finds little costs one step.
+ * Every KP_LOOK_ROTATIONS quiet rotations, where the group holds at least @min of slab (@slab)
+ * and KP_LOOK_MIN_FILE of page cache (@file); a look that finds little costs one step.
  */
 #define KP_LOOK_ROTATIONS 4
-bool kp_look_due(unsigned quiet, uint64_t slab, uint64_t min);
+bool kp_look_due(unsigned quiet, uint64_t slab, uint64_t min, uint64_t file);
 
 /* kp_pass_end_name() - what ended a pass, as the log says it. */
 const char *kp_pass_end_name(enum kp_pass_end end);

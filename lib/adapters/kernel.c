@@ -579,7 +579,8 @@ static int kn_memory_reclaim(struct kn *kn, struct kn_part *p, int fd, struct kn
                 p->pass_for = NULL;
                 kp_pass_begin(&p->pass, max, max, p->before.file_bytes);
         } else if (p->draining || (grown < kn->cfg.min_reclaim && !kn->mglru &&
-                                   kp_look_due(p->quiet, level, kn->cfg.min_reclaim))) {
+                                   kp_look_due(p->quiet, level, kn->cfg.min_reclaim,
+                                               p->before.file_bytes))) {
                 /* What the last pass left: as much as max_reclaim, the steps say when it is all. */
                 p->pass_for = p->draining ? "what the last pass left"
                                           : "a look for what passes left";
