@@ -655,6 +655,23 @@ Test(kernel_policy, pass_steps_and_their_ends)
         kp_pass_begin(&p, 256 * K, 64 * M, 32 * M);
         cr_assert(!kp_pass_step(&p, 0, 3600 * K, 3600 * K, 100, 32 * M));
         cr_assert(!kp_pass_again(&p, 256 * K), "100 dentries: little");
+        /*
+         * The share of the page cache is counted from the highest of the last rotations: the
+         * VM lab's 6.1, 32.7M, then a pass begun at 30.9M (the file not read again yet) makes
+         * its one step and ends, where counted from 30.9M it took 1.6M more.
+         */
+        struct kp_file_window w = { 0 };
+        cr_assert_eq(kp_file_ref(&w, 32700 * K), 32700 * K);
+        cr_assert_eq(kp_file_ref(&w, 30900 * K), 32700 * K);
+        kp_pass_begin(&p, 256 * K, 64 * M, 32700 * K);
+        cr_assert(!kp_pass_step(&p, 0, 13500 * K, 13000 * K, 2700, 30600 * K));
+        cr_assert_eq(p.end, KP_PASS_CACHE);
+        cr_assert_eq(p.steps, 1);
+        for (int i = 0; i < KP_FILE_ROTATIONS - 2; i++)
+                cr_assert_eq(kp_file_ref(&w, 20 * M), 32700 * K, "within the window");
+        cr_assert_eq(kp_file_ref(&w, 20 * M), 30900 * K, "32.7M left the window");
+        cr_assert_eq(kp_file_ref(&w, 20 * M), 20 * M, "and 30.9M: the level now");
+
         /* Little page cache: a step's worth, as the referenced dentries would go next. */
         kp_pass_begin(&p, 256 * K, 64 * M, KP_LOOK_MIN_FILE - 1);
         cr_assert(!kp_pass_step(&p, 0, 3600 * K, 3600 * K, 626, KP_LOOK_MIN_FILE - 1));

@@ -37,6 +37,17 @@ uint64_t kp_reclaim_amount(uint64_t fixed, uint64_t base, uint64_t now, uint64_t
         return amount < min || amount == 0 ? 0 : amount;
 }
 
+uint64_t kp_file_ref(struct kp_file_window *w, uint64_t file)
+{
+        uint64_t high = 0;
+
+        w->seen[w->at++ % KP_FILE_ROTATIONS] = file;
+        for (size_t i = 0; i < KP_FILE_ROTATIONS; i++)
+                if (w->seen[i] > high)
+                        high = w->seen[i];
+        return high;
+}
+
 void kp_pass_begin(struct kp_pass *p, uint64_t step, uint64_t max, uint64_t file)
 {
         *p = (struct kp_pass){ .step = step, .max = max, .file_start = file,

@@ -140,6 +140,7 @@ struct kn_part {
                                              pass left, or the lowest since; 0 at first look */
         bool draining;                    /* the last pass freed much: pass again */
         unsigned quiet;                   /* rotations since its last pass (kp_look_due()) */
+        struct kp_file_window files;      /* its page cache at the last rotations */
         const char *pass_for;             /* why the last pass: NULL for growth */
         /* the last rotation's */
         struct ks_group before, after;
@@ -569,6 +570,7 @@ out:
 static int kn_memory_reclaim(struct kn *kn, struct kn_part *p, int fd, struct kn_job *job)
 {
         uint64_t level = kn_level(&p->before), grown = rise(p->base_bytes, level), max;
+        uint64_t file = kp_file_ref(&p->files, p->before.file_bytes);
         bool sweep = kn->mglru && kp_sweep_fits(p->before.file_bytes, p->sweep_min_file);
         struct ks_dentry_state a, b;
         struct ks_group g;
@@ -584,14 +586,13 @@ static int kn_memory_reclaim(struct kn *kn, struct kn_part *p, int fd, struct kn
                 /* What the last pass left: as much as max_reclaim, the steps say when it is all. */
                 p->pass_for = p->draining ? "what the last pass left"
                                           : "a look for what passes left";
-                kp_pass_begin(&p->pass, kn->cfg.reclaim_step, kn->cfg.max_reclaim,
-                              p->before.file_bytes);
+                kp_pass_begin(&p->pass, kn->cfg.reclaim_step, kn->cfg.max_reclaim, file);
         } else {
                 if (grown < kn->cfg.min_reclaim)
                         return 0; /* nothing to age */
                 p->pass_for = NULL;
                 max = grown < kn->cfg.max_reclaim ? grown : kn->cfg.max_reclaim;
-                kp_pass_begin(&p->pass, kn->cfg.reclaim_step, max, p->before.file_bytes);
+                kp_pass_begin(&p->pass, kn->cfg.reclaim_step, max, file);
         }
         if (sweep && !kn->cfg.reclaim_amount)
                 kp_pass_sweep(&p->pass);
@@ -701,6 +702,7 @@ static void kn_part_run(struct kn *kn, struct kn_part *p, struct kn_job *job)
                 p->base_bytes = 0;
                 p->draining = false;
                 p->quiet = 0;
+                p->files = (struct kp_file_window){ 0 };
                 p->have_base = true;
         }
         if (p->before.have_pressure)
