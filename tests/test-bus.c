@@ -1220,13 +1220,6 @@ static unsigned long env_number(const char *name, unsigned long dflt)
         return v && *v ? strtoul(v, NULL, 10) : dflt;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-        return x < y ? -1 : x > y;
-}
-
 Test(bus, responsive_while_aging_2M_objects, .fini = teardown, .timeout = 300)
 {
         const char *path = cache_path("big");
@@ -1277,7 +1270,7 @@ Test(bus, responsive_while_aging_2M_objects, .fini = teardown, .timeout = 300)
         }
         if (calls > cap)
                 calls = cap;
-        qsort(lat, calls, sizeof(*lat), cmp_u64);
+        qsort(lat, calls, sizeof(*lat), test_cmp_u64);
         fprintf(stderr,
                 "bus latency while aging %lu objects: %" PRIu64 " Gets (%" PRIu64
                 " during %" PRIu64 " rotations): mean %" PRIu64 " us, p50 %" PRIu64

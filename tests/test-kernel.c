@@ -662,15 +662,12 @@ Test(kernel, real_pass_keeps_the_hot_set_and_page_cache, .fini = teardown, .time
          * of the file), not one reading, which once stood 1.5M above what the daemon's first
          * look found a second later.
          */
-        for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-                uint64_t v = group_file(group_a), j = i;
-
-                for (; j > 0 && files[j - 1] > v; j--)
-                        files[j] = files[j - 1];
-                files[j] = v;
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                files[i] = group_file(group_a);
                 usleep(100000);
         }
-        file0 = min_file = files[sizeof(files) / sizeof(files[0]) / 2];
+        qsort(files, ELEMENTSOF(files), sizeof(files[0]), test_cmp_u64);
+        file0 = min_file = files[ELEMENTSOF(files) / 2];
         start(NULL, "[cache a]\nadapter = kernel\ncgroup = %s\naction = reclaim\n"
                     "interval = 2s\n",
               strrchr(group_a, '/'));

@@ -35,6 +35,13 @@ static uint64_t clock_usec(clockid_t clock)
         return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
+int test_cmp_u64(const void *a, const void *b)
+{
+        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+        return x < y ? -1 : x > y;
+}
+
 uint64_t test_now_usec(void)
 {
         return clock_usec(CLOCK_MONOTONIC);

@@ -19,6 +19,9 @@
 
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 
+/* test_cmp_u64() - qsort()'s comparison of two uint64_t, ascending. */
+int test_cmp_u64(const void *a, const void *b);
+
 /*
  * test_skip() - cr_skip_test() after running @fini, the test's own .fini: Criterion (2.4.1)
  * runs no .fini after a skip, and a test that skips mid-way would leave its daemon, its busy

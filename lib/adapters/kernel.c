@@ -583,7 +583,10 @@ static int kn_memory_reclaim(struct kn *kn, struct kn_part *p, int fd, struct kn
         } else if (p->draining || (grown < kn->cfg.min_reclaim && !kn->mglru &&
                                    kp_look_due(p->quiet, level, kn->cfg.min_reclaim,
                                                p->before.file_bytes))) {
-                /* What the last pass left: as much as max_reclaim, the steps say when it is all. */
+                /*
+                 * What the last pass left, or a look for what passes left: as much as
+                 * max_reclaim, the steps say when it is all.
+                 */
                 p->pass_for = p->draining ? "what the last pass left"
                                           : "a look for what passes left";
                 kp_pass_begin(&p->pass, kn->cfg.reclaim_step, kn->cfg.max_reclaim, file);
@@ -786,7 +789,7 @@ out_base:
          * Growth is counted from where the last pass left the group, or from its lowest
          * level since: growth too small to act on, or put off, adds up.
          */
-        /* Passes go on while each takes a step's worth: what a pass left is taken. */
+        /* Passes go on while each takes enough (kp_pass_again()): what a pass left is taken. */
         p->draining = p->acted && kn->mech == KN_MECH_MEMORY_RECLAIM && !kn->cfg.reclaim_amount &&
                       kp_pass_again(&p->pass, kn->cfg.reclaim_step);
         p->quiet = p->acted ? 0 : p->quiet + 1;
