@@ -103,6 +103,7 @@ struct bench_pct bench_percentiles(const struct bench_samples *s, uint64_t from,
                 qsort(v, p.n, sizeof(*v), cmp_u32);
                 p.p50 = v[p.n / 2];
                 p.p99 = v[p.n * 99 / 100];
+                p.p999 = v[p.n * 999 / 1000];
                 p.max = v[p.n - 1];
         }
         free(v);

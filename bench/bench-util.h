@@ -45,7 +45,7 @@ struct bench_samples {
 
 struct bench_pct {
         size_t n;
-        uint32_t p50, p99, max;
+        uint32_t p50, p99, p999, max;
 };
 
 /* A stretch of time: a rotation (and half a second after it), a reload, a control. */

@@ -7,7 +7,7 @@
  *      gets KEYS keys (default 1,000,000, 64-byte values); one in ten is read again, so nine in
  *      ten are written once and never read.
  *   2. The real cacheaged (--bus none), run as its unit runs it (SCHED_IDLE), ages it with the
- *      redis adapter, in CYCLES cycles (default 3) of two rotations: the first scans everything
+ *      redis adapter, in CYCLES cycles (default 1) of two rotations: the first scans everything
  *      (the unread keys are new: nothing due), the second scans again and deletes the unread
  *      keys (checked and UNLINKed by the adapter's script). After each deleting rotation: INFO
  *      memory, MEMORY PURGE (jemalloc gives its dirty pages back at once), INFO memory again.
@@ -22,9 +22,10 @@
  *      rotations, pooled the same way.
  *   4. Controls, before the daemon starts: a plain client does the scan's work at full speed
  *      (SCAN, then OBJECT IDLETIME and PTTL of every key, pipelined), twice, then UNLINKs the
- *      unread keys at full speed, then at the adapter's pace (PACED_BATCH keys a command, at
- *      its rate: the cost of the deletes alone, without the adapter's checks), the keys set
- *      again after each: what that work costs the client from Redis itself, whoever asks.
+ *      unread keys at full speed, then the unread ones of the first PACED_KEYS at the adapter's
+ *      pace (PACED_BATCH keys a command, at its delete_rate: the cost of the deletes alone,
+ *      without the adapter's checks), the keys set again after each: what that work costs the
+ *      client from Redis itself, whoever asks.
  *   5. The daemon's loop: the adapter's longest step, its steps over slice_time on the CPU, the
  *      longest gap between watchdog pings, and the control of bench-memcached (plain arithmetic
  *      at SCHED_IDLE, after the daemon stops). Its memory: RSS per key tracked.
@@ -63,8 +64,9 @@
 #define MAX_CYCLES 10              /* of a scan, then a scan and deletes */
 #define CONTROL_SCANS 2
 #define CONTROL_BATCH 512          /* keys per pipelined batch of the controls */
-#define PACED_BATCH 8              /* keys per UNLINK of the paced control: the adapter's reap */
-#define ADAPTER_RATE 25000         /* keys/s: the adapter's default (RD_RATE_DEFAULT) */
+#define PACED_BATCH 64             /* keys per UNLINK of the paced control: the adapter's reap */
+#define PACED_KEYS 100000          /* of which the paced control deletes the unread ones */
+#define ADAPTER_DELETE_RATE 1000   /* victims/s: the adapter's default (RD_DELETE_RATE_DEFAULT) */
 #define TTL_SEC 20                 /* the TTL alternative's time to live */
 
 static const char *const watched[] = {
@@ -112,10 +114,13 @@ static size_t cmd(char *out, size_t argc, const char *const *argv, const size_t 
 
 static size_t cmdv(char *out, const char *const *argv)
 {
-        size_t lens[16], argc = 0;
+        size_t lens[PACED_BATCH + 2], argc = 0;
 
-        for (; argv[argc]; argc++)
+        for (; argv[argc]; argc++) {
+                if (argc == sizeof(lens) / sizeof(*lens))
+                        bench_die("cmdv: more than %d words", PACED_BATCH + 2);
                 lens[argc] = strlen(argv[argc]);
+        }
         return cmd(out, argc, argv, lens);
 }
 
@@ -722,9 +727,12 @@ static void usage(void)
         printf("Usage: %s [OPTIONS]\n"
                "  --keys N            keys in redis (default 1000000)\n"
                "  --cycles N          cycles of a scan, then a scan with deletes, the deleted\n"
-               "                      keys set again between cycles (default 3, at most %d)\n"
+               "                      keys set again between cycles (default 1, at most %d)\n"
                "  --interval SECONDS  the cache's rotation interval (default 90)\n"
-               "  --rate N            the adapter's rate key, keys/s (default: its default)\n"
+               "  --rate N            the adapter's rate key, keys/s scanned (default: its\n"
+               "                      default)\n"
+               "  --delete-rate N     the adapter's delete_rate key, victims/s checked and\n"
+               "                      deleted (default: its default)\n"
                "  --check             one cycle with few keys, no controls nor alternatives:\n"
                "                      check that exactly the unread keys went (the test suite)\n"
                "  --no-alternatives   leave out maxmemory + allkeys-lru and TTLs\n"
@@ -742,6 +750,7 @@ int main(int argc, char **argv)
                 { "cycles", required_argument, NULL, 'y' },
                 { "interval", required_argument, NULL, 'i' },
                 { "rate", required_argument, NULL, 'r' },
+                { "delete-rate", required_argument, NULL, 'd' },
                 { "check", no_argument, NULL, 'c' },
                 { "no-alternatives", no_argument, NULL, 'a' },
                 { "lru-factor", required_argument, NULL, 'f' },
@@ -750,11 +759,11 @@ int main(int argc, char **argv)
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        uint64_t keys = 1000000, interval_s = 90, cycles = 3, rss_before, rss_after = 0;
+        uint64_t keys = 1000000, interval_s = 90, cycles = 1, rss_before, rss_after = 0;
         uint64_t hot_left, other_left, n_hot, loaded_used;
         uint64_t units = 0, units_over = 0, unit_longest = 0, t_start;
-        const char *rate = NULL, *dir;
-        char conf_text[1024], rate_line[64] = "";
+        const char *rate = NULL, *delete_rate = NULL, *dir;
+        char conf_text[1024], rate_line[128] = "";
         struct bench_child srv = { .pid = -1 };
         struct client client = { 0 };
         struct bench_child daemon;
@@ -786,6 +795,9 @@ int main(int argc, char **argv)
                         break;
                 case 'r':
                         rate = optarg;
+                        break;
+                case 'd':
+                        delete_rate = optarg;
                         break;
                 case 'c':
                         check = true;
@@ -819,8 +831,9 @@ int main(int argc, char **argv)
         }
         n_rot = 2 * cycles;
         n_hot = (keys + HOT_EVERY - 1) / HOT_EVERY;
-        if (rate)
-                snprintf(rate_line, sizeof(rate_line), "rate = %s\n", rate);
+        snprintf(rate_line, sizeof(rate_line), "%s%s%s%s%s%s", rate ? "rate = " : "",
+                 rate ? rate : "", rate ? "\n" : "", delete_rate ? "delete_rate = " : "",
+                 delete_rate ? delete_rate : "", delete_rate ? "\n" : "");
         signal(SIGPIPE, SIG_IGN);
         dir = bench_run_dir();
         bench_samples_init(&client.s, MAX_SAMPLES);
@@ -856,8 +869,9 @@ int main(int argc, char **argv)
                 busy[n_busy++] = (struct bench_span){ t_start, bench_now_usec() + 500000 };
                 usleep(1000000);
                 paced.from = bench_now_usec();
-                control_delete(keys, PACED_BATCH, 1,
-                               rate ? strtoull(rate, NULL, 10) : ADAPTER_RATE);
+                control_delete(keys < PACED_KEYS ? keys : PACED_KEYS, PACED_BATCH, 1,
+                               delete_rate ? strtoull(delete_rate, NULL, 10)
+                                           : ADAPTER_DELETE_RATE);
                 paced.to = bench_now_usec();
                 busy[n_busy++] = (struct bench_span){ paced.from, paced.to + 500000 };
                 t_start = bench_now_usec();
@@ -933,11 +947,11 @@ int main(int argc, char **argv)
                         busy[n_busy++] = (struct bench_span){ t0, bench_now_usec() + 500000 };
                 }
         }
-        /* A baseline after the rotations too: from the end of the last, for a while. */
+        /* A baseline after the rotations too: from the end of the last, as long, up to 60 s. */
         if (!check) {
                 uint64_t last = rot[n_rot - 1].end - rot[n_rot - 1].start;
 
-                usleep((useconds_t)(last < 3000000 ? 3000000 : last));
+                usleep((useconds_t)(last < 3000000 ? 3000000 : last > 60000000 ? 60000000 : last));
         }
         client_stop(&client);
         bench_daemon_stop(&daemon, &watch);
@@ -952,9 +966,11 @@ int main(int argc, char **argv)
         if (!check)
                 bench_control_units(&units, &units_over, &unit_longest);
 
-        printf("cacheaged: slice_time 2ms (default), %s, rate %s; the client %s between GETs\n",
+        printf("cacheaged: slice_time 2ms (default), %s, rate %s, delete_rate %s; the client %s "
+               "between GETs\n",
                sched_idle ? "run at SCHED_IDLE as its unit runs it" : "at normal priority",
-               rate ? rate : "default", client.spin ? "spins" : "sleeps");
+               rate ? rate : "default", delete_rate ? delete_rate : "default",
+               client.spin ? "spins" : "sleeps");
         for (size_t r = 0; r < n_rot; r++) {
                 printf("rotation %zu: scan of %" PRIu64 " keys in %" PRIu64 " ms (%.0f keys/s), "
                        "refresh to aged in %.0f ms", r + 1, rot[r].scan_keys, rot[r].scan_ms,
@@ -1020,8 +1036,9 @@ int main(int argc, char **argv)
                 struct bench_span null[2 * MAX_CYCLES];
                 struct bench_pct p;
 
-                printf("client GET latency, adapter idle (baseline): p50 %u us, p99 %u us, max %u "
-                       "us (%zu GETs)\n", idle.p50, idle.p99, idle.max, idle.n);
+                printf("client GET latency, adapter idle (baseline): p50 %u us, p99 %u us, p99.9 "
+                       "%u us, max %u us (%zu GETs)\n", idle.p50, idle.p99, idle.p999, idle.max,
+                       idle.n);
                 /* The noise floor: idle windows as long as the rotations, 1.5 s after each. */
                 for (size_t r = 0; r < n_rot; r++)
                         null[r] = (struct bench_span){ rot[r].end + 1500000,
@@ -1029,13 +1046,14 @@ int main(int argc, char **argv)
                                                                (rot[r].end - rot[r].start) };
                 p = bench_percentiles_where(&client.s, null, n_rot, busy, n_busy);
                 printf("client GET latency, idle windows as long as the rotations (the noise "
-                       "floor): p50 %u us, p99 %u us (%.2fx the baseline), max %u us (%zu GETs)\n",
-                       p.p50, p.p99, (double)p.p99 / base, p.max, p.n);
+                       "floor): p50 %u us, p99 %u us (%.2fx the baseline), p99.9 %u us, max %u us (%zu "
+                       "GETs)\n", p.p50, p.p99, (double)p.p99 / base, p.p999, p.max, p.n);
                 for (size_t r = 0; r < n_rot; r++) {
                         p = bench_percentiles(&client.s, rot[r].start, rot[r].end);
                         printf("client GET latency, rotation %zu (%s): p50 %u us, p99 %u us "
-                               "(%.2fx), max %u us (%zu GETs)\n", r + 1, kind_name[r % 2], p.p50,
-                               p.p99, (double)p.p99 / base, p.max, p.n);
+                               "(%.2fx), p99.9 %u us, max %u us (%zu GETs)\n", r + 1,
+                               kind_name[r % 2], p.p50, p.p99, (double)p.p99 / base, p.p999,
+                               p.max, p.n);
                 }
                 for (size_t k = 0; k < 2; k++) {
                         struct bench_pct q = bench_percentiles_of(&client.s, control[k],
@@ -1043,23 +1061,25 @@ int main(int argc, char **argv)
 
                         p = bench_percentiles_of(&client.s, kind[k], cycles, true);
                         printf("client GET latency, every rotation with %s: p50 %u us, p99 %u us "
-                               "(%.2fx the baseline), max %u us (%zu GETs)\n", kind_name[k],
-                               p.p50, p.p99, (double)p.p99 / base, p.max, p.n);
+                               "(%.2fx the baseline), p99.9 %u us, max %u us (%zu GETs)\n",
+                               kind_name[k], p.p50, p.p99, (double)p.p99 / base, p.p999, p.max,
+                               p.n);
                         if (k == 1) {
                                 struct bench_pct pc = bench_percentiles_of(&client.s, &paced,
                                                                            1, true);
 
                                 p = bench_percentiles_of(&client.s, deletes, cycles, true);
                                 printf("client GET latency, their deletes alone: p50 %u us, p99 %u "
-                                       "us (%.2fx the baseline), max %u us (%zu GETs)\n", p.p50,
-                                       p.p99, (double)p.p99 / base, p.max, p.n);
+                                       "us (%.2fx the baseline), p99.9 %u us, max %u us (%zu "
+                                       "GETs)\n", p.p50, p.p99, (double)p.p99 / base, p.p999,
+                                       p.max, p.n);
                                 printf("client GET latency, control (a plain client UNLINKs the "
                                        "unread keys %d a command at the adapter's rate, no "
                                        "cacheaged): p50 %u us, p99 %u us (%.2fx the baseline; the "
-                                       "adapter's deletes %.2fx the control), max %u us (%zu "
-                                       "GETs)\n", PACED_BATCH, pc.p50, pc.p99,
+                                       "adapter's deletes %.2fx the control), p99.9 %u us, "
+                                       "max %u us (%zu GETs)\n", PACED_BATCH, pc.p50, pc.p99,
                                        (double)pc.p99 / base, (double)p.p99 / (pc.p99 ? pc.p99 : 1),
-                                       pc.max, pc.n);
+                                       pc.p999, pc.max, pc.n);
                         }
                         printf("client GET latency, control (%s, no cacheaged): p50 %u us, "
                                "p99 %u us (%.2fx the baseline; the adapter's rotations %.2fx "

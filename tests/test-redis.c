@@ -681,8 +681,9 @@ Test(redis, odd_and_long_keys)
 }
 
 /*
- * rate: the scan and the deletes take at least keys / rate seconds (a lower bound only: a loaded
- * machine makes them slower, never faster), and what goes is the same as unpaced.
+ * rate and delete_rate: the scan takes at least keys / rate seconds, the deletes victims /
+ * delete_rate (a lower bound only: a loaded machine makes them slower, never faster), and what
+ * goes is the same as unpaced.
  */
 Test(redis, rate_paces_the_scan_and_the_deletes, .timeout = 60)
 {
@@ -691,16 +692,16 @@ Test(redis, rate_paces_the_scan_and_the_deletes, .timeout = 60)
 
         env_start(&e, false, NULL);
         load(e.fd, "u", 1000, 100);
-        env_host(&e, 1, 8, "rate", "1000");
+        env_host_keys(&e, 1, 8, (const char *[]){ "rate", "2000", "delete_rate", "500", NULL });
         t0 = test_now_usec();
         host_refresh(&e.h);
         refresh_usec = test_now_usec() - t0;
         t0 = test_now_usec();
         host_age(&e.h);
         age_usec = test_now_usec() - t0;
-        cr_expect_geq(refresh_usec, 900000, "1,000 keys scanned at 1,000/s in %" PRIu64 " us",
+        cr_expect_geq(refresh_usec, 450000, "1,000 keys scanned at 2,000/s in %" PRIu64 " us",
                       refresh_usec);
-        cr_expect_geq(age_usec, 900000, "1,000 victims checked at 1,000/s in %" PRIu64 " us",
+        cr_expect_geq(age_usec, 1800000, "1,000 victims checked at 500/s in %" PRIu64 " us",
                       age_usec);
         cr_expect_eq(host_stat(&e.h, "deleted"), 1000, "%s", e.h.log);
         cr_expect_eq(rc_count(e.fd, "u", 1000), 0);
@@ -740,7 +741,7 @@ Test(redis, nothing_read_is_lost, .timeout = 60)
         load(e.fd, "cold", 2000, 100);
         rd.r = &e.r;
         cr_assert(pthread_create(&t, NULL, reader_thread, &rd) == 0);
-        env_host(&e, 2, 2, "rate", "0");
+        env_host_keys(&e, 2, 2, (const char *[]){ "rate", "0", "delete_rate", "0", NULL });
         for (int i = 0; i < 6; i++) {
                 host_rotate(&e.h);
                 host_run_for(&e.h, 400);
@@ -1277,7 +1278,7 @@ Test(redis, daemon_bad_keys)
                         "[cache rd]\nadapter = redis\nserver = cache.example:6379\n"
                         "timeout = 1ms\nmax_keys = 0\ndry_run = perhaps\ncolour = red\n"
                         "rate = fast\nttl_keys = maybe\ndb = 70000\nmatch = a b\n"
-                        "password_file = %s\n",
+                        "delete_rate = -5\npassword_file = %s\n",
                         test_env("CA_ADAPTER_DIR"), pw);
         cr_expect_eq(test_daemon_run_to_exit(&d, args), 1);
         log = test_daemon_log(&d);
@@ -1292,6 +1293,7 @@ Test(redis, daemon_bad_keys)
         cr_expect(strstr(log, "cacheaged.conf:11: ttl_keys: "), "%s", log);
         cr_expect(strstr(log, "cacheaged.conf:12: db: "), "%s", log);
         cr_expect(strstr(log, "cacheaged.conf:13: match: a SCAN pattern with a blank"), "%s", log);
+        cr_expect(strstr(log, "cacheaged.conf:14: delete_rate: "), "%s", log);
 
         /* The keys are good, the password file is not: said with its line. */
         test_write_file(d.conf, "[daemon]\nplugin_dir = %s\n"

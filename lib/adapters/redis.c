@@ -60,7 +60,8 @@
  * Loop discipline (as the memcached adapter's, adapter-net.h): every read, parse and sweep
  * runs in steps of at most RD_STEP_USEC at the base's lowest priority; replies are buffered up
  * to RD_INPUT_MAX; one SCAN and its probes, or one batch of deletes, is in flight at a time;
- * scans and checks are paced to `rate` keys a second; keys live in a pool of their own.
+ * scans are paced to `rate` keys a second, deletes to `delete_rate` victims a second; keys live
+ * in a pool of their own.
  */
 
 #include <errno.h>
@@ -87,27 +88,36 @@
 #include "trust.h"
 
 #define RD_STEP_USEC 500                  /* longest run of one step in the host's loop */
-#define RD_RATE_DEFAULT 25000             /* keys per second scanned or checked */
+#define RD_RATE_DEFAULT 25000             /* keys per second scanned */
+#define RD_DELETE_RATE_DEFAULT 1000       /* victims per second checked and deleted */
 #define RD_RATE_MAX 100000000             /* keys per second */
 #define RD_INPUT_MAX (1024 * 1024)        /* bytes of replies buffered before reading stops */
 #define RD_READ_MAX (16 * 1024)           /* bytes read from the socket at once */
 /*
- * Short runs of the server's one thread: a probe of RD_PROBE_BATCH keys, or a reap of
- * RD_REAP_BATCH, is one script, during which every other client of the server waits; and the
- * commands of one client's pipeline run back to back, so that one request is in flight at a
+ * Short runs of the server's one thread, or rare ones. A probe of RD_PROBE_BATCH keys, or a reap
+ * of RD_REAP_BATCH, is one script, during which every other client of the server waits; and
+ * the commands of one client's pipeline run back to back, so that one request is in flight at a
  * time (a SCAN after its batch's probes answered, not behind them): a SCAN of RD_SCAN_COUNT
  * buckets returns about one probe's keys. Measured on Redis 7.0.15 (bench-redis, a quiet
  * machine, the clients' GET p99 against a 120-150 us baseline): a probe of 16 keys ran 46 us, a
  * SCAN 20-24 us, and sent together they raised the p99 1.6x-1.7x whatever the rate (25,000 keys/s
- * or 50,000); probes of 8 keys and SCANs of 8 buckets sent one at a time, 1.34x. Reaps of 4
- * victims instead of 8 made the deletes worse (1.93x against 1.45x-1.58x): the server's clients
- * notice how often it is taken more than for how long, there; and paced at a third of the rate
- * (8,200 victims/s) they measured 1.76x-2.06x: the tail follows the length of one reap, not
- * how many there are a second.
+ * or 50,000); probes of 8 keys and SCANs of 8 buckets sent one at a time, 1.34x.
+ *
+ * The deletes are paced apart (delete_rate): a GET that comes while a script runs waits for
+ * it, so what the p99 feels is the share of the server's time its scripts take, and a reap
+ * costs more than a probe (the fork check's INFO, MEMORY USAGE, the UNLINK's frees). Measured
+ * with a plain client sending the reap's work (the fork check, TIME, OBJECT IDLETIME, MEMORY
+ * USAGE) in windows of 3 s interleaved with idle ones, against a client's GET p99 of 109 us:
+ * 8 keys a script at 25,000 keys/s 2.0x; any command at all 3,125 times a second, an empty
+ * script or an UNLINK of no key, 1.7x; 8 keys at 1,000 keys/s still 1.7x, because a script that
+ * runs seldom runs cold (97 us a call, against 35 us at 3,125 a second); 16 keys at 1,000 keys/s
+ * 1.41x, 32 keys 1.27x, 64 keys 0.87x, 64 keys at 2,000 keys/s 1.28x. Fewer, longer scripts at
+ * a low rate: the tail is over 1% of the GETs no longer, and p99.9 bears it (425-454 us against
+ * 255 us).
  */
 #define RD_SCAN_COUNT 8                   /* SCAN's COUNT: buckets walked per call */
 #define RD_PROBE_BATCH 8                  /* keys per probe script */
-#define RD_REAP_BATCH 8                   /* victims per reap script */
+#define RD_REAP_BATCH 64                  /* victims per reap script */
 #define RD_QUEUE_MAX 64                   /* requests in flight, at most */
 #define RD_MAX_KEYS_DEFAULT 1000000       /* keys */
 #define RD_MAX_KEYS_MAX 100000000         /* keys */
@@ -230,7 +240,8 @@ struct rd_config {
         const char *match;
         int ttl_keys;
         uint64_t max_keys;
-        uint64_t rate;       /* keys per second, 0: as fast as the server answers */
+        uint64_t rate;       /* keys per second scanned, 0: as fast as the server answers */
+        uint64_t delete_rate; /* victims per second checked, 0: as fast as the server answers */
         bool dry_run;
         /* From server, by rd_check_server(). */
         struct sockaddr_storage addr;
@@ -309,7 +320,10 @@ static const struct ca_key_spec rd_keys[] = {
           .help = "keys tracked at most; the rest is not aged (and said so)" },
         { .name = "rate", .type = CA_KEY_UINT, CA_KEY_FIELD(struct rd_config, rate),
           .def = STR(RD_RATE_DEFAULT), .min = 0, .max = RD_RATE_MAX,
-          .help = "keys per second scanned or checked for deletion (0: no limit)" },
+          .help = "keys per second scanned (0: no limit)" },
+        { .name = "delete_rate", .type = CA_KEY_UINT, CA_KEY_FIELD(struct rd_config, delete_rate),
+          .def = STR(RD_DELETE_RATE_DEFAULT), .min = 0, .max = RD_RATE_MAX,
+          .help = "victims per second checked and deleted (0: no limit)" },
         { .name = "dry_run", .type = CA_KEY_BOOL, CA_KEY_FIELD(struct rd_config, dry_run),
           .def = "no", .help = "check and count the victims, delete nothing" },
         CA_KEY_END
@@ -1269,7 +1283,7 @@ static void rd_round_start(struct rd *rd)
 {
         rd->phase = RD_ROUND;
         rd->checked = rd->batch_end = 0;
-        ad_pace_start(&rd->pace, rd->cfg.rate);
+        ad_pace_start(&rd->pace, rd->cfg.delete_rate);
         rd_round_next(rd);
 }
 
@@ -1332,6 +1346,7 @@ static void rd_reap_reply(struct rd *rd, const struct rp_value *v, size_t n)
         int64_t out[1 + RD_REAP_BATCH], sample = 0;
         size_t count = rd->batch_end - rd->checked, deleted = 0;
         char err[RP_ERR_MAX], ex[AD_EXCERPT_BUF];
+
 
         if (rp_is_error(v, "NOSCRIPT")) {
                 rd->noscript++;
@@ -1646,16 +1661,22 @@ static int rd_connect(struct rd *rd)
 /*
  * How long a refresh may take, from before_rotate to the rotation it owes: refresh_timeout,
  * or by default a minute plus three times what scanning max_keys (or the most keys a scan
- * returned, when more) at `rate` takes: a round of deletes under way, INFO, the scan and its
- * sweep; 2 min with the defaults. timeout only bounds a silence: a server that sends a byte
- * every few seconds would hold the cache's rotations for ever.
+ * returned, when more) at `rate` takes, plus what checking as many victims takes at
+ * `delete_rate`: a round of deletes under way, INFO, the scan and its sweep; 11 min 20 s with
+ * the defaults. timeout only bounds a silence: a server that sends a byte every few seconds
+ * would hold the cache's rotations for ever.
  */
 static uint64_t rd_refresh_deadline_usec(const struct rd *rd)
 {
+        uint64_t keys = rd->scan_keys_most > rd->cfg.max_keys ? rd->scan_keys_most
+                                                              : rd->cfg.max_keys;
+
+        if (rd->cfg.refresh_timeout_usec)
+                return rd->cfg.refresh_timeout_usec;
         /* Every key of a scan is read at `rate`, tracked or not: a server may hold more. */
-        return ad_refresh_deadline_usec(rd->cfg.refresh_timeout_usec, rd->cfg.max_keys,
-                                        rd->scan_keys_most,
-                                        rd->cfg.rate ? rd->cfg.rate : RD_RATE_DEFAULT);
+        return ad_refresh_deadline_usec(0, rd->cfg.max_keys, rd->scan_keys_most,
+                                        rd->cfg.rate ? rd->cfg.rate : RD_RATE_DEFAULT) +
+               (rd->cfg.delete_rate ? keys * 1000000 / rd->cfg.delete_rate : 0);
 }
 
 /* The refresh under way missed its deadline (ad_conn_refresh()): it fails. */
