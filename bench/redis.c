@@ -893,7 +893,9 @@ int main(int argc, char **argv)
         rss_before = bench_rss_kib(daemon.pid);
 
         for (size_t r = 0; r < n_rot; r++) {
-                uint64_t timeout = (interval_s + 600) * 1000000;
+                /* A rotation's deletes take keys / delete_rate seconds. */
+                uint64_t dr = delete_rate ? strtoull(delete_rate, NULL, 10) : ADAPTER_DELETE_RATE;
+                uint64_t timeout = (interval_s + 600) * 1000000 + (dr ? keys * 1000000 / dr : 0);
                 ssize_t i, j, k;
                 char nth[32];
                 const char *line;

@@ -103,17 +103,18 @@
  * SCAN 20-24 us, and sent together they raised the p99 1.6x-1.7x whatever the rate (25,000 keys/s
  * or 50,000); probes of 8 keys and SCANs of 8 buckets sent one at a time, 1.34x.
  *
- * The deletes are paced apart (delete_rate): a GET that comes while a script runs waits for
- * it, so what the p99 feels is the share of the server's time its scripts take, and a reap
- * costs more than a probe (the fork check's INFO, MEMORY USAGE, the UNLINK's frees). Measured
- * with a plain client sending the reap's work (the fork check, TIME, OBJECT IDLETIME, MEMORY
- * USAGE) in windows of 3 s interleaved with idle ones, against a client's GET p99 of 109 us:
- * 8 keys a script at 25,000 keys/s 2.0x; any command at all 3,125 times a second, an empty
- * script or an UNLINK of no key, 1.7x; 8 keys at 1,000 keys/s still 1.7x, because a script that
- * runs seldom runs cold (97 us a call, against 35 us at 3,125 a second); 16 keys at 1,000 keys/s
- * 1.41x, 32 keys 1.27x, 64 keys 0.87x, 64 keys at 2,000 keys/s 1.28x. Fewer, longer scripts at
- * a low rate: the tail is over 1% of the GETs no longer, and p99.9 bears it (425-454 us against
- * 255 us).
+ * The deletes are paced apart (delete_rate), in few, long scripts. A reap costs far more than a
+ * probe (per victim an idle check and a free, and the fork check's INFO), and run cold, as a
+ * paced script runs, 64 victims held the server's thread about 350 us (the daemon's round trip
+ * 624 us at its p50). In bench-redis, whose client sends one GET at a time, nearly every reap
+ * held one GET (1,472 GETs over 144 us in 1,406 reaps, the rest of the slow ones spread as in
+ * idle time): the p99 follows how many reaps come a second more than their length. Slower,
+ * short reaps do not help: a script that runs seldom runs cold (8 victims at 1,000/s took
+ * 97 us a call, 35 us at 25,000/s). Measured with a plain client sending the reap's work in
+ * windows of 3 s interleaved with idle ones, against a GET p99 of 109 us: 8 keys a script at
+ * 25,000 keys/s 2.0x, and any command at all 3,125 times a second (an empty script) 1.7x; 16
+ * keys at 1,000 keys/s 1.41x, 32 keys 1.27x, 64 keys 0.87x, 64 keys at 2,000 keys/s 1.28x.
+ * The price: a GET that meets a reap waits longer (p99.9), and 900,000 deletes take 15 min.
  */
 #define RD_SCAN_COUNT 8                   /* SCAN's COUNT: buckets walked per call */
 #define RD_PROBE_BATCH 8                  /* keys per probe script */
@@ -1662,7 +1663,7 @@ static int rd_connect(struct rd *rd)
  * How long a refresh may take, from before_rotate to the rotation it owes: refresh_timeout,
  * or by default a minute plus three times what scanning max_keys (or the most keys a scan
  * returned, when more) at `rate` takes, plus what checking as many victims takes at
- * `delete_rate`: a round of deletes under way, INFO, the scan and its sweep; 11 min 20 s with
+ * `delete_rate`: a round of deletes under way, INFO, the scan and its sweep; 19 min 40 s with
  * the defaults. timeout only bounds a silence: a server that sends a byte every few seconds
  * would hold the cache's rotations for ever.
  */
