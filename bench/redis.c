@@ -22,7 +22,7 @@
  *      rotations, pooled the same way.
  *   4. Controls, before the daemon starts: a plain client does the scan's work at full speed
  *      (SCAN, then OBJECT IDLETIME and PTTL of every key, pipelined), twice, then UNLINKs the
- *      unread keys at full speed, then the unread ones of the first PACED_KEYS at the adapter's
+ *      unread keys at full speed, then for about PACED_SECONDS at the adapter's
  *      pace (PACED_BATCH keys a command, at its delete_rate: the cost of the deletes alone,
  *      without the adapter's checks), the keys set again after each: what that work costs the
  *      client from Redis itself, whoever asks.
@@ -65,8 +65,8 @@
 #define CONTROL_SCANS 2
 #define CONTROL_BATCH 512          /* keys per pipelined batch of the controls */
 #define PACED_BATCH 64             /* keys per UNLINK of the paced control: the adapter's reap */
-#define PACED_KEYS 100000          /* of which the paced control deletes the unread ones */
-#define ADAPTER_DELETE_RATE 1000   /* victims/s: the adapter's default (RD_DELETE_RATE_DEFAULT) */
+#define PACED_SECONDS 100          /* the paced control: the unread keys of delete_rate x this */
+#define ADAPTER_DELETE_RATE 250    /* victims/s: the adapter's default (RD_DELETE_RATE_DEFAULT) */
 #define TTL_SEC 20                 /* the TTL alternative's time to live */
 
 static const char *const watched[] = {
@@ -850,6 +850,8 @@ int main(int argc, char **argv)
         /* The client reads the hot keys throughout (in --check too: they are to stay). */
         client_start(&client, keys);
         if (!check) {
+                uint64_t dr = delete_rate ? strtoull(delete_rate, NULL, 10) : ADAPTER_DELETE_RATE;
+
                 usleep(2000000); /* an idle stretch first */
                 for (size_t d = 0; d < CONTROL_SCANS; d++) {
                         control[0][d].from = bench_now_usec();
@@ -868,10 +870,10 @@ int main(int argc, char **argv)
                 load(keys, true, 0, 0);
                 busy[n_busy++] = (struct bench_span){ t_start, bench_now_usec() + 500000 };
                 usleep(1000000);
+                /* About PACED_SECONDS of deletes (all of them when unpaced). */
                 paced.from = bench_now_usec();
-                control_delete(keys < PACED_KEYS ? keys : PACED_KEYS, PACED_BATCH, 1,
-                               delete_rate ? strtoull(delete_rate, NULL, 10)
-                                           : ADAPTER_DELETE_RATE);
+                control_delete(dr && dr * PACED_SECONDS < keys ? dr * PACED_SECONDS : keys,
+                               PACED_BATCH, 1, dr);
                 paced.to = bench_now_usec();
                 busy[n_busy++] = (struct bench_span){ paced.from, paced.to + 500000 };
                 t_start = bench_now_usec();
@@ -1048,8 +1050,8 @@ int main(int argc, char **argv)
                                                                (rot[r].end - rot[r].start) };
                 p = bench_percentiles_where(&client.s, null, n_rot, busy, n_busy);
                 printf("client GET latency, idle windows as long as the rotations (the noise "
-                       "floor): p50 %u us, p99 %u us (%.2fx the baseline), p99.9 %u us, max %u us (%zu "
-                       "GETs)\n", p.p50, p.p99, (double)p.p99 / base, p.p999, p.max, p.n);
+                       "floor): p50 %u us, p99 %u us (%.2fx the baseline), p99.9 %u us, max %u "
+                       "us (%zu GETs)\n", p.p50, p.p99, (double)p.p99 / base, p.p999, p.max, p.n);
                 for (size_t r = 0; r < n_rot; r++) {
                         p = bench_percentiles(&client.s, rot[r].start, rot[r].end);
                         printf("client GET latency, rotation %zu (%s): p50 %u us, p99 %u us "
