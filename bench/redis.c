@@ -773,7 +773,7 @@ int main(int argc, char **argv)
         struct bench_span control[2][CONTROL_SCANS], deletes[MAX_CYCLES], paced;
         uint64_t keys_left, sha_calls0, sha_usec0, eval_calls0, eval_usec0, scan_calls0;
         uint64_t scan_usec0, sha_calls, sha_usec, eval_calls, eval_usec, scan_calls, scan_usec;
-        uint64_t rotating_usec = 0;
+        uint64_t rotating_usec = 0, dr; /* dr: the adapter's delete_rate, victims/s */
         char defrag[256] = "";
         size_t n_busy = 0, n_rot;
         bool check = false, sched_idle = true, alternatives = true;
@@ -830,6 +830,7 @@ int main(int argc, char **argv)
                 alternatives = false;
         }
         n_rot = 2 * cycles;
+        dr = delete_rate ? strtoull(delete_rate, NULL, 10) : ADAPTER_DELETE_RATE;
         n_hot = (keys + HOT_EVERY - 1) / HOT_EVERY;
         snprintf(rate_line, sizeof(rate_line), "%s%s%s%s%s%s", rate ? "rate = " : "",
                  rate ? rate : "", rate ? "\n" : "", delete_rate ? "delete_rate = " : "",
@@ -850,8 +851,6 @@ int main(int argc, char **argv)
         /* The client reads the hot keys throughout (in --check too: they are to stay). */
         client_start(&client, keys);
         if (!check) {
-                uint64_t dr = delete_rate ? strtoull(delete_rate, NULL, 10) : ADAPTER_DELETE_RATE;
-
                 usleep(2000000); /* an idle stretch first */
                 for (size_t d = 0; d < CONTROL_SCANS; d++) {
                         control[0][d].from = bench_now_usec();
@@ -896,7 +895,6 @@ int main(int argc, char **argv)
 
         for (size_t r = 0; r < n_rot; r++) {
                 /* A rotation's deletes take keys / delete_rate seconds. */
-                uint64_t dr = delete_rate ? strtoull(delete_rate, NULL, 10) : ADAPTER_DELETE_RATE;
                 uint64_t timeout = (interval_s + 600) * 1000000 + (dr ? keys * 1000000 / dr : 0);
                 ssize_t i, j, k;
                 char nth[32];
