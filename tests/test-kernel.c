@@ -1316,6 +1316,144 @@ Test(kernel, sweep_put_off_while_the_host_reclaims, .fini = teardown, .timeout =
         expect_file(KNOB, "150");
 }
 
+/* The real vm.vfs_cache_pressure a test found, put back after it (0: none to put back). */
+static uint64_t knob_found;
+
+static void real_knob_teardown(void)
+{
+        teardown();
+        if (knob_found) {
+                char v[32];
+
+                snprintf(v, sizeof(v), "%" PRIu64, knob_found);
+                test_write_file("/proc/sys/vm/vfs_cache_pressure", "%s", v);
+                knob_found = 0;
+        }
+}
+
+/* Start the daemon on the real kernel, held in its first sweep, then SIGKILL it. */
+static void real_kill_held(const char *group, char *log_for)
+{
+        char *rec;
+        int st;
+
+        start(NULL, "[cache a]\nadapter = kernel\ncgroup = %s\naction = reclaim\n"
+                    "interval = 2s\n", group);
+        wait_held();
+        cr_assert_eq(read_vfs_cache_pressure(), 204800);
+        rec = test_read_file("/run/cacheage/sysctl/vm.vfs_cache_pressure");
+        cr_assert_str_eq(rec, "150 204800\n");
+        free(rec);
+        cr_assert_eq(kill(env.daemon_pid, SIGKILL), 0);
+        cr_assert_eq(waitpid(env.daemon_pid, &st, 0), env.daemon_pid);
+        env.daemon_pid = -1;
+        test_rm_rf(gate_dir);
+        cr_assert_eq(mkdir(gate_dir, 0755), 0);
+        cr_assert_eq(read_vfs_cache_pressure(), 204800, "left raised by the kill");
+        (void)log_for;
+}
+
+/*
+ * On a real MGLRU kernel (the 6.12 guest): a daemon killed while its sweep holds
+ * vm.vfs_cache_pressure at 204800 leaves it so; a start refused for its configuration, one
+ * without a kernel cache, and `--restore-sysctl` alone each put the administrator's 150 back.
+ * Then, unheld, real sweeps of a storm of 100,000: the knob raised 250 ms at most each time
+ * (the guard), while the kernel's write may take longer.
+ */
+Test(kernel, real_sweep_killed_every_start_puts_the_value_back, .fini = real_knob_teardown,
+     .timeout = 900)
+{
+        char *dir, *big, cmd[1024], *bad, *dcache, *log, *conf_dir;
+        const char *argv[8];
+        int version, status;
+        pid_t reader, pid;
+        uint64_t w;
+
+        if (!kernel_real_quiet())
+                test_skip(real_knob_teardown, "the host's vfs_cache_pressure is changed only in "
+                          "a quiet kernel: the VM lab (suite vm)");
+        group_a = kernel_real_group_new("sweepkill");
+        if (!group_a)
+                test_skip(real_knob_teardown,
+                          "no memory cgroup can be made here (not root, or none mounted)");
+        kernel_real_memcg(&version);
+        if (version != 2 || !mglru())
+                test_skip(real_knob_teardown, "sweeps are for MGLRU kernels (6.12): "
+                          "classic LRU passes");
+        knob_found = read_vfs_cache_pressure();
+        test_write_file("/proc/sys/vm/vfs_cache_pressure", "150");
+        dir = kernel_real_tmpdir("ksweepkill");
+        big = test_path_join(dir, "big");
+        snprintf(cmd, sizeof(cmd), "echo $$ > %s/cgroup.procs && dd if=/dev/zero of=%s bs=1M "
+                 "count=40 status=none && sync && exec sh -c 'while :; do cat %s > /dev/null; "
+                 "sleep 2; done'", group_a, big, big);
+        reader = fork();
+        cr_assert(reader >= 0);
+        if (reader == 0) {
+                execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+                _exit(127);
+        }
+        while (group_file(group_a) < (36 << 20))
+                usleep(100000);
+        kernel_real_storm(group_a, dir, 20000);
+        conf_dir = test_mkdtemp("cacheage-ksweepkill");
+        bad = test_path_join(conf_dir, "bad.conf");
+        test_write_file(bad, "[daemon]\ninterval = forever\n");
+        dcache = test_path_join(conf_dir, "dcache.conf");
+        test_write_file(dcache, "[daemon]\nplugin_dir = %s\n[cache lab]\nadapter = dcache\n"
+                        "source = workload:statstorm\n", test_env("CA_ADAPTER_DIR"));
+        log = test_path_join(conf_dir, "log");
+        knob_hooked(3600000000ULL);
+
+        real_kill_held(strrchr(group_a, '/'), log);
+        status = run_cacheaged((const char *[]){ "--config", bad, "--bus", "none", NULL }, log);
+        cr_assert_eq(status, 6, "%s", test_read_file(log));
+        cr_assert_eq(read_vfs_cache_pressure(), 150, "%s", test_read_file(log));
+
+        real_kill_held(strrchr(group_a, '/'), log);
+        argv[0] = test_env("CACHEAGED");
+        argv[1] = "--config";
+        argv[2] = dcache;
+        argv[3] = "--bus";
+        argv[4] = "none";
+        argv[5] = NULL;
+        pid = test_spawn(argv, log, log, NULL, NULL);
+        while (!strstr(test_read_file(log), "Started, 1 cache"))
+                usleep(20000);
+        cr_assert_eq(read_vfs_cache_pressure(), 150, "%s", test_read_file(log));
+        cr_assert_eq(test_stop(pid, 30000000), 0);
+
+        real_kill_held(strrchr(group_a, '/'), log);
+        cr_assert_eq(run_cacheaged((const char *[]){ "--restore-sysctl", NULL }, log), 0);
+        cr_assert_eq(read_vfs_cache_pressure(), 150);
+
+        /* Unheld: real sweeps, each window bounded by the guard. */
+        unsetenv("CA_KERNEL_TEST_GATE");
+        unsetenv("CA_KERNEL_TEST_GUARD_USEC");
+        plugin_dir = NULL;
+        kernel_real_storm(group_a, dir, 100000);
+        start(NULL, "[cache a]\nadapter = kernel\ncgroup = %s\naction = reclaim\n"
+                    "interval = 2s\n", strrchr(group_a, '/'));
+        wait_astat_at_least("a", "sweeps", 1);
+        w = astat("a", "sweep_window_max_usec");
+        fprintf(stderr, "kernel: %" PRIu64 " sweeps, windows p50 %" PRIu64 " us, longest %"
+                PRIu64 " us, %" PRIu64 " cut by the guard; the last write took %" PRIu64
+                " us\n", astat("a", "sweeps"), astat("a", "sweep_window_p50_usec"), w,
+                astat("a", "sweeps_cut"), astat("a", "last_action_usec"));
+        cr_assert_lt(w, 250000, "the knob stayed raised %" PRIu64 " us\n%s", w,
+                     test_read_file(env.daemon_err));
+        bus_env_stop_daemon(&env);
+        cr_assert_eq(read_vfs_cache_pressure(), 150);
+        test_kill(reader);
+        test_rm_rf(conf_dir);
+        free(conf_dir);
+        free(bad);
+        free(dcache);
+        free(log);
+        free(big);
+        free(dir);
+}
+
 /*
  * cgroup = PATH/\*: every child group of a slice is a part with its own first look and passes,
  * less those exclude names; groups that start and stop are followed; the figures are the
