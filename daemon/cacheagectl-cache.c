@@ -117,8 +117,10 @@ void cache_info_clear(struct cache_info *c)
                 free(c->adapter_stats[i].key);
         free(c->adapter_stats);
         free(c->deferred);
-        for (size_t i = 0; i < c->n_parts; i++)
+        for (size_t i = 0; i < c->n_parts; i++) {
                 free(c->parts[i].name);
+                free(c->parts[i].state);
+        }
         free(c->parts);
         memset(c, 0, sizeof(*c));
 }
@@ -177,8 +179,40 @@ static int read_parts(sd_bus_message *m, struct cache_info *c)
                 p.name = strdup(name);
                 if (!p.name)
                         return -ENOMEM;
+                p.state = NULL;
                 c->parts[c->n_parts++] = p;
         }
+        if (r < 0)
+                return r;
+        r = sd_bus_message_exit_container(m);
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(m);
+}
+
+/*
+ * PartStates: a(ss), the parts not aged as the rest and why; each state goes to its part of
+ * Parts (read before it: GetAll sends them in the vtable's order).
+ */
+static int read_part_states(sd_bus_message *m, struct cache_info *c)
+{
+        const char *name, *state;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'v', "a(ss)");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(m, 'a', "(ss)");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(m, "(ss)", &name, &state)) > 0)
+                for (size_t i = 0; i < c->n_parts; i++)
+                        if (!c->parts[i].state && strcmp(c->parts[i].name, name) == 0) {
+                                c->parts[i].state = strdup(state);
+                                if (!c->parts[i].state)
+                                        return -ENOMEM;
+                                break;
+                        }
         if (r < 0)
                 return r;
         r = sd_bus_message_exit_container(m);
@@ -270,6 +304,8 @@ static int read_cache_property(sd_bus_message *m, const char *name, struct cache
                 return read_refault_histogram(m, c);
         if (strcmp(name, "Parts") == 0)
                 return read_parts(m, c);
+        if (strcmp(name, "PartStates") == 0)
+                return read_part_states(m, c);
         if (strcmp(name, "AdapterStats") == 0) {
                 r = sd_bus_message_enter_container(m, 'v', "a{st}");
                 if (r < 0)

@@ -774,6 +774,25 @@ static int property_get_parts(sd_bus *bus, const char *path, const char *interfa
         return sd_bus_message_close_container(reply);
 }
 
+/* The parts that are not aged as their owner ages the rest, and why: name, state. */
+static int property_get_part_states(sd_bus *bus, const char *path, const char *interface,
+                                    const char *property, sd_bus_message *reply, void *userdata,
+                                    sd_bus_error *error)
+{
+        struct manager_cache *c = userdata;
+        const struct ca_cache_part *parts = NULL;
+        size_t n = c->cache ? ca_cache_get_parts(c->cache, &parts) : 0;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(ss)");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                if (parts[i].state && parts[i].state[0])
+                        r = sd_bus_message_append(reply, "(ss)", parts[i].name, parts[i].state);
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
 /* The statistics: one property per descriptor of struct ca_stats, read by offset. */
 static int property_get_stat(sd_bus *bus, const char *path, const char *interface,
                              const char *property, sd_bus_message *reply, void *userdata,
@@ -901,6 +920,8 @@ static const sd_bus_vtable cache_vtable_tail[] = {
         SD_BUS_PROPERTY("Mechanism", "s", property_get_counts_name, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Parts", "a(sttt)", property_get_parts, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("PartStates", "a(ss)", property_get_part_states, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("AdapterStats", "a{st}", property_get_adapter_stats, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),

@@ -505,6 +505,9 @@ int ks_read_group(int fd, enum ks_memcg_version version, struct ks_group *ret)
                 if (r == 0 && stat_value(buf, "workingset_refault_file", &g.refault_file) ==
                                       -EBADMSG)
                         r = -EBADMSG;
+                /* tmpfs pages: counted in "file", but swap-backed, not page cache to reclaim */
+                if (r == 0 && stat_value(buf, "shmem", &g.shmem_bytes) == -EBADMSG)
+                        r = -EBADMSG;
                 /* "kernel" is 5.18's; before it slab is the bulk of what we look at. */
                 if (r == 0 && stat_value(buf, "kernel", &g.kernel_bytes) == -ENOENT)
                         r = stat_value(buf, "slab", &g.kernel_bytes);
@@ -641,6 +644,21 @@ int ks_read_lru_gen(const char *root, unsigned *ret_flags)
         free(buf);
         if (r == 0)
                 *ret_flags = (unsigned)v;
+        return r;
+}
+
+int ks_swap_active(const char *root)
+{
+        char *buf, *nl;
+        int r;
+
+        r = read_root_text(root, "/proc/swaps", KS_BIG_FILE_MAX, &buf);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r; /* no swap support at all */
+        /* A header line, then one line per active swap area. */
+        nl = strchr(buf, '\n');
+        r = nl && nl[1] != '\0';
+        free(buf);
         return r;
 }
 

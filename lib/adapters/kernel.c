@@ -81,6 +81,11 @@
 /* The window in which nothing else on the host may reclaim before a sweep raises the knob. */
 #define KN_QUIET_USEC 100000
 #define KN_WINDOWS 64                     /* sweeps' windows kept for their median */
+/*
+ * A rotation's actions (writes, and the quiet windows before sweeps) take this long at most;
+ * the groups left wait for the next rotation, first in line.
+ */
+#define KN_ROTATION_ACT_USEC 2000000
 
 enum kn_action {
         KN_ACTION_REPORT,
@@ -154,7 +159,10 @@ struct kn_part {
         /* the last rotation's */
         struct ks_group before, after;
         bool acted, put_off;
+        bool waits;                       /* the rotation's time for actions was spent first */
         struct kp_pass pass;              /* memory.reclaim */
+        enum kp_how how;                  /* memory.reclaim: what the last rotation chose */
+        char state[CA_CACHE_PART_STATE_MAX]; /* "", or why it is left alone (its part's) */
         uint64_t sweep_min_file;          /* page cache needed to sweep it; 0: the default */
         struct ks_shrinker_pass scan;     /* shrinker-scan */
         uint64_t act_usec;
@@ -188,7 +196,10 @@ struct kn_job {
         int act_error;
         uint64_t act_usec;
         char why[KN_MSG_MAX];             /* drop: what decided it (or why not) */
+        bool swap_on;                     /* a swap area is on (ks_swap_active()) */
+        bool trim_ok;                     /* trims may be written (no swap, or swappiness=0) */
         uint64_t sweeps, sweeps_cut, sweeps_put_off_reclaim, sweeps_put_off_busy;
+        uint64_t trims, trims_cut;
         uint64_t windows[KN_WINDOWS];     /* this job's sweeps' windows, usec */
         size_t n_windows;
         uint64_t quiet_read_usec, quiet_activity; /* kn_host_quiet()'s last reading */
@@ -220,6 +231,7 @@ struct kn {
         sd_bus *bus;
         struct kk_guard *guard;           /* sweeps' knob (made by create, freed by destroy) */
         unsigned listing;                 /* slice listings done */
+        size_t cursor;                    /* the part the next rotation's actions start at */
         bool read_only;                   /* the kernel files it writes are read-only here */
         bool said_too_many;
         bool said_missing;                /* the group (or slice) not found: said once */
@@ -244,6 +256,9 @@ struct kn {
         uint64_t host_memory_stall_usec;
         uint64_t loop_longest_usec;       /* the longest this adapter held the host's loop */
         uint64_t sweeps, sweeps_cut, sweeps_put_off_reclaim, sweeps_put_off_busy;
+        uint64_t trims, trims_cut;
+        uint64_t groups_trim, groups_sweep, groups_pass, groups_alone; /* at the last rotation */
+        uint64_t groups_waiting;
         uint64_t windows[KN_WINDOWS];     /* the last sweeps' windows, usec, a ring */
         size_t n_windows, at_window;
         uint64_t window_max_usec;
@@ -263,14 +278,18 @@ static uint64_t rise(uint64_t from, uint64_t to)
         return to > from ? to - from : 0;
 }
 
-/* A message for the loop to log when the job is done (the worker does not log). */
+/*
+ * A message for the loop to log when the job is done (the worker does not log). Debug messages
+ * (a slice's groups found, one by one) fill half of the job's room at most, so that a warning
+ * after a thousand of them is still said.
+ */
 static void job_say(struct kn_job *job, int level, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 static void job_say(struct kn_job *job, int level, const char *fmt, ...)
 {
         va_list ap;
 
-        if (job->n_msgs == KN_JOB_MSGS) {
+        if (job->n_msgs == KN_JOB_MSGS || (level >= LOG_DEBUG && job->n_msgs >= KN_JOB_MSGS / 2)) {
                 job->msgs_lost++;
                 return;
         }
@@ -553,7 +572,8 @@ static bool kn_host_quiet(struct kn *kn, uint64_t *last_read_usec, uint64_t *las
  * Tests only (tests/hooked/meson.build builds a second kernel.so with CA_KERNEL_TEST_HOOKS):
  * with CA_KERNEL_TEST_GATE=DIR, a sweep that has set vm.vfs_cache_pressure makes DIR/held and
  * waits for DIR/go before its write (taking it), so that a test can kill the daemon, reload it
- * or start another while the knob is set; CA_KERNEL_TEST_GUARD_USEC sets the guard's bound.
+ * or start another while the knob is set; CA_KERNEL_TEST_GUARD_USEC sets the guard's bound and
+ * CA_KERNEL_TEST_ACT_USEC a rotation's time for actions.
  * The shipped module has none of this.
  */
 static void kn_test_gate(struct kn *kn)
@@ -580,10 +600,23 @@ static uint64_t kn_guard_bound(void)
 
         return v ? strtoull(v, NULL, 10) : KN_SWEEP_BOUND_USEC;
 }
+
+/* CA_KERNEL_TEST_ACT_USEC: the rotation's time for actions (1: one group's). */
+static uint64_t kn_act_budget(void)
+{
+        const char *v = getenv("CA_KERNEL_TEST_ACT_USEC");
+
+        return v ? strtoull(v, NULL, 10) : KN_ROTATION_ACT_USEC;
+}
 #else
 static uint64_t kn_guard_bound(void)
 {
         return KN_SWEEP_BOUND_USEC;
+}
+
+static uint64_t kn_act_budget(void)
+{
+        return KN_ROTATION_ACT_USEC;
 }
 #endif
 
@@ -651,31 +684,82 @@ static int kn_sweep(struct kn *kn, struct kn_part *p, int fd, struct kn_job *job
 }
 
 /*
- * A pass over the group's dentries (kernel-policy.h, struct kp_pass): steps over what its
- * reclaimable slab grew since the last pass; on MGLRU, with page cache enough, one sweep. With
- * reclaim_amount = SIZE instead: one write of that size (the bare loop, to compare).
+ * A trim (kernel-policy.h, KP_TRIM_*): one write of KP_TRIM_STEP with vm.vfs_cache_pressure at
+ * KP_TRIM_PRESSURE for its whole length, set and put back through the knob's guard. Lowering
+ * the knob takes no other group's dentries (their reclaim scans less slab meanwhile), so no
+ * quiet window is waited for. The guard interrupts the write at its bound and puts the value
+ * back once the kernel has stopped (-EINTR: an answer, the trim walked less). -EINPROGRESS with
+ * nothing written when another process or cache holds the knob.
+ */
+static int kn_trim(struct kn *kn, int fd, struct kn_job *job)
+{
+        char msg[KK_MSG_MAX];
+        struct kk_window w;
+        int r, w_r;
+
+        r = kk_set(kn->guard, KP_TRIM_PRESSURE, msg, sizeof(msg));
+        if (msg[0])
+                job_say(job, r < 0 ? LOG_WARNING : LOG_NOTICE, "%s", msg);
+        if (r == -EBUSY) {
+                job->sweeps_put_off_busy++;
+                return -EINPROGRESS;
+        }
+        if (r < 0)
+                return r;
+        kk_write_begin(kn->guard);
+        r = kn_reclaim_write(kn, fd, KP_TRIM_STEP, job);
+        kk_write_end(kn->guard);
+        w_r = kk_put_back(kn->guard, &w, msg, sizeof(msg));
+        if (msg[0])
+                job_say(job, LOG_ERR, "%s", msg);
+        job->trims++;
+        job->trims_cut += w.cut;
+        if (r == -EINTR)
+                r = 0; /* stopped by the guard: it walked less */
+        return r == 0 || r == -EAGAIN ? (w_r < 0 ? w_r : r) : r;
+}
+
+/*
+ * A rotation of a group by memory.reclaim (kernel-policy.h): first, no harm. A group with no page
+ * cache the kernel could reclaim is trimmed; one with page cache enough is swept (MGLRU) or
+ * passed over in steps (classic LRU, struct kp_pass: steps over what its reclaimable slab grew
+ * since the last one, at the first look all of it); one between is left alone, and its part
+ * says why. Each only when the slab grew min_reclaim since the last action, or the last one left
+ * much (draining), or a look is due (classic LRU). With reclaim_amount = SIZE instead: one write
+ * of that size, whatever the group (the bare loop, to compare).
  */
 static int kn_memory_reclaim(struct kn *kn, struct kn_part *p, int fd, struct kn_job *job)
 {
         uint64_t level = kn_level(&p->before), grown = rise(p->base_bytes, level), max;
         uint64_t file = kp_file_ref(&p->files, p->before.file_bytes);
-        bool sweep = kn->mglru && kp_sweep_fits(p->before.file_bytes, p->sweep_min_file);
+        uint64_t reclaimable = rise(p->before.shmem_bytes, p->before.file_bytes);
+        char why[CA_CACHE_PART_STATE_MAX - 32];
         struct ks_dentry_state a, b;
         struct ks_group g;
         int r;
 
+        p->how = kn->cfg.reclaim_amount ? KP_HOW_PASS
+                                        : kp_group_how(kn->mglru, reclaimable, p->sweep_min_file,
+                                                       job->trim_ok, why, sizeof(why));
+        if (p->how == KP_HOW_ALONE) {
+                if (strncmp(p->state, "left alone: ", 12) != 0 || strcmp(p->state + 12, why))
+                        job_say(job, LOG_DEBUG, "%s left alone: %s", p->path, why);
+                snprintf(p->state, sizeof(p->state), "left alone: %s", why);
+                return 0;
+        }
+        p->state[0] = '\0';
         if (kn->cfg.reclaim_amount) {
                 max = kn->cfg.reclaim_amount;
                 p->pass_for = NULL;
                 kp_pass_begin(&p->pass, max, max, p->before.file_bytes);
-        } else if (p->draining || (grown < kn->cfg.min_reclaim && !kn->mglru &&
+        } else if (p->draining || (grown < kn->cfg.min_reclaim && p->how == KP_HOW_PASS &&
                                    kp_look_due(p->quiet, level, kn->cfg.min_reclaim,
                                                p->before.file_bytes))) {
                 /*
                  * What the last pass left, or a look for what passes left: as much as
                  * max_reclaim, the steps say when it is all.
                  */
-                p->pass_for = p->draining ? "what the last pass left"
+                p->pass_for = p->draining ? "what the last one left"
                                           : "a look for what passes left";
                 kp_pass_begin(&p->pass, kn->cfg.reclaim_step, kn->cfg.max_reclaim, file);
         } else {
@@ -685,18 +769,21 @@ static int kn_memory_reclaim(struct kn *kn, struct kn_part *p, int fd, struct kn
                 max = grown < kn->cfg.max_reclaim ? grown : kn->cfg.max_reclaim;
                 kp_pass_begin(&p->pass, kn->cfg.reclaim_step, max, file);
         }
-        if (sweep && !kn->cfg.reclaim_amount)
+        if (p->how == KP_HOW_SWEEP && !kn->cfg.reclaim_amount)
                 kp_pass_sweep(&p->pass);
+        else if (p->how == KP_HOW_TRIM && !kn->cfg.reclaim_amount)
+                kp_pass_trim(&p->pass);
         p->acted = true;
         for (uint64_t slab = level;;) {
                 bool more;
 
                 if (ks_read_dentry_state(kn->root, &a) < 0)
                         a = (struct ks_dentry_state){ 0 };
-                r = p->pass.sweep ? kn_sweep(kn, p, fd, job)
-                                  : kn_reclaim_write(kn, fd, p->pass.step, job);
+                r = p->pass.sweep  ? kn_sweep(kn, p, fd, job)
+                    : p->pass.trim ? kn_trim(kn, fd, job)
+                                   : kn_reclaim_write(kn, fd, p->pass.step, job);
                 if (r == -EINPROGRESS) {
-                        /* Put off (kn_sweep()): nothing was written; the growth waits. */
+                        /* Put off (kn_sweep(), kn_trim()): nothing was written; the growth waits. */
                         p->acted = false;
                         return 0;
                 }
@@ -749,7 +836,7 @@ static int kn_drop(struct kn *kn, struct kn_job *job)
 }
 
 /* One group's rotation: read it, act on it where the gate lets, read it again. */
-static void kn_part_run(struct kn *kn, struct kn_part *p, struct kn_job *job)
+static void kn_part_run(struct kn *kn, struct kn_part *p, struct kn_job *job, bool may_act)
 {
         struct ks_dentry_state a, b;
         char msg[KN_MSG_MAX];
@@ -758,8 +845,9 @@ static void kn_part_run(struct kn *kn, struct kn_part *p, struct kn_job *job)
         uint64_t t0;
         int fd, r;
 
-        p->acted = p->put_off = false;
+        p->acted = p->put_off = p->waits = false;
         p->act_error = 0;
+        p->act_usec = 0;
         p->freed_bytes = p->freed_dentries = 0;
         p->pass = (struct kp_pass){ 0 };
         p->scan = (struct ks_shrinker_pass){ 0 };
@@ -819,6 +907,20 @@ static void kn_part_run(struct kn *kn, struct kn_part *p, struct kn_job *job)
                 p->after = p->before;
                 close(fd);
                 return;
+        }
+        if (!may_act && kn->mech != KN_MECH_REPORT) {
+                /* The rotation's time for actions is spent: its turn comes first next time. */
+                p->waits = true;
+                p->after = p->before;
+                close(fd);
+                return;
+        }
+        if (kn->mech == KN_MECH_MEMORY_RECLAIM && !kn->cfg.reclaim_amount) {
+                /* Trims only where they cannot swap the group's memory out. */
+                if (job->swap_on && kn->key_state == KN_KEY_UNKNOWN)
+                        (void)kn_reclaim_key(kn, fd, job);
+                job->trim_ok = !job->swap_on ||
+                               (kn->key_state == KN_KEY_ACCEPTED && kn->cfg.swappiness == 0);
         }
         if (ks_read_dentry_state(kn->root, &a) < 0)
                 a = (struct ks_dentry_state){ 0 };
@@ -894,6 +996,33 @@ out_base:
                 p->base_bytes = kn_level(&p->after);
 }
 
+/*
+ * Every group of the rotation, read and, within the rotation's time for actions
+ * (KN_ROTATION_ACT_USEC), acted on: a slice's first look, or a rotation after a storm in many
+ * services, is spread over the rotations that follow, starting each where the last one stopped,
+ * so that a rotation's cost to the daemon (the kernel's reclaim runs in its thread) stays bounded.
+ */
+static void kn_parts_run(struct kn *kn, struct kn_job *job)
+{
+        size_t n = kn->n_parts, start = kn->cursor < n ? kn->cursor : 0;
+        uint64_t spent = 0, budget = kn_act_budget();
+        bool may_act = true;
+
+        for (size_t k = 0; k < n && !aw_stopping(kn->worker); k++) {
+                size_t i = (start + k) % n;
+                struct kn_part *p = kn->parts[i];
+
+                kn_part_run(kn, p, job, may_act);
+                spent += p->act_usec;
+                if (may_act && spent >= budget) {
+                        may_act = false;
+                        kn->cursor = (i + 1) % n;
+                }
+        }
+        if (may_act)
+                kn->cursor = start; /* nobody waited: the same order next time */
+}
+
 static void kn_run_job(struct kn *kn, struct kn_job *job)
 {
         uint64_t t0;
@@ -906,10 +1035,10 @@ static void kn_run_job(struct kn *kn, struct kn_job *job)
                 kn->have_dentry_negative &&
                 ks_read_dentry_negative(kn->root, &job->dentry_negative) == 0;
         job->gate = kp_gate(job->idle, job->host_memory_pct, -1);
+        job->swap_on = ks_swap_active(kn->root) == 1;
         if (kn->group_target) {
                 if (kn_parts_refresh(kn, job) == 0)
-                        for (size_t i = 0; i < kn->n_parts && !aw_stopping(kn->worker); i++)
-                                kn_part_run(kn, kn->parts[i], job);
+                        kn_parts_run(kn, job);
                 else
                         for (size_t i = 0; i < kn->n_parts; i++)
                                 kn->parts[i]->found = false;
@@ -1005,9 +1134,13 @@ static void kn_publish_parts(struct kn *kn)
 
                 if (!p->found)
                         continue;
-                v[n++] = (struct ca_cache_part){ .name = p->path, .bytes = kn_level(&p->after),
-                                                 .reclaimed = p->reclaimed_dentries,
-                                                 .reclaimed_bytes = p->reclaimed_bytes };
+                v[n++] = (struct ca_cache_part){
+                        .name = p->path, .bytes = kn_level(&p->after),
+                        .reclaimed = p->reclaimed_dentries,
+                        .reclaimed_bytes = p->reclaimed_bytes,
+                        .state = p->state[0] ? p->state
+                                 : p->waits ? "waits: the rotation's time for actions was spent"
+                                            : NULL };
         }
         (void)ca_cache_set_parts(kn->cache, v, n);
         free(v);
@@ -1034,12 +1167,18 @@ static void kn_done_job(struct kn *kn)
         }
         kn->logged_read_error = false;
 
+        uint64_t how[KP_HOW_ALONE + 1] = { 0 }, waiting = 0;
+
         for (size_t i = 0; i < kn->n_parts; i++) {
                 struct kn_part *p = kn->parts[i];
 
                 if (!p->found)
                         continue;
                 groups++;
+                if (kn->mech == KN_MECH_MEMORY_RECLAIM && !kn->read_only && !p->put_off &&
+                    !p->waits)
+                        how[p->how]++;
+                waiting += p->waits;
                 kn_sum(&before, &p->before);
                 kn_sum(&after, &p->after);
                 put_off |= p->put_off;
@@ -1061,6 +1200,18 @@ static void kn_done_job(struct kn *kn)
                 kn->last_action_usec = p->act_usec;
         }
         before.have_slab = after.have_slab = kn->memcg.version == KS_MEMCG_V2;
+        if (how[KP_HOW_ALONE] != kn->groups_alone)
+                ca_host_log(kn->host, LOG_INFO, "%" PRIu64 " of %" PRIu64 " group%s left alone: "
+                            "page cache the kernel would take before their dentries, under the "
+                            "floor where that is safe (cacheagectl show shows each)",
+                            how[KP_HOW_ALONE], groups, groups == 1 ? "" : "s");
+        kn->groups_trim = how[KP_HOW_TRIM];
+        kn->groups_sweep = how[KP_HOW_SWEEP];
+        kn->groups_pass = how[KP_HOW_PASS];
+        kn->groups_alone = how[KP_HOW_ALONE];
+        kn->groups_waiting = waiting;
+        kn->trims += job->trims;
+        kn->trims_cut += job->trims_cut;
         kn->sweeps += job->sweeps;
         kn->sweeps_cut += job->sweeps_cut;
         kn->sweeps_put_off_reclaim += job->sweeps_put_off_reclaim;
@@ -1335,6 +1486,29 @@ static void kn_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
                 EMIT("reclaim_dry", CA_STAT_COUNTER, NULL,
                      "passes the kernel ended with EAGAIN: less reclaimable than asked",
                      kn->reclaim_dry);
+        }
+        if (kn->mech == KN_MECH_MEMORY_RECLAIM && !kn->cfg.reclaim_amount) {
+                EMIT("groups_trimmed", CA_STAT_GAUGE, "groups",
+                     "groups with no page cache to reclaim, trimmed (a write at "
+                     "vm.vfs_cache_pressure 1) when they grow, at the last rotation",
+                     kn->groups_trim);
+                EMIT("groups_swept", CA_STAT_GAUGE, "groups",
+                     "groups with page cache at their sweep floor (MGLRU), swept when they grow",
+                     kn->groups_sweep);
+                EMIT("groups_passed", CA_STAT_GAUGE, "groups",
+                     "groups with 16 MiB of page cache or more (classic LRU), passed over",
+                     kn->groups_pass);
+                EMIT("groups_left_alone", CA_STAT_GAUGE, "groups",
+                     "groups left alone: some page cache, under the floor where a write is safe",
+                     kn->groups_alone);
+                EMIT("groups_waiting", CA_STAT_GAUGE, "groups",
+                     "groups whose action waits for the next rotation: the rotation's time for "
+                     "actions was spent", kn->groups_waiting);
+                EMIT("trims", CA_STAT_COUNTER, "writes",
+                     "trims: writes with vm.vfs_cache_pressure lowered to 1 for their length",
+                     kn->trims);
+                EMIT("trims_cut", CA_STAT_COUNTER, "writes",
+                     "trims the guard interrupted at its bound", kn->trims_cut);
         }
         if (kn->guard) {
                 EMIT("sweeps", CA_STAT_COUNTER, "writes",
@@ -1795,7 +1969,7 @@ static int kn_create(struct ca_host *host, const struct ca_section *s, void **re
          * ExecStopPost= (kernel-knob.h), whatever the configuration: not here, where a reload's
          * check in a child would write the host too.
          */
-        if (mech == KN_MECH_MEMORY_RECLAIM && kn->mglru) {
+        if (mech == KN_MECH_MEMORY_RECLAIM) {
                 r = kk_guard_new(root, kn_guard_bound(), &kn->guard);
                 if (r < 0)
                         goto out_destroy;
