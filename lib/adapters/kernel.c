@@ -1853,12 +1853,13 @@ static int kn_parse(struct ca_host *host, const struct ca_section *s, const char
                                           "(it drops the group's page cache too)");
                         goto out_inval;
                 }
-                if (mech == KN_MECH_MEMORY_RECLAIM && mglru)
-                        ca_host_log(host, LOG_INFO, "the kernel reclaims page cache with MGLRU: "
-                                    "a group holding %llu MiB of page cache or more is swept, "
-                                    "vm.vfs_cache_pressure raised for each sweep's write; one "
-                                    "with less gets passes, which reach few of its dentries "
-                                    "(cacheaged.conf(5))", KP_SWEEP_MIN_FILE >> 20);
+                if (mech == KN_MECH_MEMORY_RECLAIM)
+                        ca_host_log(host, LOG_INFO, "the kernel reclaims page cache with %s: a "
+                                    "group holding %llu MiB of page cache or more gets %s, one "
+                                    "without page cache trims, one between is left alone "
+                                    "(cacheaged.conf(5))", mglru ? "MGLRU" : "the classic LRU",
+                                    (mglru ? KP_SWEEP_MIN_FILE : KP_PASS_MIN_FILE) >> 20,
+                                    mglru ? "sweeps" : "passes");
                 break;
         default:
                 break;
