@@ -156,7 +156,7 @@ static int field(struct fields *f, const char *t, size_t n, const char **key_out
                         return ad_bad(err, err_len, "two cls fields");
                 if (ad_parse_u64(v, vl, MC_CLASSES - 1, &f->cls) < 0)
                         return ad_bad(err, err_len, "cls is not a slab class (0..%d)",
-                                   MC_CLASSES - 1);
+                                      MC_CLASSES - 1);
                 f->has_cls = true;
         } else if (IS("size")) {
                 if (ad_parse_u64(v, vl, UINT32_MAX, &f->size) < 0)

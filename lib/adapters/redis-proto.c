@@ -102,13 +102,13 @@ int rp_parse(const char *buf, size_t len, struct rp_value *v, size_t max_values,
                         }
                         if (num > RP_BULK_MAX)
                                 return ad_bad(err, err_len, "a bulk string of %lld bytes (more "
-                                           "than %d)", (long long)num, RP_BULK_MAX);
+                                              "than %d)", (long long)num, RP_BULK_MAX);
                         x->type = RP_BULK;
                         x->str = buf + pos + line_len + 2;
                         x->len = (size_t)num;
                         if (pos + line_len + 2 + x->len + 2 > RP_REPLY_MAX)
                                 return ad_bad(err, err_len, "a reply longer than %d bytes",
-                                           RP_REPLY_MAX);
+                                              RP_REPLY_MAX);
                         if (pos + line_len + 2 + x->len + 2 > len) {
                                 *ret_len = pos + line_len + 2 + x->len + 2;
                                 return -EAGAIN;
@@ -126,15 +126,16 @@ int rp_parse(const char *buf, size_t len, struct rp_value *v, size_t max_values,
                         }
                         if (num > (int64_t)(max_values - n - 1))
                                 return ad_bad(err, err_len, "an array of %lld elements (more "
-                                           "than %zu values in all)", (long long)num, max_values);
+                                              "than %zu values in all)", (long long)num,
+                                              max_values);
                         if (depth == RP_DEPTH_MAX && num > 0)
                                 return ad_bad(err, err_len, "arrays nested deeper than %d",
-                                           RP_DEPTH_MAX);
+                                              RP_DEPTH_MAX);
                         *x = (struct rp_value){ .type = RP_ARRAY, .integer = num };
                         break;
                 default:
                         return ad_bad(err, err_len, "not a RESP2 reply (type byte 0x%02x)",
-                                   (unsigned char)buf[pos]);
+                                      (unsigned char)buf[pos]);
                 }
                 pos += line_len + 2;
                 if (pos > RP_REPLY_MAX)
@@ -184,13 +185,14 @@ int rp_parse_scan(const struct rp_value *v, size_t n, uint64_t *ret_cursor, size
 
         if (n < 3 || v[0].type != RP_ARRAY || v[0].integer != 2)
                 return ad_bad(err, err_len, "%s where SCAN's [cursor, keys] was due",
-                           type_name(v[0].type));
+                              type_name(v[0].type));
         if (cursor->type != RP_BULK || ad_parse_u64(cursor->str, cursor->len, UINT64_MAX,
                                                     ret_cursor) < 0)
                 return ad_bad(err, err_len, "a SCAN cursor that is not a number");
         keys = &v[2];
         if (keys->type != RP_ARRAY)
-                return ad_bad(err, err_len, "SCAN's keys are %s, not an array", type_name(keys->type));
+                return ad_bad(err, err_len, "SCAN's keys are %s, not an array",
+                              type_name(keys->type));
         for (size_t i = 3; i < 3 + (size_t)keys->integer; i++)
                 if (v[i].type != RP_BULK)
                         return ad_bad(err, err_len, "a SCAN key that is %s", type_name(v[i].type));
@@ -208,14 +210,14 @@ int rp_parse_integers(const struct rp_value *v, size_t n, size_t count, int64_t 
 
         if (v[0].type != RP_ARRAY)
                 return ad_bad(err, err_len, "%s where an array of %zu integers was due",
-                           type_name(v[0].type), count);
+                              type_name(v[0].type), count);
         if ((size_t)v[0].integer != count || n != count + 1)
                 return ad_bad(err, err_len, "an array of %lld values where %zu were due",
-                           (long long)v[0].integer, count);
+                              (long long)v[0].integer, count);
         for (size_t i = 0; i < count; i++) {
                 if (v[i + 1].type != RP_INTEGER)
                         return ad_bad(err, err_len, "value %zu is %s, not an integer", i + 1,
-                                   type_name(v[i + 1].type));
+                                      type_name(v[i + 1].type));
                 if (v[i + 1].integer < -exact || v[i + 1].integer > exact)
                         return ad_bad(err, err_len, "value %zu is out of range", i + 1);
                 out[i] = v[i + 1].integer;
@@ -226,7 +228,8 @@ int rp_parse_integers(const struct rp_value *v, size_t n, size_t count, int64_t 
 int rp_parse_sha(const struct rp_value *v, size_t n, char *out, char *err, size_t err_len)
 {
         if (n != 1 || v[0].type != RP_BULK || v[0].len != RP_SHA_LEN)
-                return ad_bad(err, err_len, "%s where a script's SHA1 was due", type_name(v[0].type));
+                return ad_bad(err, err_len, "%s where a script's SHA1 was due",
+                              type_name(v[0].type));
         for (size_t i = 0; i < RP_SHA_LEN; i++)
                 if (!((v[0].str[i] >= '0' && v[0].str[i] <= '9') ||
                       (v[0].str[i] >= 'a' && v[0].str[i] <= 'f')))
@@ -243,12 +246,12 @@ int rp_parse_config_u64(const struct rp_value *v, size_t n, const char *name, ui
                 return -ENOENT;
         if (n != 3 || v[0].type != RP_ARRAY || v[1].type != RP_BULK || v[2].type != RP_BULK)
                 return ad_bad(err, err_len, "%s where CONFIG GET's [name, value] was due",
-                           type_name(v[0].type));
+                              type_name(v[0].type));
         if (v[1].len != strlen(name) || memcmp(v[1].str, name, v[1].len) != 0)
                 return ad_bad(err, err_len, "CONFIG GET answered for another parameter");
         if (ad_parse_u64(v[2].str, v[2].len, max, ret) < 0)
                 return ad_bad(err, err_len, "%s is not a number up to %llu", name,
-                           (unsigned long long)max);
+                              (unsigned long long)max);
         return 0;
 }
 
