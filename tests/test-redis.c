@@ -872,6 +872,58 @@ Test(redis, password_file_rules)
         free(dir);
 }
 
+/* setfacl @spec on @path (the acl package); an assertion when it fails. */
+static void acl_set(const char *spec, const char *path)
+{
+        char cmd[1024];
+
+        snprintf(cmd, sizeof(cmd), "setfacl -m '%s' '%s'", spec, path);
+        cr_assert(system(cmd) == 0, "%s failed", cmd);
+}
+
+/*
+ * A password file of mode 0600 that a POSIX ACL lets another user or group read is as readable
+ * by others as one of mode 0604: refused, naming the file and whom (issue 31, item 5: it was
+ * accepted, only S_IROTH was looked at). One whose mask cuts the entry, or whose ACL names only
+ * root, passes.
+ */
+Test(redis, password_file_readable_through_an_acl)
+{
+        static const struct {
+                const char *acl;
+                const char *refused; /* NULL: accepted */
+        } cases[] = {
+                { "u:nobody:r", "is readable by uid 65534 (its ACL" },
+                { "g:nogroup:r", "is readable by gid 65534 (its ACL" },
+                { "u:nobody:r,m::---", NULL },
+                { "u:root:r", NULL },
+        };
+        char *dir = test_mkdtemp("cacheage-redis-pw");
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char *path = password_file(dir, "s3cret\n", 0600);
+                const char *keys[] = { "password_file", path, NULL };
+                struct host h;
+                int r;
+
+                acl_set(cases[i].acl, path);
+                r = host_try_setup(&h, "redis", 1, 1, keys);
+                if (cases[i].refused) {
+                        cr_expect_eq(r, -EPERM, "%s: %d\n%s", cases[i].acl, r, h.log);
+                        cr_expect(strstr(h.log, "KEY password_file: ") && strstr(h.log, path) &&
+                                  strstr(h.log, cases[i].refused), "%s:\n%s", cases[i].acl,
+                                  h.log);
+                } else {
+                        cr_expect_eq(r, 0, "%s: %d\n%s", cases[i].acl, r, h.log);
+                }
+                host_cleanup(&h);
+                cr_assert(unlink(path) == 0);
+                free(path);
+        }
+        test_rm_rf(dir);
+        free(dir);
+}
+
 /* ---- servers that are not Redis, or not quite --------------------------------------------- */
 
 #define SHA "0123456789abcdef0123456789abcdef01234567"

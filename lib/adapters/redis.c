@@ -1357,7 +1357,8 @@ static void rd_stats(struct ad_round *r, ca_stat_emit_t emit, void *eu)
 /*
  * The password, from a file the daemon may trust (trust.h: root's or its own, writable by
  * nobody else, reached through directories only they may change, no symlink swapped in) that
- * nobody else may read either. One line; a final newline is not part of it.
+ * nobody but its group may read either, by its mode or by its ACL (fd_readable_by_others()).
+ * One line; a final newline is not part of it.
  */
 static int rd_password_read(struct ca_host *host, const struct ca_section *s, const char *path,
                             char **ret, size_t *ret_len)
@@ -1377,10 +1378,9 @@ static int rd_password_read(struct ca_host *host, const struct ca_section *s, co
                 ca_host_key_error(host, s, "password_file", "%s: %s", path, strerror(-r));
                 goto out_close;
         }
-        if (st.st_mode & S_IROTH) {
-                ca_host_key_error(host, s, "password_file", "%s is readable by everyone "
-                                  "(chmod o-r)", path);
-                r = -EPERM;
+        r = fd_readable_by_others(fd, &st, path, reason, sizeof(reason));
+        if (r < 0) {
+                ca_host_key_error(host, s, "password_file", "%s", reason);
                 goto out_close;
         }
         n = read(fd, buf, sizeof(buf));
