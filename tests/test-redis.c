@@ -818,6 +818,88 @@ Test(redis, acl_user, .timeout = 60)
         free(dir);
 }
 
+/*
+ * An ACL user without a command the adapter needs (issue 31, item 5): a configuration error,
+ * said once at error naming the command and the ACL rule that would allow it, the cache's state
+ * says so ("deferred: acl denies unlink"), nothing is deleted, and no "refused", "answers again",
+ * "refused" at every rotation (the reap's UNLINK flapped so, and nothing ever went). Granted, the
+ * next rotation ages, and says once that it may.
+ */
+Test(redis, acl_user_without_a_command, .timeout = 120)
+{
+        static const struct {
+                const char *missing;  /* the rule left out */
+                const char *named;    /* what the error line says */
+                const char *deferred; /* the cache's state */
+        } cases[] = {
+                { "+unlink", "may not run UNLINK (ACL SETUSER cacheage +unlink)",
+                  "acl denies unlink" },
+                { "+object|idletime",
+                  "may not run OBJECT IDLETIME (ACL SETUSER cacheage +object|idletime)",
+                  "acl denies object idletime" },
+                { "+evalsha", "may not run EVALSHA (ACL SETUSER cacheage +evalsha)",
+                  "acl denies evalsha" },
+                { "+scan", "may not run SCAN (ACL SETUSER cacheage +scan)", "acl denies scan" },
+                { "~*", "may not read every key it is asked about (ACL SETUSER cacheage ~*, or "
+                  "the pattern of match)", "acl denies keys" },
+        };
+        static const char *const rules[] = {
+                "+select", "+scan", "+info", "+time", "+eval", "+evalsha", "+script|load",
+                "+object|idletime", "+object|freq", "+pttl", "+memory|usage", "+unlink",
+                "+config|get",
+        };
+        char *dir = test_mkdtemp("cacheage-redis-pw"), *pw = password_file(dir, "s3cret\n", 0600);
+
+        for (size_t c = 0; c < ELEMENTSOF(cases); c++) {
+                const char *setuser[32] = { "ACL", "SETUSER", "cacheage", "on", ">s3cret",
+                                            strcmp(cases[c].missing, "~*") ? "~*" : "~x*",
+                                            "resetchannels", "-@all" };
+                size_t n = 8;
+                const char *reason;
+                uint64_t since;
+                struct env e;
+
+                for (size_t i = 0; i < ELEMENTSOF(rules); i++)
+                        if (strcmp(rules[i], cases[c].missing) != 0)
+                                setuser[n++] = rules[i];
+                setuser[n] = NULL;
+                env_start(&e, false, NULL);
+                rc_ok(e.fd, setuser);
+                load(e.fd, "k", 5, 100);
+                env_host_keys(&e, 1, 1, (const char *[]){ "user", "cacheage", "password_file",
+                                                          pw, NULL });
+                for (int i = 0; i < 4; i++)
+                        host_rotate(&e.h);
+                cr_expect_eq(rc_count(e.fd, "k", 5), 5, "%s: a key went", cases[c].missing);
+                cr_expect_eq(host_log_count(&e.h, "ERR: redis at"), 1, "%s\n%s",
+                             cases[c].missing, e.h.log);
+                cr_expect_eq(host_log_count(&e.h, cases[c].named), 1, "%s\n%s",
+                             cases[c].missing, e.h.log);
+                cr_expect_eq(host_log_count(&e.h, "WARNING"), 0, "%s: flapping\n%s",
+                             cases[c].missing, e.h.log);
+                cr_expect_eq(host_log_count(&e.h, "answers again"), 0, "%s\n%s",
+                             cases[c].missing, e.h.log);
+                cr_expect_eq(host_stat(&e.h, "acl_denied"), 1, "%s", cases[c].missing);
+                ca_cache_get_deferred(e.h.cache, &reason, &since);
+                cr_expect_str_eq(reason, cases[c].deferred, "%s", cases[c].missing);
+
+                rc_ok(e.fd, (const char *[]){ "ACL", "SETUSER", "cacheage", cases[c].missing,
+                                              NULL });
+                host_rotate(&e.h);
+                cr_expect_eq(host_stat(&e.h, "deleted"), 5, "%s: granted, nothing went\n%s",
+                             cases[c].missing, e.h.log);
+                cr_expect_eq(host_log_count(&e.h, "may run every command it needs again"), 1,
+                             "%s\n%s", cases[c].missing, e.h.log);
+                cr_expect_eq(host_stat(&e.h, "acl_denied"), 0, "%s", cases[c].missing);
+                ca_cache_get_deferred(e.h.cache, &reason, &since);
+                cr_expect_str_eq(reason, "", "%s", cases[c].missing);
+                env_stop(&e);
+        }
+        free(pw);
+        test_rm_rf(dir);
+        free(dir);
+}
+
 /* The password file: as the daemon trusts files, and readable by nobody else. */
 Test(redis, password_file_rules)
 {

@@ -131,7 +131,6 @@ void ad_round_fail_kind(struct ad_round *r, const char *kind, const char *fmt, .
         vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
 
-        r->errors++;
         if (ad_health_fail(&r->health, kind))
                 ca_host_log(r->host, LOG_WARNING, "%s at %s: %s; nothing is deleted until a %s "
                             "succeeds, retrying at the next rotation", r->ops->name, r->server,
@@ -139,6 +138,12 @@ void ad_round_fail_kind(struct ad_round *r, const char *kind, const char *fmt, .
         else
                 ca_host_log(r->host, LOG_DEBUG, "%s at %s: %s (again)", r->ops->name, r->server,
                             msg);
+        ad_round_drop(r);
+}
+
+void ad_round_drop(struct ad_round *r)
+{
+        r->errors++;
         r->stale = true;
         if (r->ops->failed)
                 r->ops->failed(r);

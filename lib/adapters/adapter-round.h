@@ -300,6 +300,12 @@ void ad_round_fail_kind(struct ad_round *r, const char *kind, const char *fmt, .
         __attribute__((format(printf, 3, 4)));
 #define AD_FIRST_(first, ...) first
 #define ad_round_fail(r, ...) ad_round_fail_kind(r, AD_FIRST_(__VA_ARGS__, ), __VA_ARGS__)
+/*
+ * ad_round_drop() - a failure the adapter has said itself, by a rule of its own (a configuration
+ * error said once, however often it recurs): counted, and the rest as ad_round_fail() but the
+ * line, and without ad_health (a walk whole again says no "answers again" for it).
+ */
+void ad_round_drop(struct ad_round *r);
 /* ad_round_bad_reply() - a failure "@what: "excerpt of @bytes"", of the kind @what. */
 void ad_round_bad_reply(struct ad_round *r, const char *what, const char *bytes, size_t len);
 /* ad_round_close() - drop the connection (ops->dropped): not connected, nothing owed. */

@@ -223,6 +223,51 @@ static const char rd_reap_script[] =
         "end\n"
         "return r\n";
 
+/*
+ * acl: whether the user may run each command of ARGV, each a command line without keys
+ * ("object idletime"), as redis.acl_check_cmd() says (Redis 7.0 and later): the place in ARGV of
+ * the first it may not, true when it may run them all, false when the server cannot tell
+ * (older). Sent when a script was refused a command and the error names none (Redis 7's
+ * "can't run this command"), to name it. Each line is whole: Redis 7.0.15 reads EVAL's numkeys from
+ * the arguments it is given, and an "eval" alone crashed the server (seen with a user whose keys
+ * are limited, "~x*").
+ */
+static const char rd_acl_script[] =
+        "if not redis.acl_check_cmd then\n"
+        "  return false\n"
+        "end\n"
+        "for i = 1, #ARGV do\n"
+        "  local w = {}\n"
+        "  for p in string.gmatch(ARGV[i], '[^ ]+') do\n"
+        "    w[#w + 1] = p\n"
+        "  end\n"
+        "  local ok, allowed = pcall(redis.acl_check_cmd, unpack(w))\n"
+        "  if ok and not allowed then\n"
+        "    return tostring(i)\n"
+        "  end\n"
+        "end\n"
+        "return true\n";
+
+/* What the adapter runs, by ACL name, and as the acl script asks about it. */
+static const struct {
+        const char *name;        /* "object|idletime": as ACL SETUSER writes it */
+        const char *line;        /* a whole command line, without keys */
+} rd_acl_commands[] = {
+        { "select", "select 0" },
+        { "scan", "scan 0" },
+        { "info", "info" },
+        { "time", "time" },
+        { "eval", "eval return 0" },
+        { "evalsha", "evalsha 0 0" },
+        { "script|load", "script load return" },
+        { "pttl", "pttl" },
+        { "memory|usage", "memory usage" },
+        { "object|idletime", "object idletime" }, /* LRU policies */
+        { "object|freq", "object freq" },         /* LFU policies */
+        { "unlink", "unlink" },                   /* not in a dry run */
+};
+#define RD_ACL_COMMON 9                          /* the first 9: always */
+
 /* ---- configuration ---- */
 
 enum { RD_TTL_LEAVE, RD_TTL_AGE };
@@ -328,6 +373,7 @@ enum rd_req {
         RQ_LOAD_REAP,
         RQ_INFO,       /* at the refresh's start */
         RQ_CONFIG,     /* lfu-decay-time */
+        RQ_ACL,        /* the acl script: may the user run what the adapter needs? */
         RQ_SCAN,
         RQ_PROBE,      /* keys [first, first + count) of the batch */
         RQ_INFO_END,   /* the scan is done */
@@ -337,7 +383,7 @@ enum rd_req {
 
 static const char *const rd_req_name[] = {
         [RQ_AUTH] = "AUTH", [RQ_SELECT] = "SELECT", [RQ_LOAD_PROBE] = "SCRIPT LOAD",
-        [RQ_LOAD_REAP] = "SCRIPT LOAD", [RQ_INFO] = "INFO", [RQ_CONFIG] = "CONFIG GET",
+        [RQ_LOAD_REAP] = "SCRIPT LOAD", [RQ_INFO] = "INFO", [RQ_CONFIG] = "CONFIG GET", [RQ_ACL] = "the acl script",
         [RQ_SCAN] = "SCAN", [RQ_PROBE] = "the probe script", [RQ_INFO_END] = "INFO",
         [RQ_REAP] = "the reap script", [RQ_INFO_MEMORY] = "INFO",
 };
@@ -403,6 +449,10 @@ struct rd {
         /* Said once. */
         char blind_reason[AD_MSG_MAX];
         bool long_logged;
+        char denied[32];          /* a command the user may not run ("unlink"), "" when none */
+        enum rd_req denied_req;   /* the request it refused: its success takes it back */
+        bool naming;              /* the acl script asked which (for acl_for): the rest waits */
+        enum rd_req acl_for;
 
         /* Statistics. */
         uint64_t aged_total, kept_touched, kept_unsure;
@@ -483,6 +533,7 @@ static void rd_dropped(struct ad_round *r)
         rd->need = 0;
         rd->scan_out = false;
         rd->probes_out = 0;
+        rd->naming = false;
 }
 
 /* A failure: the next scan judges its period from its own start, and the rotation says nothing. */
@@ -544,11 +595,14 @@ static void rd_send(struct rd *rd, const struct rd_pending *p, size_t argc,
         ad_round_timeouts(&rd->ad);
 }
 
-/* A command of NUL-ended words. */
+/* A command of NUL-ended words, RD_SENDV_MAX at most. */
+#define RD_SENDV_MAX 16
 static void rd_sendv(struct rd *rd, enum rd_req req, size_t argc, const char *const *argv)
 {
-        size_t lens[8];
+        size_t lens[RD_SENDV_MAX];
 
+        if (argc > RD_SENDV_MAX)
+                abort();
         for (size_t i = 0; i < argc; i++)
                 lens[i] = strlen(argv[i]);
         rd_send(rd, &(const struct rd_pending){ .req = req }, argc, argv, lens);
@@ -687,6 +741,140 @@ static void rd_info_start(struct rd *rd, const char *text, size_t len)
         }
         rd->lfu_decay_known = false;
         rd_scan_start(rd);
+}
+
+/* ---- the ACL: commands the user may not run, a configuration error said once ---- */
+
+/* @cmd ("object|idletime") as Redis' commands are written: "OBJECT IDLETIME". */
+static char *rd_command_words(const char *cmd, char *buf, size_t len)
+{
+        size_t i;
+
+        for (i = 0; cmd[i] && i + 1 < len; i++)
+                buf[i] = cmd[i] == '|' ? ' ' : (char)(cmd[i] >= 'a' && cmd[i] <= 'z'
+                                                              ? cmd[i] - 'a' + 'A' : cmd[i]);
+        buf[i] = '\0';
+        return buf;
+}
+
+/*
+ * The user may not run @cmd ("unlink"; "keys": read the keys it is asked about; "": a command of
+ * @req, which the server did not name): the server is fine, its configuration is not. Said once
+ * at error with the rule that would allow it, the cache's state says so, nothing is deleted; the
+ * rotations go on asking (a grant needs no reload), and say nothing more until it changes.
+ */
+static void rd_denied(struct rd *rd, const char *cmd, enum rd_req req)
+{
+        struct ad_round *r = &rd->ad;
+        const char *user = rd->cfg.user ? rd->cfg.user : "default";
+        char words[64], what[160], state[CA_COUNTS_NAME_MAX];
+        bool news = strcmp(cmd, rd->denied) != 0 || !rd->denied[0];
+
+        rd_command_words(cmd, words, sizeof(words));
+        snprintf(rd->denied, sizeof(rd->denied), "%s", cmd[0] ? cmd : "?");
+        rd->denied_req = req;
+        if (strcmp(cmd, "keys") == 0)
+                snprintf(what, sizeof(what), "read every key it is asked about (ACL SETUSER %s "
+                         "~*, or the pattern of match)", user);
+        else if (cmd[0])
+                snprintf(what, sizeof(what), "run %s (ACL SETUSER %s +%s)", words, user, cmd);
+        else
+                snprintf(what, sizeof(what), "run a command of %s (its ACL)", rd_req_name[req]);
+        snprintf(state, sizeof(state), "acl denies %s", cmd[0] ? cmd : "a command");
+        for (char *p = state; *p; p++)
+                if (*p == '|')
+                        *p = ' ';
+        (void)ca_cache_set_deferred(r->cache, state);
+        if (news)
+                ca_host_log(r->host, LOG_ERR, "redis at %s: the ACL user %s may not %s: a "
+                            "configuration error; nothing is deleted until it may, and each "
+                            "rotation asks again", r->server, user, what);
+        else
+                ca_host_log(r->host, LOG_DEBUG, "redis at %s: the ACL user %s still may not "
+                            "run %s (again)", r->server, user, strcmp(cmd, "keys") == 0
+                            ? "a command on every key" : cmd[0] ? words : "a command");
+        ad_round_drop(r);
+}
+
+/* The user may run what it was refused: said once, and the cache's state back. */
+static void rd_allowed(struct rd *rd)
+{
+        if (!rd->denied[0])
+                return;
+        rd->denied[0] = '\0';
+        (void)ca_cache_set_deferred(rd->ad.cache, NULL);
+        ca_host_log(rd->ad.host, LOG_NOTICE, "redis at %s: the ACL user %s may run every command "
+                    "it needs again", rd->ad.server, rd->cfg.user ? rd->cfg.user : "default");
+}
+
+/*
+ * Whether the error @v is a refusal by the user's ACL, and of what: NOPERM, or inside a script
+ * Redis 7's "can't run this command" (which names none) or "can't access" a key. The command in
+ * @cmd ("" when unnamed).
+ */
+static bool rd_denial_of(const struct rp_value *v, char *cmd, size_t len)
+{
+        static const char run[] = "run the '";
+        const char *p, *q;
+
+        cmd[0] = '\0';
+        if (!memmem(v->str, v->len, "NOPERM", 6) &&
+            !memmem(v->str, v->len, "can't run this command", 22) &&
+            !memmem(v->str, v->len, "can't access", 12))
+                return false;
+        if (memmem(v->str, v->len, "access", 6) && !memmem(v->str, v->len, run, sizeof(run) - 1)) {
+                snprintf(cmd, len, "keys");
+                return true;
+        }
+        p = memmem(v->str, v->len, run, sizeof(run) - 1);
+        if (p) {
+                p += sizeof(run) - 1;
+                q = memchr(p, '\'', v->len - (size_t)(p - v->str));
+                if (q && q > p && (size_t)(q - p) < len) {
+                        for (const char *c = p; c < q; c++)
+                                if (!(*c >= 'a' && *c <= 'z') && *c != '|' && *c != '-' &&
+                                    *c != '_')
+                                        return true;
+                        snprintf(cmd, len, "%.*s", (int)(q - p), p);
+                }
+        }
+        return true;
+}
+
+/*
+ * A script was refused a command the error does not name: ask which, on the same connection,
+ * before saying anything; the replies still owed before it are let go.
+ */
+static void rd_acl_request(struct rd *rd, enum rd_req req)
+{
+        const char *argv[RD_SENDV_MAX] = { "EVAL", rd_acl_script, "0" };
+        size_t argc = 3;
+
+        for (size_t i = 0; i < RD_ACL_COMMON; i++)
+                argv[argc++] = rd_acl_commands[i].line;
+        argv[argc++] = rd_acl_commands[rd->lfu ? 10 : 9].line;
+        if (!rd->ad.cfg->dry_run)
+                argv[argc++] = rd_acl_commands[11].line;
+        rd->naming = true;
+        rd->acl_for = req;
+        rd_sendv(rd, RQ_ACL, argc, argv);
+}
+
+static void rd_acl_reply(struct rd *rd, const struct rp_value *v, size_t n)
+{
+        const char *name = "";
+        uint64_t i;
+
+        if (!rd->naming)
+                return ad_round_fail(&rd->ad, "a reply to the acl script, which was not sent");
+        rd->naming = false;
+        /* The place in what rd_acl_request() sent: RD_ACL_COMMON, the policy's OBJECT, UNLINK. */
+        if (n == 1 && v->type == RP_BULK &&
+            ad_parse_u64(v->str, v->len, RD_ACL_COMMON + 2, &i) == 0 && i >= 1)
+                name = rd_acl_commands[i <= RD_ACL_COMMON ? i - 1 : i == RD_ACL_COMMON + 1
+                                       ? (rd->lfu ? 10 : 9) : 11].name;
+        /* True (it may run them all) or false (a server before 7.0): still unnamed. */
+        rd_denied(rd, name, rd->acl_for);
 }
 
 /* ---- the scan ---- */
@@ -1181,7 +1369,12 @@ static void rd_info_memory(struct rd *rd, const char *text, size_t len)
 
 static void rd_error_reply(struct rd *rd, enum rd_req req, const struct rp_value *v)
 {
-        char ex[AD_EXCERPT_BUF];
+        char ex[AD_EXCERPT_BUF], cmd[sizeof(rd->denied)];
+
+        if (rd_denial_of(v, cmd, sizeof(cmd)) && !cmd[0] && req != RQ_ACL)
+                return rd_acl_request(rd, req);
+        if (rd_denial_of(v, cmd, sizeof(cmd)))
+                return rd_denied(rd, cmd, req);
 
         if (rp_is_error(v, "NOAUTH"))
                 return ad_round_fail(&rd->ad, "%s: the server wants a password (password_file, "
@@ -1206,12 +1399,20 @@ static void rd_reply(struct rd *rd, const struct rp_value *v, size_t n)
         rd->q_head = (rd->q_head + 1) % RD_QUEUE_MAX;
         rd->q_len--;
         ad_round_timeouts(&rd->ad);
+        /* Asking which command was refused: what was owed before is let go. */
+        if (rd->naming && p.req != RQ_ACL) {
+                rd_keyset_free(p.own);
+                return;
+        }
         /* NOSCRIPT is an answer to EVALSHA (the script goes again whole), not to EVAL. */
         if (v->type == RP_ERROR && p.req != RQ_CONFIG &&
             !((p.req == RQ_PROBE || p.req == RQ_REAP) && !p.whole && rp_is_error(v, "NOSCRIPT"))) {
                 rd_keyset_free(p.own);
                 return rd_error_reply(rd, p.req, v);
         }
+        /* What was refused went through: a grant (older servers cannot say it otherwise). */
+        if (rd->denied[0] && p.req == rd->denied_req && p.req != RQ_ACL && v->type != RP_ERROR)
+                rd_allowed(rd);
         switch (p.req) {
         case RQ_AUTH:
         case RQ_SELECT:
@@ -1252,6 +1453,8 @@ static void rd_reply(struct rd *rd, const struct rp_value *v, size_t n)
                         rd->lfu_decay_min = r == 0 ? u : 0;
                 }
                 return rd_scan_start(rd);
+        case RQ_ACL:
+                return rd_acl_reply(rd, v, n);
         case RQ_SCAN:
                 return rd_scan_reply(rd, v, n);
         case RQ_PROBE:
@@ -1350,6 +1553,9 @@ static void rd_stats(struct ad_round *r, ca_stat_emit_t emit, void *eu)
                    rd->blind_rotations);
         AD_COUNTER("scripts_reloaded", "scripts", "scripts the server had forgotten (NOSCRIPT)",
                    rd->noscript);
+        AD_GAUGE("acl_denied", NULL,
+                 "1 while the ACL user may not run a command the adapter needs (nothing deleted)",
+                 rd->denied[0] != '\0');
 }
 
 /* ---- the instance ---- */
