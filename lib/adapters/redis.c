@@ -383,7 +383,8 @@ enum rd_req {
 
 static const char *const rd_req_name[] = {
         [RQ_AUTH] = "AUTH", [RQ_SELECT] = "SELECT", [RQ_LOAD_PROBE] = "SCRIPT LOAD",
-        [RQ_LOAD_REAP] = "SCRIPT LOAD", [RQ_INFO] = "INFO", [RQ_CONFIG] = "CONFIG GET", [RQ_ACL] = "the acl script",
+        [RQ_LOAD_REAP] = "SCRIPT LOAD", [RQ_INFO] = "INFO", [RQ_CONFIG] = "CONFIG GET",
+        [RQ_ACL] = "the acl script",
         [RQ_SCAN] = "SCAN", [RQ_PROBE] = "the probe script", [RQ_INFO_END] = "INFO",
         [RQ_REAP] = "the reap script", [RQ_INFO_MEMORY] = "INFO",
 };
