@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "adapter-stat.h" /* AD_GAUGE(), AD_COUNTER() */
+
 struct bufferevent;
 struct event_base;
 
@@ -214,17 +216,6 @@ uint64_t ad_refresh_deadline_usec(uint64_t configured_usec, uint64_t max_items,
                                   uint64_t items_seen, uint64_t rate);
 /* ad_conn_refresh_done() - it is over (the deadline is off): the host is told at the next step. */
 void ad_conn_refresh_done(struct ad_conn *c);
-
-/*
- * A stats hook's figures, each saying what it is (plugin.h): in a hook whose emit function is
- * `emit` and its userdata `eu`.
- */
-#define AD_GAUGE(n, u, h, v) \
-        emit(eu, &(const struct ca_adapter_stat){ .name = n, .kind = CA_STAT_GAUGE, .unit = u, \
-                                                  .help = h }, v)
-#define AD_COUNTER(n, u, h, v) \
-        emit(eu, &(const struct ca_adapter_stat){ .name = n, .kind = CA_STAT_COUNTER, \
-                                                  .unit = u, .help = h }, v)
 
 /*
  * ad_conn_stats() - the steps' statistics: longest_step_usec, longest_step_cpu_usec, steps,
