@@ -612,6 +612,7 @@ static void rd_sendv(struct rd *rd, enum rd_req req, size_t argc, const char *co
 /* ---- connecting: AUTH, SELECT, the scripts ---- */
 
 static void rd_scan_start(struct rd *rd);
+static void rd_scan_or_ask(struct rd *rd);
 
 static void rd_hello(struct ad_round *r)
 {
@@ -741,7 +742,7 @@ static void rd_info_start(struct rd *rd, const char *text, size_t len)
                 return;
         }
         rd->lfu_decay_known = false;
-        rd_scan_start(rd);
+        rd_scan_or_ask(rd);
 }
 
 /* ---- the ACL: commands the user may not run, a configuration error said once ---- */
@@ -843,8 +844,9 @@ static bool rd_denial_of(const struct rp_value *v, char *cmd, size_t len)
 }
 
 /*
- * A script was refused a command the error does not name: ask which, on the same connection,
- * before saying anything; the replies still owed before it are let go.
+ * A script was refused a command the error does not name (@req): ask which, on the same
+ * connection, before saying anything; the replies still owed before it are let go. @req RQ_ACL:
+ * whether a command refused before still is.
  */
 static void rd_acl_request(struct rd *rd, enum rd_req req)
 {
@@ -874,8 +876,26 @@ static void rd_acl_reply(struct rd *rd, const struct rp_value *v, size_t n)
             ad_parse_u64(v->str, v->len, RD_ACL_COMMON + 2, &i) == 0 && i >= 1)
                 name = rd_acl_commands[i <= RD_ACL_COMMON ? i - 1 : i == RD_ACL_COMMON + 1
                                        ? (rd->lfu ? 10 : 9) : 11].name;
-        /* True (it may run them all) or false (a server before 7.0): still unnamed. */
-        rd_denied(rd, name, rd->acl_for);
+        if (rd->acl_for != RQ_ACL)
+                /* True (it may run them all) or false (a server before 7.0): still unnamed. */
+                return rd_denied(rd, name, rd->acl_for);
+        /* Asked before a scan: still refused, granted, or the server cannot tell (scan). */
+        if (name[0])
+                return rd_denied(rd, name, RQ_ACL);
+        if (n == 1 && v->type == RP_INTEGER && v->integer == 1)
+                rd_allowed(rd);
+        rd_scan_start(rd);
+}
+
+/*
+ * The scan, unless a command it needs was refused and still is: asked first (the acl script, on
+ * Redis 7), so that a misconfigured user costs a round trip a rotation, not a whole scan.
+ */
+static void rd_scan_or_ask(struct rd *rd)
+{
+        if (rd->denied[0] && strcmp(rd->denied, "keys") != 0 && strcmp(rd->denied, "?") != 0)
+                return rd_acl_request(rd, RQ_ACL);
+        rd_scan_start(rd);
 }
 
 /* ---- the scan ---- */
@@ -1453,7 +1473,7 @@ static void rd_reply(struct rd *rd, const struct rp_value *v, size_t n)
                         rd->lfu_decay_known = r == 0;
                         rd->lfu_decay_min = r == 0 ? u : 0;
                 }
-                return rd_scan_start(rd);
+                return rd_scan_or_ask(rd);
         case RQ_ACL:
                 return rd_acl_reply(rd, v, n);
         case RQ_SCAN:
