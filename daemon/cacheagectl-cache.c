@@ -153,6 +153,26 @@ static int read_adapter_stats(sd_bus_message *m, struct cache_info *c)
         return sd_bus_message_exit_container(m);
 }
 
+/* A property's variant holding an array of @item ("(sttt)"): entered, or left (both levels). */
+static int enter_array(sd_bus_message *m, const char *item)
+{
+        char type[32];
+        int r;
+
+        snprintf(type, sizeof(type), "a%s", item);
+        r = sd_bus_message_enter_container(m, 'v', type);
+        if (r < 0)
+                return r;
+        return sd_bus_message_enter_container(m, 'a', item);
+}
+
+static int exit_array(sd_bus_message *m)
+{
+        int r = sd_bus_message_exit_container(m);
+
+        return r < 0 ? r : sd_bus_message_exit_container(m);
+}
+
 /* Parts: a(sttt), (name, bytes, reclaimed, reclaimed bytes); past CTL_PARTS_MAX ignored. */
 static int read_parts(sd_bus_message *m, struct cache_info *c)
 {
@@ -160,10 +180,7 @@ static int read_parts(sd_bus_message *m, struct cache_info *c)
         const char *name;
         int r;
 
-        r = sd_bus_message_enter_container(m, 'v', "a(sttt)");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_enter_container(m, 'a', "(sttt)");
+        r = enter_array(m, "(sttt)");
         if (r < 0)
                 return r;
         while ((r = sd_bus_message_read(m, "(sttt)", &name, &p.bytes, &p.reclaimed,
@@ -182,12 +199,7 @@ static int read_parts(sd_bus_message *m, struct cache_info *c)
                 p.state = NULL;
                 c->parts[c->n_parts++] = p;
         }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(m);
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(m);
+        return r < 0 ? r : exit_array(m);
 }
 
 /*
@@ -199,10 +211,7 @@ static int read_part_states(sd_bus_message *m, struct cache_info *c)
         const char *name, *state;
         int r;
 
-        r = sd_bus_message_enter_container(m, 'v', "a(ss)");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_enter_container(m, 'a', "(ss)");
+        r = enter_array(m, "(ss)");
         if (r < 0)
                 return r;
         while ((r = sd_bus_message_read(m, "(ss)", &name, &state)) > 0)
@@ -213,12 +222,7 @@ static int read_part_states(sd_bus_message *m, struct cache_info *c)
                                         return -ENOMEM;
                                 break;
                         }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(m);
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(m);
+        return r < 0 ? r : exit_array(m);
 }
 
 /* RefaultHistogram: a(ut), (lowest distance of the bucket, refaults); extra buckets ignored. */
@@ -228,10 +232,7 @@ static int read_refault_histogram(sd_bus_message *m, struct cache_info *c)
         uint64_t n;
         int r;
 
-        r = sd_bus_message_enter_container(m, 'v', "a(ut)");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_enter_container(m, 'a', "(ut)");
+        r = enter_array(m, "(ut)");
         if (r < 0)
                 return r;
         c->n_refault_buckets = 0;
@@ -242,11 +243,8 @@ static int read_refault_histogram(sd_bus_message *m, struct cache_info *c)
                 }
         if (r < 0)
                 return r;
-        r = sd_bus_message_exit_container(m);
-        if (r < 0)
-                return r;
         c->have_refault_histogram = true;
-        return sd_bus_message_exit_container(m);
+        return exit_array(m);
 }
 
 static int read_prop(sd_bus_message *m, const struct cache_prop *p, struct cache_info *c)

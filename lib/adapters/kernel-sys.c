@@ -720,16 +720,22 @@ int ks_read_vfs_cache_pressure(const char *root, uint64_t *ret)
         return read_root_u64(root, "/proc/sys/vm/vfs_cache_pressure", ret);
 }
 
-int ks_write_vfs_cache_pressure(const char *root, uint64_t value)
+/* One number written to a file below @root (a sysctl). */
+static int write_root_u64(const char *root, const char *file, uint64_t value)
 {
         char path[KS_PATH_MAX], text[32];
         int r;
 
-        r = root_path(root, "/proc/sys/vm/vfs_cache_pressure", path, sizeof(path));
+        r = root_path(root, file, path, sizeof(path));
         if (r < 0)
                 return r;
         snprintf(text, sizeof(text), "%" PRIu64, value);
         return write_at(AT_FDCWD, path, text);
+}
+
+int ks_write_vfs_cache_pressure(const char *root, uint64_t value)
+{
+        return write_root_u64(root, "/proc/sys/vm/vfs_cache_pressure", value);
 }
 
 int ks_reclaim_accepts(int fd, const char *key)
@@ -762,14 +768,7 @@ int ks_force_empty(int fd)
 
 int ks_drop_caches(const char *root, unsigned what)
 {
-        char path[KS_PATH_MAX], text[16];
-        int r;
-
-        r = root_path(root, "/proc/sys/vm/drop_caches", path, sizeof(path));
-        if (r < 0)
-                return r;
-        snprintf(text, sizeof(text), "%u", what);
-        return write_at(AT_FDCWD, path, text);
+        return write_root_u64(root, "/proc/sys/vm/drop_caches", what);
 }
 
 bool ks_shrinker_present(const char *root)

@@ -621,31 +621,19 @@ static uint64_t kn_act_budget(void)
 #endif
 
 /*
- * A sweep (MGLRU, where memory.reclaim meets a write from page cache at the kernel's lowest
- * priority and scans the slab in proportion to that priority: kernel-policy.h, KP_SWEEP_*):
- * the smallest write with vm.vfs_cache_pressure at KP_SWEEP_PRESSURE for its length, set and
- * put back through the knob's guard (kernel-knob.h: recorded, locked across processes, back
- * after KN_SWEEP_BOUND_USEC at most), and only while nothing else on the host reclaims. The
- * shrinkers' scan across it (/proc/vmstat slabs_scanned) tells whether the kernel walked the
- * LRUs more than once: then the group needs more page cache to be swept.
- *
- * -EAGAIN with nothing written when the sweep is put off (another reclaim, or another instance
- * holding the knob); the caller counts it in the job.
+ * One write of @bytes with vm.vfs_cache_pressure at @value for its length, set and put back
+ * through the knob's guard (kernel-knob.h: recorded, locked across processes, back after
+ * KN_SWEEP_BOUND_USEC at most; a lowered value's write is interrupted first). The window goes
+ * into the job's statistics (@windows: a sweep's). -EINPROGRESS with nothing written when
+ * another process or cache holds the knob.
  */
-static int kn_sweep(struct kn *kn, struct kn_part *p, int fd, struct kn_job *job)
+static int kn_knob_write(struct kn *kn, int fd, struct kn_job *job, uint64_t value,
+                         uint64_t bytes, struct kk_window *ret)
 {
-        uint64_t scanned0, scanned1;
         char msg[KK_MSG_MAX];
-        struct kk_window w;
-        int r, w_r;
+        int r, w;
 
-        if (!kn_host_quiet(kn, &job->quiet_read_usec, &job->quiet_activity)) {
-                job->sweeps_put_off_reclaim++;
-                return -EINPROGRESS;
-        }
-        if (ks_read_slabs_scanned(kn->root, &scanned0) < 0)
-                scanned0 = 0;
-        r = kk_set(kn->guard, KP_SWEEP_PRESSURE, msg, sizeof(msg));
+        r = kk_set(kn->guard, value, msg, sizeof(msg));
         if (msg[0])
                 job_say(job, r < 0 ? LOG_WARNING : LOG_NOTICE, "%s", msg);
         if (r == -EBUSY) {
@@ -657,12 +645,40 @@ static int kn_sweep(struct kn *kn, struct kn_part *p, int fd, struct kn_job *job
 #ifdef CA_KERNEL_TEST_HOOKS
         kn_test_gate(kn);
 #endif
-        r = kn_reclaim_write(kn, fd, KP_SWEEP_STEP, job);
-        w_r = kk_put_back(kn->guard, &w, msg, sizeof(msg));
+        kk_write_begin(kn->guard);
+        r = kn_reclaim_write(kn, fd, bytes, job);
+        kk_write_end(kn->guard);
+        w = kk_put_back(kn->guard, ret, msg, sizeof(msg));
         if (msg[0])
                 job_say(job, LOG_ERR, "%s", msg);
-        if (r == 0)
-                r = w_r;
+        if (r == -EINTR)
+                r = 0; /* stopped by the guard at its bound: it walked less */
+        return w < 0 ? w : r;
+}
+
+/*
+ * A sweep (MGLRU, where memory.reclaim meets a write from page cache at the kernel's lowest
+ * priority and scans the slab in proportion to that priority: kernel-policy.h, KP_SWEEP_*):
+ * the smallest write with vm.vfs_cache_pressure at KP_SWEEP_PRESSURE, and only while nothing
+ * else on the host reclaims. The shrinkers' scan across it (/proc/vmstat slabs_scanned) tells
+ * whether the kernel walked the LRUs more than once: then the group needs more page cache to be
+ * swept. -EINPROGRESS with nothing written when the sweep is put off.
+ */
+static int kn_sweep(struct kn *kn, struct kn_part *p, int fd, struct kn_job *job)
+{
+        uint64_t scanned0, scanned1;
+        struct kk_window w = { 0 };
+        int r;
+
+        if (!kn_host_quiet(kn, &job->quiet_read_usec, &job->quiet_activity)) {
+                job->sweeps_put_off_reclaim++;
+                return -EINPROGRESS;
+        }
+        if (ks_read_slabs_scanned(kn->root, &scanned0) < 0)
+                scanned0 = 0;
+        r = kn_knob_write(kn, fd, job, KP_SWEEP_PRESSURE, KP_SWEEP_STEP, &w);
+        if (r == -EINPROGRESS)
+                return r;
         job->sweeps++;
         job->sweeps_cut += w.cut;
         if (job->n_windows < KN_WINDOWS)
@@ -676,47 +692,29 @@ static int kn_sweep(struct kn *kn, struct kn_part *p, int fd, struct kn_job *job
                 job_say(job, LOG_NOTICE, "a sweep of %s scanned %" PRIu64 " objects, more than "
                         "twice what its %" PRIu64 " bytes of slab hold: the kernel met it below "
                         "its lowest priority, with %" PRIu64 " bytes of page cache; swept again "
-                        "only with %" PRIu64 " (passes meanwhile)", p->path, scanned1 - scanned0,
-                        p->before.slab_reclaimable_bytes, p->before.file_bytes,
-                        p->sweep_min_file);
+                        "only with %" PRIu64 " (left alone meanwhile)", p->path,
+                        scanned1 - scanned0, p->before.slab_reclaimable_bytes,
+                        p->before.file_bytes, p->sweep_min_file);
         }
         return r;
 }
 
 /*
  * A trim (kernel-policy.h, KP_TRIM_*): one write of KP_TRIM_STEP with vm.vfs_cache_pressure at
- * KP_TRIM_PRESSURE for its whole length, set and put back through the knob's guard. Lowering
- * the knob takes no other group's dentries (their reclaim scans less slab meanwhile), so no
- * quiet window is waited for. The guard interrupts the write at its bound and puts the value
- * back once the kernel has stopped (-EINTR: an answer, the trim walked less). -EINPROGRESS with
- * nothing written when another process or cache holds the knob.
+ * KP_TRIM_PRESSURE for its whole length. Lowering the knob takes no other group's dentries
+ * (their reclaim scans less slab meanwhile), so no quiet window is waited for.
  */
 static int kn_trim(struct kn *kn, int fd, struct kn_job *job)
 {
-        char msg[KK_MSG_MAX];
-        struct kk_window w;
-        int r, w_r;
+        struct kk_window w = { 0 };
+        int r;
 
-        r = kk_set(kn->guard, KP_TRIM_PRESSURE, msg, sizeof(msg));
-        if (msg[0])
-                job_say(job, r < 0 ? LOG_WARNING : LOG_NOTICE, "%s", msg);
-        if (r == -EBUSY) {
-                job->sweeps_put_off_busy++;
-                return -EINPROGRESS;
-        }
-        if (r < 0)
+        r = kn_knob_write(kn, fd, job, KP_TRIM_PRESSURE, KP_TRIM_STEP, &w);
+        if (r == -EINPROGRESS)
                 return r;
-        kk_write_begin(kn->guard);
-        r = kn_reclaim_write(kn, fd, KP_TRIM_STEP, job);
-        kk_write_end(kn->guard);
-        w_r = kk_put_back(kn->guard, &w, msg, sizeof(msg));
-        if (msg[0])
-                job_say(job, LOG_ERR, "%s", msg);
         job->trims++;
         job->trims_cut += w.cut;
-        if (r == -EINTR)
-                r = 0; /* stopped by the guard: it walked less */
-        return r == 0 || r == -EAGAIN ? (w_r < 0 ? w_r : r) : r;
+        return r;
 }
 
 /*
@@ -1579,29 +1577,18 @@ static int kn_check_size(const char *v, uint64_t *field, bool auto_ok, char *msg
         return 0;
 }
 
-static int kn_check_reclaim_amount(const char *v, void *target, char *msg, size_t len)
-{
-        return kn_check_size(v, target ? &((struct kn_config *)target)->reclaim_amount : NULL,
-                             true, msg, len);
-}
-
-static int kn_check_max_reclaim(const char *v, void *target, char *msg, size_t len)
-{
-        return kn_check_size(v, target ? &((struct kn_config *)target)->max_reclaim : NULL,
-                             false, msg, len);
-}
-
-static int kn_check_min_reclaim(const char *v, void *target, char *msg, size_t len)
-{
-        return kn_check_size(v, target ? &((struct kn_config *)target)->min_reclaim : NULL,
-                             false, msg, len);
-}
-
-static int kn_check_reclaim_step(const char *v, void *target, char *msg, size_t len)
-{
-        return kn_check_size(v, target ? &((struct kn_config *)target)->reclaim_step : NULL,
-                             false, msg, len);
-}
+/* The size keys' checks: each its field of struct kn_config, "auto" or not. */
+#define KN_CHECK_SIZE(field_, auto_ok_)                                                         \
+        static int kn_check_##field_(const char *v, void *target, char *msg, size_t len)      \
+        {                                                                                      \
+                return kn_check_size(v, target ? &((struct kn_config *)target)->field_ : NULL,\
+                                     auto_ok_, msg, len);                                      \
+        }
+KN_CHECK_SIZE(reclaim_amount, true)
+KN_CHECK_SIZE(max_reclaim, false)
+KN_CHECK_SIZE(min_reclaim, false)
+KN_CHECK_SIZE(reclaim_step, false)
+#undef KN_CHECK_SIZE
 
 /* A group, or every child group of one: "/system.slice/\*" (a trailing "/\*" only). */
 static int kn_check_cgroup(const char *v, void *target, char *msg, size_t len)
