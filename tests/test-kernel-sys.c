@@ -274,9 +274,9 @@ Test(kernel_knob, lowered_value_interrupts_the_write_then_goes_back, .fini = fak
         kernel_fake_write(&fake, KNOB, "150\n");
         cr_assert_eq(pipe(p), 0);
         cr_assert_eq(kk_guard_new(fake.root, 50000, &g), 0);
+        t0 = test_now_usec();
         cr_assert_eq(kk_set(g, 1, msg, sizeof(msg)), 0, "%s", msg);
         cr_assert_eq(knob(), 1);
-        t0 = test_now_usec();
         kk_write_begin(g);
         cr_assert_eq(read(p[0], &c, 1), -1, "interrupted");
         cr_assert_eq(errno, EINTR);
@@ -293,8 +293,8 @@ Test(kernel_knob, lowered_value_interrupts_the_write_then_goes_back, .fini = fak
         cr_assert(w.cut);
 
         /* A write that does not stop: put back KK_GRACE_USEC after the bound anyway. */
-        cr_assert_eq(kk_set(g, 1, msg, sizeof(msg)), 0, "%s", msg);
         t0 = test_now_usec();
+        cr_assert_eq(kk_set(g, 1, msg, sizeof(msg)), 0, "%s", msg);
         kk_write_begin(g);
         while (knob() != 150) {
                 cr_assert(test_now_usec() - t0 < 5000000, "never put back");

@@ -53,6 +53,18 @@ static char *bind_target; /* a bind mount of the test's: undone before its tree 
 static const char *plugin_dir; /* NULL: the adapters as built (CA_ADAPTER_DIR) */
 static char *gate_dir;         /* the hooked kernel.so's test gate (CA_KERNEL_TEST_GATE) */
 static pid_t other_pid = -1;   /* a second cacheaged a test started */
+static atomic_bool reclaiming; /* host_reclaims() goes on */
+static pthread_t reclaimer;
+static bool have_reclaimer;
+
+static void reclaimer_stop(void)
+{
+        if (!have_reclaimer)
+                return;
+        atomic_store(&reclaiming, false);
+        pthread_join(reclaimer, NULL);
+        have_reclaimer = false;
+}
 
 /* The hooked kernel.so's gate: let a held sweep go on. */
 static void gate_release(void)
@@ -77,6 +89,7 @@ static void teardown(void)
         if (other_pid > 0)
                 test_kill(other_pid);
         other_pid = -1;
+        reclaimer_stop();
         if (gate_dir)
                 gate_release(); /* a daemon held at the gate stops as asked */
         bus_env_stop(&env);
@@ -1305,37 +1318,38 @@ Test(kernel, guard_puts_the_knob_back_while_a_sweep_is_held, .fini = teardown, .
         cr_assert_geq(astat("big", "sweep_window_p50_usec"), 50000);
 }
 
-/* Something else on the host reclaims (kswapd's counter moves): no sweep until it stops. */
-static atomic_bool reclaiming;
-
+/*
+ * Something else on the host reclaims (kswapd's counter moves): no sweep until it stops. The
+ * counter is written whole (a file renamed over vmstat), as the kernel's file reads.
+ */
 static void *host_reclaims(void *userdata)
 {
-        char text[256];
+        char *vmstat = test_path_join(fake.root, "proc/vmstat"), *tmp;
         unsigned n = 0;
 
+        tmp = test_path_join(fake.root, "proc/vmstat.new");
         while (atomic_load(&reclaiming)) {
-                snprintf(text, sizeof(text), "pgscan_kswapd %u\npgscan_direct 0\n"
-                         "slabs_scanned 0\n", ++n);
-                kernel_fake_write(&fake, "/proc/vmstat", text);
+                test_write_file(tmp, "pgscan_kswapd %u\npgscan_direct 0\nslabs_scanned 0\n", ++n);
+                cr_assert_eq(rename(tmp, vmstat), 0);
                 usleep(10000);
         }
+        free(tmp);
+        free(vmstat);
         return NULL;
 }
 
 Test(kernel, sweep_put_off_while_the_host_reclaims, .fini = teardown, .timeout = 300)
 {
-        pthread_t t;
-
         knob_fake("/big");
         atomic_store(&reclaiming, true);
-        cr_assert_eq(pthread_create(&t, NULL, host_reclaims, NULL), 0);
+        cr_assert_eq(pthread_create(&reclaimer, NULL, host_reclaims, NULL), 0);
+        have_reclaimer = true;
         fake_start(2, "[cache big]\nadapter = kernel\ncgroup = /big\naction = reclaim\n");
         wait_astat_at_least("big", "sweeps_put_off_reclaim", 3);
         expect_file("/sys/fs/cgroup/big/memory.reclaim", "");
         expect_file(KNOB, "150");
         wait_log(0, "sweep put off: something else on the host reclaims");
-        atomic_store(&reclaiming, false);
-        pthread_join(t, NULL);
+        reclaimer_stop();
         wait_file("/sys/fs/cgroup/big/memory.reclaim", "131072 swappiness=0");
         wait_astat_at_least("big", "sweeps", 1);
         expect_file(KNOB, "150");

@@ -682,7 +682,7 @@ int ks_read_reclaim_activity(const char *root, const struct ks_memcg *mc, size_t
                                                    "pgscan_khugepaged", "slabs_scanned" };
         uint64_t sum = 0, v;
         char **names = NULL, *buf;
-        size_t n = 0;
+        size_t n = 0, found = 0;
         bool more;
         int fd, r;
 
@@ -690,9 +690,13 @@ int ks_read_reclaim_activity(const char *root, const struct ks_memcg *mc, size_t
         if (r < 0)
                 return r;
         for (size_t i = 0; i < sizeof(vmstat_keys) / sizeof(vmstat_keys[0]); i++)
-                if (stat_value(buf, vmstat_keys[i], &v) == 0)
+                if (stat_value(buf, vmstat_keys[i], &v) == 0) {
                         sum += v;
+                        found++;
+                }
         free(buf);
+        if (!found)
+                return -EBADMSG; /* not the kernel's vmstat: nothing can be said quiet */
         if (mc->version == KS_MEMCG_V2 && ks_cgroup_open(root, mc, "/", &fd, NULL, 0) == 0) {
                 if (ks_cgroup_children(fd, max_groups, &names, &n, &more) < 0)
                         n = 0;
