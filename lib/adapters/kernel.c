@@ -59,6 +59,7 @@
 #include <unistd.h>
 
 #include "cacheage/age.h"
+#include "adapter-stat.h"
 #include "adapter-worker.h"
 #include "cacheage/plugin.h"
 #include "cacheage/value.h"
@@ -781,7 +782,7 @@ static int kn_memory_reclaim(struct kn *kn, struct kn_part *p, int fd, struct kn
                     : p->pass.trim ? kn_trim(kn, fd, job)
                                    : kn_reclaim_write(kn, fd, p->pass.step, job);
                 if (r == -EINPROGRESS) {
-                        /* Put off (kn_sweep(), kn_trim()): nothing was written; the growth waits. */
+                        /* Put off (kn_sweep(), kn_trim()): nothing written, the growth waits. */
                         p->acted = false;
                         return 0;
                 }
@@ -1368,173 +1369,178 @@ static uint64_t kn_window_p50(const struct kn *kn)
         return v[kn->n_windows / 2];
 }
 
-#define EMIT(name_, kind_, unit_, help_, value_)                                               \
-        emit(eu,                                                                               \
-             &(const struct ca_adapter_stat){ .name = name_, .kind = kind_, .unit = unit_,     \
-                                              .help = help_ },                                 \
-             value_)
-
 static void kn_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit, void *eu)
 {
         struct kn *kn = userdata;
         const struct ks_dentry_state *ds = &kn->last_ds;
         const struct ks_group *g = &kn->sum;
 
-        EMIT("nr_dentry", CA_STAT_GAUGE, "dentries", "dentries in the host's dentry cache",
-             ds->nr_dentry);
-        EMIT("nr_unused", CA_STAT_GAUGE, "dentries", "unused dentries, on the LRU",
-             ds->nr_unused);
-        EMIT("nr_negative", CA_STAT_GAUGE, "dentries", "negative dentries", ds->nr_negative);
-        EMIT("age_limit", CA_STAT_GAUGE, "seconds", "dentry-state's age_limit", ds->age_limit);
-        EMIT("want_pages", CA_STAT_GAUGE, "pages", "dentry-state's want_pages", ds->want_pages);
+        AD_GAUGE("nr_dentry", "dentries", "dentries in the host's dentry cache", ds->nr_dentry);
+        AD_GAUGE("nr_unused", "dentries", "unused dentries, on the LRU", ds->nr_unused);
+        AD_GAUGE("nr_negative", "dentries", "negative dentries", ds->nr_negative);
+        AD_GAUGE("age_limit", "seconds", "dentry-state's age_limit", ds->age_limit);
+        AD_GAUGE("want_pages", "pages", "dentry-state's want_pages", ds->want_pages);
         if (kn->have_dentry_negative)
-                EMIT("dentry_negative", CA_STAT_GAUGE, NULL,
-                     "fs.dentry-negative: 1 when unlink deletes the dentry",
-                     kn->last_dentry_negative);
-        EMIT("nr_dentry_growth", CA_STAT_GAUGE, "dentries",
-             "rise of nr_dentry between the last two rotations (0 when it fell)",
-             kn->nr_dentry_growth);
-        EMIT("nr_negative_growth", CA_STAT_GAUGE, "dentries",
-             "rise of nr_negative between the last two rotations (0 when it fell)",
-             kn->nr_negative_growth);
-        EMIT("host_memory_stall_usec", CA_STAT_COUNTER, "usec",
-             "host memory pressure, some tasks stalled (/proc/pressure/memory total)",
-             kn->host_memory_stall_usec);
-        EMIT("loop_longest_usec", CA_STAT_GAUGE, "usec",
-             "the longest this cache held the daemon's loop (the kernel's work is on a thread)",
-             kn->loop_longest_usec);
-        EMIT("read_only", CA_STAT_GAUGE, NULL,
-             "1 when the kernel's files it writes were found read-only (the unit's sandbox)",
-             kn->pub_read_only);
-        EMIT("mglru", CA_STAT_GAUGE, NULL,
-             "1 when the kernel reclaims page cache with MGLRU (memory.reclaim takes page cache "
-             "before dentries)", kn->mglru);
+                AD_GAUGE("dentry_negative", NULL,
+                         "fs.dentry-negative: 1 when unlink deletes the dentry",
+                         kn->last_dentry_negative);
+        AD_GAUGE("nr_dentry_growth", "dentries",
+                 "rise of nr_dentry between the last two rotations (0 when it fell)",
+                 kn->nr_dentry_growth);
+        AD_GAUGE("nr_negative_growth", "dentries",
+                 "rise of nr_negative between the last two rotations (0 when it fell)",
+                 kn->nr_negative_growth);
+        AD_COUNTER("host_memory_stall_usec", "usec",
+                   "host memory pressure, some tasks stalled (/proc/pressure/memory total)",
+                   kn->host_memory_stall_usec);
+        AD_GAUGE("loop_longest_usec", "usec",
+                 "the longest this cache held the daemon's loop (the kernel's work is on a thread)",
+                 kn->loop_longest_usec);
+        AD_GAUGE("read_only", NULL,
+                 "1 when the kernel's files it writes were found read-only (the unit's sandbox)",
+                 kn->pub_read_only);
+        AD_GAUGE(
+                "mglru", NULL,
+                "1 when the kernel reclaims page cache with MGLRU (memory.reclaim takes page cache "
+                "before dentries)",
+                kn->mglru);
         if (kn->group_target) {
                 if (kn->slice)
-                        EMIT("groups", CA_STAT_GAUGE, "groups",
-                             "groups of the slice followed (found at the last rotation)",
-                             kn->groups);
+                        AD_GAUGE("groups", "groups",
+                                 "groups of the slice followed (found at the last rotation)",
+                                 kn->groups);
                 else {
-                        EMIT("group_missing", CA_STAT_GAUGE, NULL,
-                             "1 when the group was not found at the last rotation",
-                             kn->group_missing);
-                        EMIT("group_vanished", CA_STAT_COUNTER, NULL,
-                             "times the group went missing", kn->group_vanished);
+                        AD_GAUGE("group_missing", NULL,
+                                 "1 when the group was not found at the last rotation",
+                                 kn->group_missing);
+                        AD_COUNTER("group_vanished", NULL, "times the group went missing",
+                                   kn->group_vanished);
                 }
-                EMIT("group_memory_bytes", CA_STAT_GAUGE, "bytes",
-                     "memory charged to the group(s)", g->memory_bytes);
-                EMIT("group_kernel_bytes", CA_STAT_GAUGE, "bytes",
-                     "kernel memory charged to the group(s) (dentries among it)",
-                     g->kernel_bytes);
-                EMIT("group_kernel_growth_bytes", CA_STAT_GAUGE, "bytes",
-                     "rise of group_kernel_bytes between the last two rotations",
-                     kn->kernel_growth);
-                EMIT("group_file_bytes", CA_STAT_GAUGE, "bytes", "page cache of the group(s)",
-                     g->file_bytes);
-                EMIT("group_active_file_bytes", CA_STAT_GAUGE, "bytes",
-                     "page cache of the group(s) on the active list", g->active_file_bytes);
+                AD_GAUGE("group_memory_bytes", "bytes", "memory charged to the group(s)",
+                         g->memory_bytes);
+                AD_GAUGE("group_kernel_bytes", "bytes",
+                         "kernel memory charged to the group(s) (dentries among it)",
+                         g->kernel_bytes);
+                AD_GAUGE("group_kernel_growth_bytes", "bytes",
+                         "rise of group_kernel_bytes between the last two rotations",
+                         kn->kernel_growth);
+                AD_GAUGE("group_file_bytes", "bytes", "page cache of the group(s)", g->file_bytes);
+                AD_GAUGE("group_active_file_bytes", "bytes",
+                         "page cache of the group(s) on the active list", g->active_file_bytes);
                 if (kn->memcg.version == KS_MEMCG_V2) {
-                        EMIT("group_slab_reclaimable_bytes", CA_STAT_GAUGE, "bytes",
-                             "reclaimable slab of the group(s) (memory.stat): their dentries "
-                             "and inodes", g->slab_reclaimable_bytes);
-                        EMIT("group_slab_reclaimable_growth_bytes", CA_STAT_GAUGE, "bytes",
-                             "rise of group_slab_reclaimable_bytes between the last two rotations",
-                             kn->slab_growth);
-                        EMIT("group_refault_file", CA_STAT_COUNTER, "pages",
-                             "page cache of the group(s) read again soon after reclaim took it "
-                             "(memory.stat workingset_refault_file)", g->refault_file);
-                        EMIT("group_memory_stall_usec", CA_STAT_COUNTER, "usec",
-                             "the group's memory pressure, some tasks stalled (memory.pressure)",
-                             g->pressure_some_usec);
+                        AD_GAUGE("group_slab_reclaimable_bytes", "bytes",
+                                 "reclaimable slab of the group(s) (memory.stat): their dentries "
+                                 "and inodes",
+                                 g->slab_reclaimable_bytes);
+                        AD_GAUGE("group_slab_reclaimable_growth_bytes", "bytes",
+                                 "rise of group_slab_reclaimable_bytes between the last two "
+                                 "rotations",
+                                 kn->slab_growth);
+                        AD_COUNTER(
+                                "group_refault_file", "pages",
+                                "page cache of the group(s) read again soon after reclaim took it "
+                                "(memory.stat workingset_refault_file)",
+                                g->refault_file);
+                        AD_COUNTER(
+                                "group_memory_stall_usec", "usec",
+                                "the group's memory pressure, some tasks stalled (memory.pressure)",
+                                g->pressure_some_usec);
                 }
         }
         if (kn->mech == KN_MECH_REPORT)
                 return;
-        EMIT("actions", CA_STAT_COUNTER, NULL, "passes, reclaims or drops done", kn->actions);
-        EMIT("actions_put_off_busy", CA_STAT_COUNTER, NULL,
-             "rotations whose action was put off: not idle time", kn->put_off_busy);
-        EMIT("actions_put_off_pressure", CA_STAT_COUNTER, NULL,
-             "rotations whose action was put off: memory pressure", kn->put_off_pressure);
-        EMIT("put_off_usec", CA_STAT_GAUGE, "usec",
-             "how long actions have been put off now (0: they run)",
-             kn->put_off_since_usec ? now_usec() - kn->put_off_since_usec : 0);
-        EMIT("action_errors", CA_STAT_COUNTER, NULL, "actions the kernel refused",
-             kn->action_errors);
-        EMIT("last_action_usec", CA_STAT_GAUGE, "usec", "time the last action took",
-             kn->last_action_usec);
-        EMIT("last_action_freed_dentries", CA_STAT_GAUGE, "dentries",
-             "fall of nr_dentry across the last rotation's actions (host-wide: others count in)",
-             kn->last_freed_dentries);
-        EMIT("last_action_freed_negative", CA_STAT_GAUGE, "dentries",
-             "fall of nr_negative across the last rotation's actions (host-wide: others count "
-             "in)", kn->last_freed_negative);
+        AD_COUNTER("actions", NULL, "passes, reclaims or drops done", kn->actions);
+        AD_COUNTER("actions_put_off_busy", NULL,
+                   "rotations whose action was put off: not idle time", kn->put_off_busy);
+        AD_COUNTER("actions_put_off_pressure", NULL,
+                   "rotations whose action was put off: memory pressure", kn->put_off_pressure);
+        AD_GAUGE("put_off_usec", "usec", "how long actions have been put off now (0: they run)",
+                 kn->put_off_since_usec ? now_usec() - kn->put_off_since_usec : 0);
+        AD_COUNTER("action_errors", NULL, "actions the kernel refused", kn->action_errors);
+        AD_GAUGE("last_action_usec", "usec", "time the last action took", kn->last_action_usec);
+        AD_GAUGE(
+                "last_action_freed_dentries", "dentries",
+                "fall of nr_dentry across the last rotation's actions (host-wide: others count in)",
+                kn->last_freed_dentries);
+        AD_GAUGE("last_action_freed_negative", "dentries",
+                 "fall of nr_negative across the last rotation's actions (host-wide: others count "
+                 "in)",
+                 kn->last_freed_negative);
         if (kn->group_target) {
-                EMIT("reclaimed_bytes", CA_STAT_COUNTER, "bytes",
-                     "fall of the groups' reclaimable slab (v2) or kernel memory (v1) across "
-                     "the actions", kn->reclaimed_bytes);
-                EMIT("reclaimed_dentries", CA_STAT_COUNTER, "dentries",
-                     "fall of nr_dentry across the actions (host-wide: exact in a quiet "
-                     "kernel, others count in elsewhere)", kn->reclaimed_dentries);
+                AD_COUNTER("reclaimed_bytes", "bytes",
+                           "fall of the groups' reclaimable slab (v2) or kernel memory (v1) across "
+                           "the actions",
+                           kn->reclaimed_bytes);
+                AD_COUNTER("reclaimed_dentries", "dentries",
+                           "fall of nr_dentry across the actions (host-wide: exact in a quiet "
+                           "kernel, others count in elsewhere)",
+                           kn->reclaimed_dentries);
         }
         if (kn->mech == KN_MECH_MEMORY_RECLAIM) {
-                EMIT("reclaim_asked_bytes", CA_STAT_COUNTER, "bytes",
-                     "bytes asked of memory.reclaim", kn->reclaim_asked_bytes);
-                EMIT("reclaim_steps", CA_STAT_COUNTER, "writes",
-                     "writes to memory.reclaim (steps of the passes)", kn->reclaim_steps);
-                EMIT("reclaim_dry", CA_STAT_COUNTER, NULL,
-                     "passes the kernel ended with EAGAIN: less reclaimable than asked",
-                     kn->reclaim_dry);
+                AD_COUNTER("reclaim_asked_bytes", "bytes", "bytes asked of memory.reclaim",
+                           kn->reclaim_asked_bytes);
+                AD_COUNTER("reclaim_steps", "writes",
+                           "writes to memory.reclaim (steps of the passes)", kn->reclaim_steps);
+                AD_COUNTER("reclaim_dry", NULL,
+                           "passes the kernel ended with EAGAIN: less reclaimable than asked",
+                           kn->reclaim_dry);
         }
         if (kn->mech == KN_MECH_MEMORY_RECLAIM && !kn->cfg.reclaim_amount) {
-                EMIT("groups_trimmed", CA_STAT_GAUGE, "groups",
-                     "groups with no page cache to reclaim, trimmed (a write at "
-                     "vm.vfs_cache_pressure 1) when they grow, at the last rotation",
-                     kn->groups_trim);
-                EMIT("groups_swept", CA_STAT_GAUGE, "groups",
-                     "groups with page cache at their sweep floor (MGLRU), swept when they grow",
-                     kn->groups_sweep);
-                EMIT("groups_passed", CA_STAT_GAUGE, "groups",
-                     "groups with 16 MiB of page cache or more (classic LRU), passed over",
-                     kn->groups_pass);
-                EMIT("groups_left_alone", CA_STAT_GAUGE, "groups",
-                     "groups left alone: some page cache, under the floor where a write is safe",
-                     kn->groups_alone);
-                EMIT("groups_waiting", CA_STAT_GAUGE, "groups",
-                     "groups whose action waits for the next rotation: the rotation's time for "
-                     "actions was spent", kn->groups_waiting);
-                EMIT("trims", CA_STAT_COUNTER, "writes",
-                     "trims: writes with vm.vfs_cache_pressure lowered to 1 for their length",
-                     kn->trims);
-                EMIT("trims_cut", CA_STAT_COUNTER, "writes",
-                     "trims the guard interrupted at its bound", kn->trims_cut);
+                AD_GAUGE("groups_trimmed", "groups",
+                         "groups with no page cache to reclaim, trimmed (a write at "
+                         "vm.vfs_cache_pressure 1) when they grow, at the last rotation",
+                         kn->groups_trim);
+                AD_GAUGE(
+                        "groups_swept", "groups",
+                        "groups with page cache at their sweep floor (MGLRU), swept when they grow",
+                        kn->groups_sweep);
+                AD_GAUGE("groups_passed", "groups",
+                         "groups with 16 MiB of page cache or more (classic LRU), passed over",
+                         kn->groups_pass);
+                AD_GAUGE(
+                        "groups_left_alone", "groups",
+                        "groups left alone: some page cache, under the floor where a write is safe",
+                        kn->groups_alone);
+                AD_GAUGE("groups_waiting", "groups",
+                         "groups whose action waits for the next rotation: the rotation's time for "
+                         "actions was spent",
+                         kn->groups_waiting);
+                AD_COUNTER("trims", "writes",
+                           "trims: writes with vm.vfs_cache_pressure lowered to 1 for their length",
+                           kn->trims);
+                AD_COUNTER("trims_cut", "writes", "trims the guard interrupted at its bound",
+                           kn->trims_cut);
         }
         if (kn->guard) {
-                EMIT("sweeps", CA_STAT_COUNTER, "writes",
-                     "sweeps: writes with vm.vfs_cache_pressure raised for their length",
-                     kn->sweeps);
-                EMIT("sweep_window_p50_usec", CA_STAT_GAUGE, "usec",
-                     "median time vm.vfs_cache_pressure stayed raised, of the last 64 sweeps",
-                     kn_window_p50(kn));
-                EMIT("sweep_window_max_usec", CA_STAT_GAUGE, "usec",
-                     "longest time vm.vfs_cache_pressure stayed raised by a sweep",
-                     kn->window_max_usec);
-                EMIT("sweeps_cut", CA_STAT_COUNTER, "writes",
-                     "sweeps whose vm.vfs_cache_pressure the guard put back while the write "
-                     "was still in the kernel", kn->sweeps_cut);
-                EMIT("sweeps_put_off_reclaim", CA_STAT_COUNTER, "writes",
-                     "sweeps put off: something else on the host reclaimed",
-                     kn->sweeps_put_off_reclaim);
-                EMIT("sweeps_put_off_busy", CA_STAT_COUNTER, "writes",
-                     "sweeps put off: another cacheaged or cache had vm.vfs_cache_pressure set",
-                     kn->sweeps_put_off_busy);
-                EMIT("sweep_guard_normal_priority", CA_STAT_GAUGE, NULL,
-                     "1 when the guard's thread runs at normal CPU priority (the drop-in's "
-                     "LimitNICE=), 0 at the daemon's idle priority",
-                     kk_guard_normal_sched(kn->guard));
+                AD_COUNTER("sweeps", "writes",
+                           "sweeps: writes with vm.vfs_cache_pressure raised for their length",
+                           kn->sweeps);
+                AD_GAUGE("sweep_window_p50_usec", "usec",
+                         "median time vm.vfs_cache_pressure stayed raised, of the last 64 sweeps",
+                         kn_window_p50(kn));
+                AD_GAUGE("sweep_window_max_usec", "usec",
+                         "longest time vm.vfs_cache_pressure stayed raised by a sweep",
+                         kn->window_max_usec);
+                AD_COUNTER("sweeps_cut", "writes",
+                           "sweeps whose vm.vfs_cache_pressure the guard put back while the write "
+                           "was still in the kernel",
+                           kn->sweeps_cut);
+                AD_COUNTER("sweeps_put_off_reclaim", "writes",
+                           "sweeps put off: something else on the host reclaimed",
+                           kn->sweeps_put_off_reclaim);
+                AD_COUNTER(
+                        "sweeps_put_off_busy", "writes",
+                        "sweeps put off: another cacheaged or cache had vm.vfs_cache_pressure set",
+                        kn->sweeps_put_off_busy);
+                AD_GAUGE("sweep_guard_normal_priority", NULL,
+                         "1 when the guard's thread runs at normal CPU priority (the drop-in's "
+                         "LimitNICE=), 0 at the daemon's idle priority",
+                         kk_guard_normal_sched(kn->guard));
         }
         if (kn->mech == KN_MECH_SHRINKER_SCAN)
-                EMIT("shrinker_scanned", CA_STAT_COUNTER, "objects",
-                     "objects the superblock shrinkers were asked to scan", kn->shrinker_scanned);
+                AD_COUNTER("shrinker_scanned", "objects",
+                           "objects the superblock shrinkers were asked to scan",
+                           kn->shrinker_scanned);
 }
 
 static const struct ca_cache_hooks kn_hooks = {
