@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of the dentry-cache model (lib/dcache.c) against its contract in cacheage/dcache.h
+ * Unit tests of the dentry-cache model (lib/lab/dcache.c) against its contract in cacheage/dcache.h
  * and against what the kernel reports in /proc/sys/fs/dentry-state for the same sequence.
  *
  * Scripted sequences are fed as trace events (what the strace reader produces), so each test

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The replay's table (ca_dcache_replay_plan in lib/replay.c) against its contract in
+ * The replay's table (ca_dcache_replay_plan in lib/lab/replay.c) against its contract in
  * cacheage/replay.h, written out here case by case; and ca_dcache_replay() doing what the
  * plan says on a fresh model, for every operation and every kind of result. The scripted
  * sequences of test-dcache.c replay events too, against the kernel's counts.

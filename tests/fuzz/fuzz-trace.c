@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libFuzzer target for the strace log reader (lib/trace.c) and the dentry model's replay of
- * its events (ca_replay_event in lib/replay.c, references followed): a trace is the outside
+ * libFuzzer target for the strace log reader (lib/lab/trace.c) and the dentry model's replay of
+ * its events (ca_replay_event in lib/lab/replay.c, references followed): a trace is the outside
  * input that reaches the most code, through the dcache adapter's "source = strace:PATH".
  *
  * Input: one byte that picks the model's policies, then the log; when the rest holds a line

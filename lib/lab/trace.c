@@ -5,7 +5,7 @@
  * is a syscall, a resumed half, or an exit/signal note. Arguments are split at top-level
  * commas, skipping quoted strings, brackets, comments and -y "<path>" decorations, so a
  * path argument is found by position (the table below) and decoded from its C escapes; its
- * walk is lib/trace-walk.c's.
+ * walk is lib/lab/trace-walk.c's.
  *
  * State between lines, all bounded: per pid a held "<unfinished ...>" half and pointers to
  * its fs context (working directory), fd table and mappings, each shared by the pids a clone
@@ -1076,7 +1076,7 @@ enum { RESOLVE_OK, RESOLVE_DIRFD, RESOLVE_BAD, RESOLVE_EMPTY };
 
 /*
  * The canonical form of path argument @pi relative to dirfd argument @di (-1: the cwd) into
- * @out, walked with RF_* @rflags as the kernel walks it (lib/trace-walk.c). @p is NULL for a
+ * @out, walked with RF_* @rflags as the kernel walks it (lib/lab/trace-walk.c). @p is NULL for a
  * pid we do not track: only absolute paths resolve then. @raw_len gets the decoded length.
  */
 static int resolve(struct ca_trace *t, int pid, const struct proc *p, const struct args *args,

@@ -3,7 +3,7 @@
 #define CACHEAGE_DCACHE_INTERNAL_H
 
 /*
- * The dentry model's insides, shared by lib/dcache.c (the model) and lib/replay.c (trace
+ * The dentry model's insides, shared by lib/lab/dcache.c (the model) and lib/lab/replay.c (trace
  * events applied to it), as fs/internal.h is shared within fs/. Private: never installed, and
  * nothing declared here is exported from libcacheage (hidden visibility).
  *
@@ -135,7 +135,7 @@ static inline bool is_ancestor(const struct ca_dentry *a, const struct ca_dentry
         }
 }
 
-/* --- the model's operations (lib/dcache.c), for lib/replay.c ------------------------------ */
+/* --- the model's operations (lib/lab/dcache.c), for lib/lab/replay.c -------------------------- */
 
 /* dget() and dput() (see ca_dcache_put() for what the last one does). */
 CA_HIDDEN void __ca_dentry_get(struct ca_dcache *d, struct ca_dentry *de);

@@ -2,7 +2,7 @@
 /*
  * The dentry-cache model: fs/dcache.c in userspace, with the 2022 negative-dentry proposals as
  * switches (see cacheage/dcache.h for the contract). Its structures are in dcache-internal.h,
- * shared with lib/replay.c, which applies trace events to a model.
+ * shared with lib/lab/replay.c, which applies trace events to a model.
  *
  * Locking: none. One thread at a time (the owner's lock); the aging framework's reclaim
  * callback runs inside ca_dcache_age(), under that same lock.
@@ -1660,7 +1660,7 @@ int ca_dcache_check(const struct ca_dcache *d, const char **ret_reason)
 
 /* ---------------------------------------------------------------------------------------- */
 /*
- * The inner operations, for lib/replay.c (dcache-internal.h). They stay static above so that
+ * The inner operations, for lib/lab/replay.c (dcache-internal.h). They stay static above so that
  * the model's own paths keep them inlined; these are their hidden entry points.
  */
 

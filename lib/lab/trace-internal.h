@@ -3,8 +3,8 @@
 #define CACHEAGE_TRACE_INTERNAL_H
 
 /*
- * The strace reader's insides, shared by lib/trace.c (lines, syscalls, processes and their
- * references) and lib/trace-walk.c (capture facts, the path walk, probing, the information
+ * The strace reader's insides, shared by lib/lab/trace.c (lines, syscalls, processes and their
+ * references) and lib/lab/trace-walk.c (capture facts, the path walk, probing, the information
  * file). Private: never installed, nothing here is exported (hidden visibility).
  *
  * Budgets: process state (kept strings, files, fd tables, mappings, unfinished halves) is
@@ -73,7 +73,7 @@ struct mount_info {
         struct rstr *fstype;
 };
 
-/* ---- process state (lib/trace.c) ---- */
+/* ---- process state (lib/lab/trace.c) ---- */
 
 /* An open file description, a working directory or a mapped image: what a reference is on. */
 struct file {
@@ -137,7 +137,7 @@ struct depth {
         uint64_t hash;
 };
 
-/* Where a walk ended, and what it could not know (lib/trace-walk.c). */
+/* Where a walk ended, and what it could not know (lib/lab/trace-walk.c). */
 struct walk_res {
         size_t len;           /* of the canonical path written */
         bool stopped;         /* at the fault of -ENOENT or -ENOTDIR (RF_STOP_*) */
@@ -147,7 +147,7 @@ struct walk_res {
         bool dir;             /* the last must be a directory (RF_DIR, or a trailing slash) */
 };
 
-/* How one path of a call is walked (lib/trace-walk.c). */
+/* How one path of a call is walked (lib/lab/trace-walk.c). */
 enum {
         RF_FOLLOW = 1 << 0,       /* a link in the last component is followed */
         RF_DIR = 1 << 1,          /* the last component must be a directory */
@@ -192,7 +192,7 @@ struct ca_trace {
         bool tod_seen;
         uint64_t next_hold;     /* the last hold id given */
 
-        /* capture facts (lib/trace-walk.c) */
+        /* capture facts (lib/lab/trace-walk.c) */
         struct fact **fbuckets;
         size_t fnbuckets;       /* 0 or a power of two */
         size_t nfacts;
@@ -226,7 +226,7 @@ struct ca_trace {
         struct ca_trace_stats stats;
 };
 
-/* ---- lib/trace.c, for lib/trace-walk.c ---- */
+/* ---- lib/lab/trace.c, for lib/lab/trace-walk.c ---- */
 
 CA_HIDDEN struct rstr *trace_rstr_new(struct ca_trace *t, const char *s, size_t len, bool info);
 CA_HIDDEN struct rstr *trace_rstr_unref(struct ca_trace *t, struct rstr *r);
@@ -241,7 +241,7 @@ CA_HIDDEN void trace_uncharge(struct ca_trace *t, size_t size, bool info);
 CA_HIDDEN int trace_grow(struct ca_trace *t, void **v, size_t *cap, size_t need, size_t size,
                          size_t max, bool info);
 
-/* ---- lib/trace-walk.c ---- */
+/* ---- lib/lab/trace-walk.c ---- */
 
 /*
  * trace_walk() - walk @path (@len bytes, decoded) from the canonical @base (NULL: "/"; unused
