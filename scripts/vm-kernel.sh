@@ -111,7 +111,9 @@ vm_fetch_kernel() { # $1: the distribution, $2: a version prefix; prints the unp
                 dpkg-deb -x "$deb" "$tmp/x"
                 cp "$tmp"/x/boot/vmlinuz-* "$tmp/k/vmlinuz"
                 cp "$tmp"/x/boot/config-* "$tmp/k/config"
-                vm_pick_modules "$tmp"/x/lib/modules/* "$tmp/k/modules" || { rm -rf "$tmp"; return 1; }
+                # /lib/modules on Debian 12, /usr/lib/modules on 13 (merged /usr)
+                vm_pick_modules "$(ls -d "$tmp"/x/lib/modules/* "$tmp"/x/usr/lib/modules/* 2>/dev/null | head -1)" \
+                        "$tmp/k/modules" || { rm -rf "$tmp"; return 1; }
                 rm -rf "$dir"
                 mv "$tmp/k" "$dir"
                 rm -rf "$tmp"
