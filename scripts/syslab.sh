@@ -302,10 +302,10 @@ tree_files() {
         git -C "$top" ls-files -z --cached --others --exclude-standard
 }
 
-# A digest of what the .debs are built from: every file but the lab's own (the scenario and
-# this script change no package).
+# A digest of what the .debs are built from: every file but the tests, the benchmarks and the
+# scripts, which the package's build (-Dtests=false) does not read.
 tree_key() {
-        tree_files | tr '\0' '\n' | grep -v -e '^tests/system/' -e '^scripts/syslab.sh$' |
+        tree_files | tr '\0' '\n' | grep -v -e '^tests/' -e '^bench/' -e '^scripts/' -e '^\.ci/' |
                 (cd "$top" && tar --null -T <(tr '\n' '\0') --mtime=@0 --owner=0 --group=0 --numeric-owner \
                         --sort=name -cf - 2>/dev/null) | sha256sum | cut -c1-16
 }
