@@ -5,7 +5,8 @@
 # `cacheagectl metrics` and [daemon] metrics_file checked by `promtool check metrics` and by
 # tests/metrics-format.py (the text format's rules, and values against `cacheagectl show`);
 # the file written atomically (mode 0644, no temporary file left); a failing metrics_file
-# logged once; one below another user's directory refused; GetHistory through `cacheagectl history`: the length bound, counters per
+# logged once; one through another user's symlink refused, one in root's directory below
+# another user's written; GetHistory through `cacheagectl history`: the length bound, counters per
 # rotation, --since, the table, --json, the chart on a terminal, --svg; the history kept over
 # a reload, shortened by one, and started afresh for a recreated cache; nobody may read both.
 #
@@ -206,9 +207,20 @@ write_conf "metrics_file = $dir/theirs/prom/cacheage.prom" "objects = 999"
 sed -i '/^objects = 1000$/d' "$dir/cacheaged.conf"
 ctl reload
 rotate_alpha 1
-check "metrics_file below another user's directory: refused with the reason, nothing written" sh -c "
-        grep -q 'Failed to write metrics to $dir/theirs/prom/cacheage.prom: $dir/theirs is owned by uid 65534, not by root' '$dir/cacheaged.log' &&
+check "metrics_file through another user's symlink: refused with the reason, nothing written" sh -c "
+        grep -q 'Failed to write metrics to $dir/theirs/prom/cacheage.prom: $dir/theirs/prom is a symlink below a directory that uid 65534 may change' '$dir/cacheaged.log' &&
         [ -z \"\$(ls -A '$dir/victim')\" ]"
+
+# Debian's layout: node_exporter's directory is root's, its parent the prometheus user's (here
+# nobody's). The file is written there (issue 33: it was refused).
+mkdir -p "$dir/prometheus/node-exporter"
+chown nobody "$dir/prometheus"
+write_conf "metrics_file = $dir/prometheus/node-exporter/cacheage.prom" "objects = 999"
+sed -i '/^objects = 1000$/d' "$dir/cacheaged.conf"
+ctl reload
+rotate_alpha 1
+check "metrics_file in a directory of root's below another user's: written" sh -c "
+        grep -q '^cacheage_objects{cache=\"alpha\",adapter=\"fixed\"} ' '$dir/prometheus/node-exporter/cacheage.prom'"
 
 bus_daemon_stop
 tap_end
