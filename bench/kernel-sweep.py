@@ -28,6 +28,7 @@ import time
 
 MC = "/sys/fs/cgroup"
 STORM = 100000
+HOT = 1000
 trials = 0
 
 
@@ -44,6 +45,14 @@ def wr(path, text):
 def dentries():
     f = rd("/proc/sys/fs/dentry-state").split()
     return int(f[0]), int(f[4])  # nr_dentry, nr_negative
+
+
+def slabs_scanned():
+    for line in rd("/proc/vmstat").splitlines():
+        k, v = line.split()
+        if k == "slabs_scanned":
+            return int(v)
+    return 0
 
 
 def group_stat(g):
@@ -77,15 +86,15 @@ def trial(pressure, size, file_mib):
     os.mkdir(g)
     os.mkdir(f"{d}/hot")
     os.mkdir(f"{d}/storm")
-    hot = [f"{d}/hot/f{i}" for i in range(1000)] + [f"{d}/hot/m{i}" for i in range(1000)]
+    hot = [f"{d}/hot/f{i}" for i in range(HOT)] + [f"{d}/hot/m{i}" for i in range(HOT)]
     storm = [f"{d}/storm/x{i}" for i in range(STORM)]
 
     def setup():
-        for i in range(1000):
+        for i in range(HOT):
             open(f"{d}/hot/f{i}", "w").close()
         if file_mib:
             with open(f"{d}/big", "wb") as f:
-                f.write(b"\1" * (file_mib << 20))
+                f.write(b"\1" * int(file_mib * 1048576))
             os.sync()
             for _ in range(2):
                 with open(f"{d}/big", "rb") as f:
@@ -99,16 +108,19 @@ def trial(pressure, size, file_mib):
     time.sleep(0.5)
     slab0, file0 = group_stat(g)
     was = rd("/proc/sys/vm/vfs_cache_pressure").strip()
+    scanned0 = slabs_scanned()
     t = time.monotonic()
+    result = "ok"
     try:
         if pressure:
             wr("/proc/sys/vm/vfs_cache_pressure", str(pressure))
         wr(f"{g}/memory.reclaim", str(size))
     except OSError as e:
-        print(f"memory.reclaim: {e}")
+        result = os.strerror(e.errno)
     finally:
         wr("/proc/sys/vm/vfs_cache_pressure", was)
     ms = (time.monotonic() - t) * 1000
+    scanned = slabs_scanned() - scanned0
     time.sleep(0.3)
     slab1, file1 = group_stat(g)
     n = dentries()[0]
@@ -119,7 +131,8 @@ def trial(pressure, size, file_mib):
     storm_left = max(0, STORM - (dentries()[0] - n))
     print(f"pressure {pressure}, write {size}, page cache {file_mib} MiB: slab {slab0 >> 10}K -> "
           f"{slab1 >> 10}K, page cache {file0 >> 20}M -> {file1 >> 20}M, storm left {storm_left} "
-          f"of {STORM}, hot set made again {hot_again} of 2000, {ms:.0f} ms", flush=True)
+          f"of {STORM}, hot set made again {hot_again} of {2 * HOT}, {ms:.0f} ms, {scanned} objects "
+          f"scanned, {result}", flush=True)
     subprocess.run(["rm", "-rf", d], check=False)
     try:
         os.rmdir(g)
@@ -127,8 +140,17 @@ def trial(pressure, size, file_mib):
         pass  # its page cache still charged: the kernel keeps it until reclaimed
 
 
-if len(sys.argv) < 2:
-    sys.exit("usage: kernel-sweep.py PRESSURE,SIZE,FILE_MIB [...]")
-for spec in sys.argv[1:]:
-    p, s, f = (int(x) for x in spec.split(","))
-    trial(p, s, f)
+args = sys.argv[1:]
+while args and args[0].startswith("--"):
+    if args[0] == "--storm":
+        STORM = int(args[1])
+    elif args[0] == "--hot":
+        HOT = int(args[1])
+    else:
+        sys.exit(f"kernel-sweep.py: unknown option {args[0]}")
+    args = args[2:]
+if not args:
+    sys.exit("usage: kernel-sweep.py [--storm N] [--hot N] PRESSURE,SIZE,FILE_MIB [...]")
+for spec in args:
+    p, s, f = spec.split(",")
+    trial(int(p), int(s), float(f))

@@ -11,6 +11,7 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/capability.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,8 +21,11 @@
 #include <systemd/sd-bus.h>
 
 #include "bus-polkit.h"
+#include "cacheage/age.h"
+#include "cacheage/value.h"
 #include "escape.h"
 #include "log.h"
+#include "uid-ratelimit.h"
 
 #define POLKIT_NAME "org.freedesktop.PolicyKit1"
 #define POLKIT_PATH "/org/freedesktop/PolicyKit1/Authority"
@@ -47,6 +51,9 @@ struct bus_polkit {
         bool (*is_read)(const char *interface, const char *member);
         struct polkit_query *queries;
         size_t n_queries;
+        struct uid_ratelimit *refusals; /* which refusals get a log line */
+        struct event *refusals_timer;   /* sums up those left out; on while there are some */
+        char refusals_interval[CA_DURATION_MAX_STR]; /* its interval, for the log ("1min") */
 };
 
 /*
@@ -61,6 +68,80 @@ static void passed_set(sd_bus_message *m)
 {
         sd_bus_message_unref(passed);
         passed = m ? sd_bus_message_ref(m) : NULL;
+}
+
+/* Log a line for each uid whose refusals were left out of the log by @now_usec, how many. */
+static void refusals_sum_up(struct bus_polkit *g, uint64_t now_usec)
+{
+        uint64_t dropped, next;
+        bool shared;
+        int level;
+        uid_t uid;
+
+        while (uid_ratelimit_summary(g->refusals, now_usec, &uid, &shared, &dropped, &level) > 0) {
+                if (shared)
+                        log_full(level, "%" PRIu64 " more writes refused to uids beyond the %d "
+                                 "counted one by one were not logged (at most %d lines every "
+                                 "%s)", dropped, UID_RATELIMIT_SLOTS, BUS_POLKIT_REFUSALS_LOGGED,
+                                 g->refusals_interval);
+                else
+                        log_full(level, "%" PRIu64 " more writes refused to uid %u were not "
+                                 "logged (at most %d lines a uid every %s)", dropped,
+                                 (unsigned)uid, BUS_POLKIT_REFUSALS_LOGGED,
+                                 g->refusals_interval);
+        }
+        /* The timer is on only while a sum is owed, for the first interval to end. */
+        next = uid_ratelimit_next_summary_usec(g->refusals);
+        if (next == UINT64_MAX || now_usec == UINT64_MAX) {
+                evtimer_del(g->refusals_timer);
+        } else {
+                uint64_t in_usec = next > now_usec ? next - now_usec : 0;
+                struct timeval tv = { .tv_sec = (time_t)(in_usec / 1000000),
+                                      .tv_usec = (suseconds_t)(in_usec % 1000000) };
+
+                evtimer_add(g->refusals_timer, &tv);
+        }
+}
+
+static void on_refusals_timer(evutil_socket_t fd, short what, void *userdata)
+{
+        refusals_sum_up(userdata, ca_now_usec());
+}
+
+/*
+ * Log that a write was refused to @uid, unless @uid has had its share of lines in this
+ * interval (bus-polkit.h): anyone may call, and each refusal would otherwise be one line.
+ */
+static void log_refusal(struct bus_polkit *g, uid_t uid, int level, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+
+static void log_refusal(struct bus_polkit *g, uid_t uid, int level, const char *fmt, ...)
+{
+        uint64_t now_usec = ca_now_usec();
+        enum uid_ratelimit_verdict verdict;
+        char line[1024];
+        bool shared;
+        va_list ap;
+
+        refusals_sum_up(g, now_usec); /* an ended interval is said before another begins */
+        verdict = uid_ratelimit_check(g->refusals, uid, level, now_usec, &shared);
+        if (verdict == UID_RATELIMIT_DROP) {
+                refusals_sum_up(g, now_usec); /* the timer, for this one's sum */
+                return;
+        }
+        va_start(ap, fmt);
+        vsnprintf(line, sizeof(line), fmt, ap);
+        va_end(ap);
+        if (verdict == UID_RATELIMIT_PASS)
+                log_full(level, "%s", line);
+        else if (shared)
+                log_full(level, "%s (line %d within %s for the uids beyond the %d counted one "
+                         "by one: their next are counted, not logged)", line,
+                         BUS_POLKIT_REFUSALS_LOGGED, g->refusals_interval, UID_RATELIMIT_SLOTS);
+        else
+                log_full(level, "%s (line %d within %s for uid %u: its next are counted, not "
+                         "logged)", line, BUS_POLKIT_REFUSALS_LOGGED, g->refusals_interval,
+                         (unsigned)uid);
 }
 
 static struct polkit_query *query_free(struct polkit_query *q)
@@ -141,8 +222,8 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
         if (e && sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN,
                                         SD_BUS_ERROR_NAME_HAS_NO_OWNER)) {
                 /* No polkit on this bus: the rule before it, root with CAP_SYS_ADMIN alone. */
-                log_info("%s denied to uid %u (pid %d): not root, and polkit is not running",
-                         q->what, (unsigned)q->uid, (int)q->pid);
+                log_refusal(g, q->uid, LOG_INFO, "%s denied to uid %u (pid %d): not root, and "
+                            "polkit is not running", q->what, (unsigned)q->uid, (int)q->pid);
                 (void)reply_denied(q->msg, SD_BUS_ERROR_ACCESS_DENIED,
                                    "Access denied: %s needs root with CAP_SYS_ADMIN; polkit, "
                                    "which could authorize others for %s, is not running",
@@ -151,8 +232,9 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                 return 1;
         }
         if (e) {
-                log_warning("%s denied to uid %u (pid %d): polkit failed: %s", q->what,
-                            (unsigned)q->uid, (int)q->pid, e->message ? e->message : e->name);
+                log_refusal(g, q->uid, LOG_WARNING, "%s denied to uid %u (pid %d): polkit "
+                            "failed: %s", q->what, (unsigned)q->uid, (int)q->pid,
+                            e->message ? e->message : e->name);
                 (void)reply_denied(q->msg, SD_BUS_ERROR_ACCESS_DENIED,
                                    "Access denied: %s needs root, or polkit's authorization for "
                                    "%s, and polkit failed: %s", q->what, g->action,
@@ -164,8 +246,9 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
         if (r >= 0)
                 r = sd_bus_message_read(reply, "bb", &authorized, &challenge);
         if (r < 0) {
-                log_warning("%s denied to uid %u (pid %d): polkit's reply could not be read: %s",
-                            q->what, (unsigned)q->uid, (int)q->pid, strerror(-r));
+                log_refusal(g, q->uid, LOG_WARNING, "%s denied to uid %u (pid %d): polkit's "
+                            "reply could not be read: %s", q->what, (unsigned)q->uid,
+                            (int)q->pid, strerror(-r));
                 (void)reply_denied(q->msg, SD_BUS_ERROR_ACCESS_DENIED,
                                    "Access denied: polkit's reply about %s could not be read",
                                    q->what);
@@ -173,9 +256,9 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                 return 1;
         }
         if (!authorized) {
-                log_info("%s denied to uid %u (pid %d) by polkit (%s)%s", q->what,
-                         (unsigned)q->uid, (int)q->pid, g->action,
-                         challenge ? ": it wants the caller to authenticate" : "");
+                log_refusal(g, q->uid, LOG_INFO, "%s denied to uid %u (pid %d) by polkit (%s)%s",
+                            q->what, (unsigned)q->uid, (int)q->pid, g->action,
+                            challenge ? ": it wants the caller to authenticate" : "");
                 if (challenge)
                         (void)reply_denied(q->msg,
                                            SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED,
@@ -354,24 +437,25 @@ static int gate_filter(sd_bus_message *m, void *userdata, sd_bus_error *ret_erro
         describe(m, what, sizeof(what), &property);
         if (r == 0) {
                 /* uid 0 is decided here: polkit would allow it whatever its capabilities. */
-                log_info("%s denied to uid 0 (pid %d): no CAP_SYS_ADMIN in its effective set",
-                         what, (int)pid);
+                log_refusal(g, 0, LOG_INFO, "%s denied to uid 0 (pid %d): no CAP_SYS_ADMIN in "
+                            "its effective set", what, (int)pid);
                 (void)reply_denied(m, SD_BUS_ERROR_ACCESS_DENIED,
                                    "Access denied: %s needs CAP_SYS_ADMIN (root); the caller "
                                    "(pid %d) lacks it in its effective set", what, (int)pid);
                 return 1;
         }
         if (r != -ENOENT) {
-                log_warning("Credentials of %s unknown: %s denied", sd_bus_message_get_sender(m),
-                            what);
+                log_refusal(g, uid, LOG_WARNING, "Credentials of %s unknown: %s denied",
+                            sd_bus_message_get_sender(m), what);
                 (void)sd_bus_reply_method_error(m, &error);
                 sd_bus_error_free(&error);
                 return 1;
         }
         r = query_start(g, m, uid, pid);
         if (r == -EBUSY) {
-                log_warning("%s refused to uid %u (pid %d): %d calls wait for polkit already",
-                            what, (unsigned)uid, (int)pid, BUS_POLKIT_PENDING_MAX);
+                log_refusal(g, uid, LOG_WARNING, "%s refused to uid %u (pid %d): %d calls wait "
+                            "for polkit already", what, (unsigned)uid, (int)pid,
+                            BUS_POLKIT_PENDING_MAX);
                 (void)reply_denied(m, SD_BUS_ERROR_LIMITS_EXCEEDED,
                                    "Too many calls wait for polkit (%d); try again",
                                    BUS_POLKIT_PENDING_MAX);
@@ -382,18 +466,29 @@ static int gate_filter(sd_bus_message *m, void *userdata, sd_bus_error *ret_erro
         return 1; /* answered, or answered when polkit has */
 }
 
-int bus_polkit_new(const char *path, const char *action,
+int bus_polkit_new(struct event_base *base, const char *path, const char *action,
                    bool (*is_read)(const char *interface, const char *member),
                    struct bus_polkit **ret)
 {
         struct bus_polkit *g = calloc(1, sizeof(*g));
+        const char *e = getenv("CACHEAGED_REFUSAL_LOG_INTERVAL");
+        uint64_t interval_usec = BUS_POLKIT_REFUSALS_INTERVAL_USEC;
 
         if (!g)
                 return -ENOMEM;
+        /* A shorter interval, for tests: the summary comes when it ends. */
+        if (e && (ca_parse_duration(e, &interval_usec) < 0 || interval_usec == 0)) {
+                log_warning("CACHEAGED_REFUSAL_LOG_INTERVAL=%s is not a duration above 0, "
+                            "ignoring", e);
+                interval_usec = BUS_POLKIT_REFUSALS_INTERVAL_USEC;
+        }
+        ca_format_duration(interval_usec, g->refusals_interval, sizeof(g->refusals_interval));
         g->path = strdup(path);
         g->action = strdup(action);
         g->is_read = is_read;
-        if (!g->path || !g->action) {
+        g->refusals_timer = evtimer_new(base, on_refusals_timer, g);
+        if (!g->path || !g->action || !g->refusals_timer ||
+            uid_ratelimit_new(interval_usec, BUS_POLKIT_REFUSALS_LOGGED, &g->refusals) < 0) {
                 bus_polkit_free(g);
                 return -ENOMEM;
         }
@@ -413,6 +508,11 @@ struct bus_polkit *bus_polkit_free(struct bus_polkit *g)
         if (!g)
                 return NULL;
         drop_queries(g);
+        if (g->refusals)
+                refusals_sum_up(g, UINT64_MAX); /* every interval ends here */
+        uid_ratelimit_free(g->refusals);
+        if (g->refusals_timer)
+                event_free(g->refusals_timer);
         free(g->path);
         free(g->action);
         free(g);

@@ -18,25 +18,39 @@
  * Nothing is remembered between calls: each write asks polkit again, and polkit alone decides
  * what it keeps (auth_admin_keep: a while after the caller authenticated). Everything runs on
  * the loop's thread.
+ *
+ * Every refusal is logged, but at most BUS_POLKIT_REFUSALS_LOGGED lines per uid every
+ * BUS_POLKIT_REFUSALS_INTERVAL_USEC (uid-ratelimit.h: a fixed table, uid 0 apart); the rest
+ * are counted and summed up in one line when that interval ends (a timer, on only while there
+ * is something to sum up) or when the gate is freed. The callers' errors are the same.
+ * CACHEAGED_REFUSAL_LOG_INTERVAL (a duration) sets a shorter interval, for tests.
  */
 
 #include <stdbool.h>
+#include <stdint.h>
 
+#include <event2/event.h>
 #include <systemd/sd-bus.h>
 
 #define BUS_POLKIT_PENDING_MAX 64 /* calls waiting for polkit at once; more are refused */
+#define BUS_POLKIT_REFUSALS_LOGGED 10 /* lines a uid's refused writes get per interval */
+#define BUS_POLKIT_REFUSALS_INTERVAL_USEC (60 * UINT64_C(1000000)) /* then one line sums up */
 
 struct bus_polkit;
 
 /*
  * bus_polkit_new() - a gate for the objects at @path and below (@path and @action are
- * copied); @is_read(interface, member) says which calls there are reads. Returns 0 or -ENOMEM.
+ * copied); @is_read(interface, member) says which calls there are reads; @base runs the timer
+ * that sums up the refusals left out of the log. Returns 0 or -ENOMEM.
  */
-int bus_polkit_new(const char *path, const char *action,
+int bus_polkit_new(struct event_base *base, const char *path, const char *action,
                    bool (*is_read)(const char *interface, const char *member),
                    struct bus_polkit **ret);
 
-/* bus_polkit_free() - drop every call still waiting (unanswered); accepts NULL. */
+/*
+ * bus_polkit_free() - drop every call still waiting (unanswered) and log the sums of the
+ * refusals left out so far; accepts NULL.
+ */
 struct bus_polkit *bus_polkit_free(struct bus_polkit *p);
 
 /*

@@ -225,7 +225,11 @@ const char *bus_description(char *buf, size_t len)
         case BUS_USER:
                 return "the user bus";
         case BUS_REMOTE:
-                snprintf(buf, len, "the system bus of %s (over ssh)", arg_address);
+                if (arg_machine)
+                        snprintf(buf, len, "the system bus of container %s on %.*s (over ssh)",
+                                 arg_machine, (int)(arg_machine - 1 - arg_address), arg_address);
+                else
+                        snprintf(buf, len, "the system bus of %s (over ssh)", arg_address);
                 return buf;
         default:
                 snprintf(buf, len, "the bus at %s", arg_address);

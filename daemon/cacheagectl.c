@@ -23,6 +23,7 @@
 
 enum bus_kind arg_bus = BUS_SYSTEM;
 const char *arg_address;
+const char *arg_machine;
 bool arg_ask_password = true;
 bool arg_writes;
 enum json_mode arg_json;
@@ -93,10 +94,13 @@ static void help(void)
                "Options:\n"
                "      --system           Talk to cacheaged on the system bus (the default).\n"
                "      --user             Talk to cacheaged on the user's session bus.\n"
-               "  -H, --host=[USER@]HOST[:PORT]\n"
-               "                         Talk to cacheaged on HOST's system bus, over ssh\n"
-               "                         (ssh -xT USER@HOST systemd-stdio-bridge, as\n"
-               "                         systemctl -H).\n"
+               "  -H, --host=[USER@]HOST[:PORT][/MACHINE]\n"
+               "                         Talk to cacheaged on HOST's system bus, or that of\n"
+               "                         its container MACHINE, over ssh (ssh -xT [-p PORT]\n"
+               "                         USER@HOST systemd-stdio-bridge, with -M MACHINE for\n"
+               "                         a container, as systemctl -H). HOST: a name, an IPv4\n"
+               "                         address or [IPV6]; PORT: 1..65535; MACHINE: a machine\n"
+               "                         name (letters, digits, '-', '.'; not all digits).\n"
                "  -A, --address=ADDRESS  Talk to cacheaged on the bus at ADDRESS\n"
                "                         (e.g. unix:path=/run/my-bus).\n"
                "      --json[=MODE]      Machine-readable output (JSON, keys in snake_case,\n"
@@ -213,7 +217,7 @@ static int parse_argv(int argc, char **argv)
                 { "version", no_argument, NULL, ARG_VERSION },
                 {},
         };
-        const char *host = NULL, *address = NULL;
+        const char *host = NULL, *address = NULL, *machine = NULL;
         bool user = false;
         char *end, why[256];
         int c, r;
@@ -229,8 +233,9 @@ static int parse_argv(int argc, char **argv)
                         user = true;
                         break;
                 case 'H':
-                        if (!*optarg)
-                                return fail(EXIT_USAGE, "--host: expected [USER@]HOST[:PORT]");
+                        if (!host_check(optarg, &machine, why, sizeof(why)))
+                                return fail(EXIT_USAGE, "--host: '%s' is not "
+                                            "[USER@]HOST[:PORT][/MACHINE]: %s", optarg, why);
                         host = optarg;
                         break;
                 case 'A':
@@ -320,6 +325,7 @@ static int parse_argv(int argc, char **argv)
                             host ? "host" : "address");
         arg_bus = host ? BUS_REMOTE : address ? BUS_ADDRESS : user ? BUS_USER : BUS_SYSTEM;
         arg_address = host ? host : address;
+        arg_machine = host ? machine : NULL;
         if (arg_watch_sec > 0 && strcmp(arg_command, "status") != 0)
                 return fail(EXIT_USAGE, "--watch only applies to 'status'");
         if ((n_arg_properties > 0 || arg_value) && strcmp(arg_command, "show") != 0)
@@ -351,11 +357,14 @@ static int bus_connect(sd_bus **ret)
                 r = sd_bus_open_user(&bus);
                 break;
         case BUS_REMOTE:
-                /* sd-bus runs "ssh -xT [-p PORT] -- [USER@]HOST systemd-stdio-bridge". */
+                /*
+                 * sd-bus runs "ssh -xT [-p PORT] -- [USER@]HOST systemd-stdio-bridge
+                 * [--machine=MACHINE]"; host_check() let through only what it passes on whole.
+                 */
                 r = sd_bus_open_system_remote(&bus, arg_address);
                 if (r == -EINVAL)
-                        return fail(EXIT_USAGE, "--host: '%s' is not [USER@]HOST[:PORT]",
-                                    arg_address);
+                        return fail(EXIT_USAGE, "--host: '%s' is not "
+                                    "[USER@]HOST[:PORT][/MACHINE]", arg_address);
                 break;
         default:
                 r = sd_bus_new(&bus);

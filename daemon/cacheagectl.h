@@ -45,7 +45,8 @@ enum bus_kind { BUS_SYSTEM, BUS_USER, BUS_ADDRESS, BUS_REMOTE };
 enum json_mode { JSON_OFF, JSON_SHORT, JSON_PRETTY };
 
 extern enum bus_kind arg_bus;
-extern const char *arg_address; /* BUS_ADDRESS: the address; BUS_REMOTE: [USER@]HOST[:PORT] */
+extern const char *arg_address; /* BUS_ADDRESS: the address; BUS_REMOTE: -H's argument */
+extern const char *arg_machine; /* BUS_REMOTE: MACHINE of -H HOST/MACHINE, or NULL */
 extern bool arg_ask_password;   /* writes: let polkit ask, through an agent on the terminal */
 extern bool arg_writes;         /* the command changes something (set by the dispatch) */
 extern enum json_mode arg_json;
@@ -62,6 +63,16 @@ extern const char *arg_since;  /* history: --since=TIME */
 extern const char *arg_svg;    /* history: --svg=FILE */
 extern const char *arg_config; /* cat-config: --config=FILE, as cacheaged's */
 extern unsigned arg_tty_columns; /* standard output's width when it is a terminal, else 0 */
+
+/* ---- -H's argument (cacheagectl-host.c) ---- */
+
+/*
+ * host_check() - whether @arg is [USER@]HOST[:PORT][/MACHINE] that sd-bus's ssh transport
+ * passes on whole: PORT 1..65535, MACHINE a machine name (never silently dropped). Returns
+ * true and sets *@ret_machine (MACHINE within @arg, or NULL); false with @why (of @why_len
+ * bytes) naming the part that is wrong.
+ */
+bool host_check(const char *arg, const char **ret_machine, char *why, size_t why_len);
 
 /* ---- output and errors (cacheagectl-util.c) ---- */
 

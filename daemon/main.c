@@ -12,6 +12,8 @@
 /* The build's config.h (CA_VERSION, CA_CONFIG_FILE); "config.h" alone is the parser's. */
 #include "bus-address.h"
 #include "cacheage-build.h"
+#include "kernel-knob.h"
+#include "kernel-sys.h"
 #include "log.h"
 #include "manager.h"
 #include "trust.h"
@@ -35,6 +37,10 @@ static void help(void)
                "      --check-config      Parse and validate the whole configuration, the\n"
                "                          plugins' sections included, list every error and\n"
                "                          exit 0 (valid) or 1\n"
+               "      --restore-sysctl    Put back vm.vfs_cache_pressure if a cacheaged\n"
+               "                          stopped while a sweep had it set (the unit's\n"
+               "                          ExecStopPost= runs this; every start does it too)\n"
+               "                          and exit 0, or 1 when it cannot be put back\n"
                "  -l, --log-level LEVEL   emerg, alert, crit, err, warning, notice, info or\n"
                "                          debug (or 0..7); wins over log_level in the file\n"
                "      --version           Print the version and exit\n"
@@ -65,12 +71,19 @@ static void help(void)
                "                          instead of /; for tests\n"
                "  CACHEAGED_KERNEL_ROOT   The kernel adapter reads and writes the kernel's\n"
                "                          files under this directory, not /; for tests\n"
+               "  CACHEAGED_REFUSAL_LOG_INTERVAL\n"
+               "                          The interval in which a uid's refused bus writes get\n"
+               "                          at most 10 log lines (default 1min); for tests\n"
                "  NOTIFY_SOCKET, WATCHDOG_USEC, JOURNAL_STREAM\n"
                "                          Set by systemd: readiness, status and watchdog\n"
                "                          notifications; log levels as <N> prefixes\n"
                "\n"
-               "Exit status: 0 on a clean stop (or a valid configuration with --check-config),\n"
-               "1 on a configuration or start-up error.\n"
+               "Exit status:\n"
+               "  0 a clean stop, or a valid configuration with --check-config; 1 a bad\n"
+               "  command line, a start-up error other than the configuration, or an invalid\n"
+               "  configuration with --check-config; 6 an invalid configuration at start\n"
+               "  (\"not configured\": the unit's RestartPreventExitStatus=6 keeps systemd\n"
+               "  from restarting it until the configuration is fixed).\n"
                "\n"
                "See cacheaged(8), cacheaged.conf(5) for the configuration, and cacheagectl(1)\n"
                "to query and control a running daemon.\n",
@@ -79,15 +92,17 @@ static void help(void)
 
 enum {
         ARG_CHECK_CONFIG = 0x100,
+        ARG_RESTORE_SYSCTL,
         ARG_VERSION,
 };
 
-static int parse_argv(int argc, char *argv[], struct manager_options *opts)
+static int parse_argv(int argc, char *argv[], struct manager_options *opts, bool *restore_only)
 {
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "bus", required_argument, NULL, 'b' },
                 { "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
+                { "restore-sysctl", no_argument, NULL, ARG_RESTORE_SYSCTL },
                 { "log-level", required_argument, NULL, 'l' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 { "help", no_argument, NULL, 'h' },
@@ -118,6 +133,9 @@ static int parse_argv(int argc, char *argv[], struct manager_options *opts)
                 case ARG_CHECK_CONFIG:
                         opts->check_only = true;
                         break;
+                case ARG_RESTORE_SYSCTL:
+                        *restore_only = true;
+                        break;
                 case 'l':
                         r = log_level_from_string(optarg);
                         if (r < 0) {
@@ -144,20 +162,48 @@ static int parse_argv(int argc, char *argv[], struct manager_options *opts)
         return 1;
 }
 
+/*
+ * vm.vfs_cache_pressure as a cacheaged killed during a sweep left it, put back
+ * (kernel-knob.h): at every start, whatever the configuration (one refused, one without a
+ * kernel cache), and alone with --restore-sysctl (the unit's ExecStopPost=). -EBUSY: a live
+ * cacheaged is sweeping, and puts its value back itself.
+ */
+static int restore_sysctl(void)
+{
+        const char *root = getenv(KS_ROOT_ENV);
+        char msg[KK_MSG_MAX];
+        int r;
+
+        r = kk_restore(root && *root ? root : "/", msg, sizeof(msg));
+        if (r == -EBUSY)
+                log_debug("vm.vfs_cache_pressure is set by a live cacheaged's sweep: left to it");
+        else if (r < 0)
+                log_error("%s", msg[0] ? msg : strerror(-r));
+        else if (r > 0)
+                log_warning("%s", msg);
+        return r == -EBUSY ? 0 : r;
+}
+
 static int run(int argc, char *argv[])
 {
         struct manager_options opts = {
                 .bus = "system",
         };
         struct manager *m = NULL;
+        bool restore_only = false;
         int r;
 
         log_open();
-        r = parse_argv(argc, argv, &opts);
+        r = parse_argv(argc, argv, &opts, &restore_only);
         if (r <= 0)
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         if (opts.log_level_set)
                 log_set_level(opts.log_level);
+        if (restore_only)
+                return restore_sysctl() < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        /* Before the configuration is read: a refused one must not leave the host as it is. */
+        if (!opts.check_only)
+                (void)restore_sysctl();
 
         /* A plugin writing to a peer that went away gets EPIPE, not a dead daemon. */
         signal(SIGPIPE, SIG_IGN);

@@ -1110,8 +1110,8 @@ int manager_bus_new(struct manager *m, const char *address, struct manager_bus *
                 log_error_errno(r, "Failed to build the cache objects' vtable: %m");
                 goto out_free;
         }
-        r = bus_polkit_new(CA_BUS_MANAGER_PATH, CA_POLKIT_ACTION_MANAGE, manager_bus_is_read,
-                           &b->polkit);
+        r = bus_polkit_new(manager_event_base(m), CA_BUS_MANAGER_PATH, CA_POLKIT_ACTION_MANAGE,
+                           manager_bus_is_read, &b->polkit);
         if (r < 0) {
                 log_error_errno(r, "Out of memory");
                 goto out_free;

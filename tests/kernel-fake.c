@@ -77,6 +77,11 @@ void kernel_fake_new(struct kernel_fake *f, int version, uint64_t nr_dentry,
         kernel_fake_dentry_state(f, nr_dentry, nr_negative);
         kernel_fake_write(f, "/proc/sys/fs/dentry-negative", "0\n");
         kernel_fake_write(f, "/proc/sys/vm/drop_caches", "");
+        kernel_fake_write(f, "/proc/sys/vm/vfs_cache_pressure", "100\n");
+        /* What counts reclaim (ks_read_reclaim_activity()): nothing reclaims. */
+        kernel_fake_write(f, "/proc/vmstat", "nr_free_pages 1000\npgscan_kswapd 0\n"
+                                             "pgscan_direct 0\npgscan_khugepaged 0\n"
+                                             "slabs_scanned 0\n");
         if (version == 2) {
                 kernel_fake_write(f, "/proc/self/mountinfo",
                                   "22 1 253:1 / / rw,relatime shared:1 - ext4 /dev/vda1 rw\n"

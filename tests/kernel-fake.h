@@ -21,7 +21,7 @@ struct kernel_fake {
 
 /*
  * kernel_fake_new() - a tree with dentry-state (@nr_dentry, @nr_negative), dentry-negative,
- * drop_caches, a mountinfo and a memory controller of @version (1: v1 at
+ * drop_caches, vfs_cache_pressure (100), a vmstat where nothing reclaims, a mountinfo and a memory controller of @version (1: v1 at
  * /sys/fs/cgroup/memory beside a unified hierarchy without memory; 2: the unified hierarchy
  * at /sys/fs/cgroup with memory). No group, no shrinker debugfs.
  */

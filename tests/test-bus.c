@@ -11,8 +11,10 @@
 #include <inttypes.h>
 #include <sys/stat.h>
 
+#include "bus-polkit.h"
 #include "cacheage/age.h"
 #include "cacheage/plugin.h"
+#include "cacheage/value.h"
 #include "test-bus-harness.h"
 
 /* ---- the same cache, driven in-process by the library ---- */
@@ -1085,6 +1087,163 @@ Test(bus, privileges_open_policy, .fini = teardown, .timeout = 120)
         bus_env_start(&env, open_policy);
         privileges_check(false);
         unlink(open_policy);
+}
+
+/* ---- refused writes: the callers' errors, and a bounded log ---- */
+
+#define FLOOD_WRITES 1000
+#define OTHER_UID 1 /* "daemon": another user (dbus-daemon refuses a uid it cannot look up) */
+
+/*
+ * As @uid, @n calls of the cache's Rotate: each must be refused with the same AccessDenied
+ * (the first one's message). Returns how many were not (capped at 100).
+ */
+static int refused_calls(const char *address, uid_t uid, int n)
+{
+        int status;
+        pid_t pid;
+
+        pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+                char *first = NULL;
+                sd_bus *bus = NULL;
+                int bad = 0;
+
+                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+                    setresuid(uid, uid, uid) < 0 || harness_connect(address, &bus) < 0)
+                        _exit(200);
+                sd_bus_set_method_call_timeout(bus, 60000000); /* ASan, a busy machine */
+                for (int i = 0; i < n; i++) {
+                        sd_bus_error error = SD_BUS_ERROR_NULL;
+
+                        (void)sd_bus_call_method(bus, CA_BUS_NAME, cache_path("p"),
+                                                 CA_BUS_CACHE_IFACE, "Rotate", &error, NULL,
+                                                 NULL);
+                        if (!first && error.message)
+                                first = strdup(error.message);
+                        if (!sd_bus_error_has_name(&error, SD_BUS_ERROR_ACCESS_DENIED) ||
+                            !first || strcmp(error.message, first) != 0) {
+                                fprintf(stderr, "call %d: %s: %s\n", i,
+                                        error.name ? error.name : "a reply",
+                                        error.message ? error.message : "");
+                                bad++;
+                        }
+                        sd_bus_error_free(&error);
+                }
+                free(first);
+                sd_bus_flush_close_unref(bus);
+                _exit(bad > 100 ? 100 : bad);
+        }
+        cr_assert(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+        cr_assert_neq(WEXITSTATUS(status), 200, "could not call as uid %u", (unsigned)uid);
+        return WEXITSTATUS(status);
+}
+
+#define SHORT_FLOOD_WRITES 100
+
+static bool summed_up(void *userdata)
+{
+        char *log = test_read_file(env.daemon_err);
+        bool found = strstr(log, "more writes refused to uid 65534 were not logged");
+
+        free(log);
+        return found;
+}
+
+/*
+ * Every refused write used to log a line, so one unprivileged caller could fill the journal
+ * until journald's limit for the whole service dropped the daemon's real errors with the
+ * flood. Now nobody's 1,000 refusals each get their AccessDenied as before, but only the first
+ * BUS_POLKIT_REFUSALS_LOGGED a line (the last saying the next are counted); root's and another
+ * uid's refusals right after still get theirs, and the rest is summed up in one line (here at
+ * the daemon's exit, before the interval would end it).
+ */
+Test(bus, refused_writes_logged_within_a_bound, .fini = teardown, .timeout = 180)
+{
+        char hdr[512], *log, *out, last[160], sum[160], want[64], interval[CA_DURATION_MAX_STR];
+        int rc;
+
+        if (!can_drop_privileges())
+                cr_skip_test("needs root, setpriv and busctl");
+        bus_env_start(&env, NULL);
+        config_header(hdr, sizeof(hdr));
+        bus_env_daemon(&env, "%s\n[cache p]\nadapter = fixed\nobjects = 10\n", hdr);
+
+        rc = refused_calls(env.address, 65534, FLOOD_WRITES);
+        cr_assert_eq(rc, 0, "%d of nobody's %d writes were not refused alike", rc, FLOOD_WRITES);
+        /* Someone else's refusals, after the flood: each gets its line. */
+        rc = run(&out, ROOT_NO_CAPS "busctl --address=%s call " ON_CACHE_P " Rotate",
+                 env.address);
+        cr_expect(rc != 0 && strstr(out, "Access denied"), "uid 0 without capabilities: %s", out);
+        free(out);
+        cr_assert_eq(refused_calls(env.address, OTHER_UID, 1), 0);
+        cr_expect_eq(get_t(env.bus, cache_path("p"), CA_BUS_CACHE_IFACE, "Rotations"), 0);
+
+        log = test_read_file(env.daemon_err);
+        cr_expect_eq(count(log, "Rotate denied to uid 65534 "), BUS_POLKIT_REFUSALS_LOGGED,
+                     "nobody's %d refusals got %u lines, not %d:\n%.3000s", FLOOD_WRITES,
+                     count(log, "Rotate denied to uid 65534 "), BUS_POLKIT_REFUSALS_LOGGED, log);
+        snprintf(last, sizeof(last), "(line %d within %s for uid 65534: its next are counted, "
+                 "not logged)", BUS_POLKIT_REFUSALS_LOGGED,
+                 ca_format_duration(BUS_POLKIT_REFUSALS_INTERVAL_USEC, interval,
+                                    sizeof(interval)));
+        cr_expect_eq(count(log, last), 1, "no \"%s\" once:\n%.3000s", last, log);
+        cr_expect_eq(count(log, "Rotate denied to uid 0 (pid "), 1, "root's refusal: %.3000s",
+                     log);
+        snprintf(want, sizeof(want), "Rotate denied to uid %u (pid ", OTHER_UID);
+        cr_expect_eq(count(log, want), 1, "uid %u's refusal:\n%.3000s", OTHER_UID, log);
+        cr_expect_eq(count(log, "more writes refused"), 0, "summed up before its time: %.3000s",
+                     log);
+        free(log);
+
+        /* The rest, summed up when the gate goes (the daemon's exit). */
+        bus_env_stop_daemon(&env);
+        log = test_read_file(env.daemon_err);
+        snprintf(sum, sizeof(sum), "%d more writes refused to uid 65534 were not logged",
+                 FLOOD_WRITES - BUS_POLKIT_REFUSALS_LOGGED);
+        cr_expect_eq(count(log, sum), 1, "no \"%s\" once:\n%.3000s", sum, log);
+        cr_expect_eq(count(log, "more writes refused"), 1, "%.3000s", log);
+        cr_expect_leq(count(log, " denied to uid "), BUS_POLKIT_REFUSALS_LOGGED + 2, "%.3000s",
+                      log);
+        free(log);
+
+        /*
+         * The interval ending while the daemon runs: its timer sums up. A short one (for
+         * tests), so the flood may straddle two; either way every refusal is a line or in a sum.
+         */
+        cr_assert(setenv("CACHEAGED_REFUSAL_LOG_INTERVAL", "5s", 1) == 0);
+        bus_env_daemon(&env, "%s\n[cache p]\nadapter = fixed\nobjects = 10\n", hdr);
+        cr_assert_eq(refused_calls(env.address, 65534, SHORT_FLOOD_WRITES), 0);
+        cr_expect(test_wait_until(summed_up, NULL, 30000000),
+                  "no sum of the refusals left out while the daemon ran:\n%.3000s",
+                  test_read_file(env.daemon_err));
+        bus_env_stop_daemon(&env);
+        log = test_read_file(env.daemon_err);
+        {
+                static const char sum_line[] = " more writes refused to uid 65534 were not "
+                                               "logged (at most 10 lines a uid every 5s)\n";
+                unsigned lines = count(log, "Rotate denied to uid 65534 "), summed = 0;
+                const char *stop = strstr(log, "Received SIGTERM"), *p = log;
+
+                while ((p = strstr(p, " more writes refused to uid 65534 "))) {
+                        const char *start = p;
+
+                        while (start > log && start[-1] >= '0' && start[-1] <= '9')
+                                start--;
+                        summed += (unsigned)strtoul(start, NULL, 10);
+                        cr_expect(strncmp(p, sum_line, sizeof(sum_line) - 1) == 0, "%.200s",
+                                  start);
+                        p++;
+                }
+                cr_expect_eq(lines + summed, SHORT_FLOOD_WRITES,
+                             "%u lines and %u summed up, for %d refusals:\n%.3000s", lines, summed,
+                             SHORT_FLOOD_WRITES, log);
+                p = strstr(log, "more writes refused to uid 65534 were not logged");
+                cr_expect(p && stop && p < stop, "the first sum came at the exit, not on time:\n"
+                          "%.3000s", log);
+        }
+        free(log);
 }
 
 /* ---- introspection against the installed XML ---- */

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -26,6 +28,7 @@
 
 #include "cacheage/value.h"
 #include "kernel-fake.h"
+#include "kernel-knob.h"
 #include "kernel-policy.h"
 #include "kernel-sys.h"
 #include "test-util.h"
@@ -42,6 +45,216 @@ static void fake_fini(void)
         kernel_real_group_remove(real_group);
         kernel_real_group_remove(marks_group);
         real_group = marks_group = NULL;
+}
+
+/* ---- the knob a sweep sets (kernel-knob.c) ---- */
+
+#define KNOB "/proc/sys/vm/vfs_cache_pressure"
+#define RECORD KK_RUN_DIR "/" KK_RECORD_FILE
+
+static uint64_t knob(void)
+{
+        char *v = kernel_fake_read(&fake, KNOB);
+        uint64_t n = strtoull(v, NULL, 10);
+
+        free(v);
+        return n;
+}
+
+static bool record_there(void)
+{
+        char *v = kernel_fake_read(&fake, RECORD);
+        bool there = v[0] != '\0';
+
+        free(v);
+        return there;
+}
+
+/*
+ * A child that sets the knob to @value through a guard of its own and then waits to be killed,
+ * as a cacheaged killed during a sweep: its pid once the knob is set.
+ */
+static pid_t knob_setter(uint64_t value)
+{
+        int p[2];
+        pid_t pid;
+        char c;
+
+        cr_assert_eq(pipe(p), 0);
+        pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+                struct kk_guard *g;
+                char msg[KK_MSG_MAX];
+
+                close(p[0]);
+                if (kk_guard_new(fake.root, 3600000000ULL, &g) < 0 ||
+                    kk_set(g, value, msg, sizeof(msg)) < 0)
+                        _exit(1);
+                (void)!write(p[1], "x", 1);
+                for (;;)
+                        pause();
+        }
+        close(p[1]);
+        cr_assert_eq(read(p[0], &c, 1), 1, "the setter could not set the knob");
+        close(p[0]);
+        return pid;
+}
+
+static void knob_setter_kill(pid_t pid)
+{
+        int st;
+
+        kill(pid, SIGKILL);
+        cr_assert_eq(waitpid(pid, &st, 0), pid);
+}
+
+/*
+ * Set and put back: the value found is recorded before the knob changes and put back after,
+ * the record gone; an administrator's value (150) comes back, not the kernel's default; a
+ * value written meanwhile by someone else stays; one setting at a time per guard.
+ */
+Test(kernel_knob, set_records_and_puts_back_the_value_found, .fini = fake_fini)
+{
+        char msg[KK_MSG_MAX], *rec;
+        struct kk_guard *g;
+        struct kk_window w;
+
+        kernel_fake_new(&fake, 2, 0, 0);
+        kernel_fake_write(&fake, KNOB, "150\n");
+        cr_assert_eq(kk_guard_new(fake.root, 3600000000ULL, &g), 0);
+        cr_assert_eq(kk_set(g, 204800, msg, sizeof(msg)), 0, "%s", msg);
+        cr_assert_eq(knob(), 204800);
+        rec = kernel_fake_read(&fake, RECORD);
+        cr_assert_str_eq(rec, "150 204800\n");
+        free(rec);
+        cr_assert_eq(kk_set(g, 204800, msg, sizeof(msg)), -EBUSY, "one at a time");
+        cr_assert_eq(kk_put_back(g, &w, msg, sizeof(msg)), 0, "%s", msg);
+        cr_assert_eq(knob(), 150);
+        cr_assert_not(record_there());
+        cr_assert_not(w.cut);
+
+        /* Written by an administrator meanwhile: theirs stays. */
+        cr_assert_eq(kk_set(g, 1, msg, sizeof(msg)), 0, "%s", msg);
+        cr_assert_eq(knob(), 1);
+        kernel_fake_write(&fake, KNOB, "300\n");
+        cr_assert_eq(kk_put_back(g, &w, msg, sizeof(msg)), 0, "%s", msg);
+        cr_assert_eq(knob(), 300);
+        cr_assert_not(record_there());
+        kk_guard_free(g);
+}
+
+/* The guard puts the value back after its bound while the "write" is still under way. */
+Test(kernel_knob, guard_puts_it_back_while_the_write_goes_on, .fini = fake_fini)
+{
+        char msg[KK_MSG_MAX];
+        struct kk_guard *g;
+        struct kk_window w;
+        uint64_t t0;
+
+        kernel_fake_new(&fake, 2, 0, 0);
+        kernel_fake_write(&fake, KNOB, "150\n");
+        cr_assert_eq(kk_guard_new(fake.root, 50000, &g), 0);
+        t0 = test_now_usec();
+        cr_assert_eq(kk_set(g, 204800, msg, sizeof(msg)), 0, "%s", msg);
+        while (knob() != 150) {
+                cr_assert(test_now_usec() - t0 < 5000000, "the guard never put it back");
+                usleep(1000);
+        }
+        cr_assert_geq(test_now_usec() - t0, 50000, "not before its bound");
+        cr_assert_not(record_there(), "nothing left to put back");
+        /* The write ends later: the window says the guard cut it, at about its bound. */
+        usleep(100000);
+        cr_assert_eq(kk_put_back(g, &w, msg, sizeof(msg)), 0, "%s", msg);
+        cr_assert(w.cut);
+        cr_assert_geq(w.usec, 50000);
+        cr_assert_lt(w.usec, 150000, "%" PRIu64 " us", w.usec);
+        cr_assert_eq(knob(), 150);
+        kk_guard_free(g);
+}
+
+/*
+ * Killed while the knob is set: the record says what to put back, the lock is free again;
+ * kk_restore() puts the administrator's value back (not the kernel's default), once. A live
+ * setter's knob is left to it (-EBUSY), and so is another guard's setting meanwhile.
+ */
+Test(kernel_knob, killed_setter_left_a_record_restore_puts_it_back, .fini = fake_fini)
+{
+        char msg[KK_MSG_MAX];
+        struct kk_guard *g;
+        pid_t pid;
+
+        kernel_fake_new(&fake, 2, 0, 0);
+        kernel_fake_write(&fake, KNOB, "150\n");
+        pid = knob_setter(204800);
+        cr_assert_eq(knob(), 204800);
+        cr_assert_eq(kk_restore(fake.root, msg, sizeof(msg)), -EBUSY, "a live setter's");
+        cr_assert_eq(kk_guard_new(fake.root, 3600000000ULL, &g), 0);
+        cr_assert_eq(kk_set(g, 204800, msg, sizeof(msg)), -EBUSY, "no second setting");
+        cr_assert_eq(knob(), 204800);
+        knob_setter_kill(pid);
+        cr_assert_eq(knob(), 204800, "left set by the kill");
+        cr_assert(record_there());
+        cr_assert_eq(kk_restore(fake.root, msg, sizeof(msg)), 1);
+        cr_assert(strstr(msg, "was 204800") && strstr(msg, "put back to 150"), "%s", msg);
+        cr_assert_eq(knob(), 150);
+        cr_assert_not(record_there());
+        cr_assert_eq(kk_restore(fake.root, msg, sizeof(msg)), 0, "once");
+
+        /* Killed again; the next setting repairs first, and records the repaired value. */
+        pid = knob_setter(204800);
+        knob_setter_kill(pid);
+        cr_assert_eq(kk_set(g, 1, msg, sizeof(msg)), 0);
+        cr_assert(strstr(msg, "put back to 150"), "%s", msg);
+        cr_assert_eq(kk_put_back(g, NULL, msg, sizeof(msg)), 0);
+        cr_assert_eq(knob(), 150);
+
+        /* Killed, then an administrator wrote the knob: theirs stays, the record goes. */
+        pid = knob_setter(204800);
+        knob_setter_kill(pid);
+        kernel_fake_write(&fake, KNOB, "120\n");
+        cr_assert_eq(kk_restore(fake.root, msg, sizeof(msg)), 0);
+        cr_assert_eq(knob(), 120);
+        cr_assert_not(record_there());
+        kk_guard_free(g);
+}
+
+/*
+ * What the record cannot vouch for: no run directory but 204800 (a cacheaged from before the
+ * record) goes back to the kernel's default; a record that is not ours is removed; a run
+ * directory others may write is not used at all (a record there could name any value).
+ */
+Test(kernel_knob, unrecorded_bad_and_untrusted, .fini = fake_fini)
+{
+        char msg[KK_MSG_MAX], *dir;
+        struct kk_guard *g;
+
+        kernel_fake_new(&fake, 2, 0, 0);
+        kernel_fake_write(&fake, KNOB, "204800\n");
+        cr_assert_eq(kk_restore(fake.root, msg, sizeof(msg)), 1);
+        cr_assert(strstr(msg, "no record") && strstr(msg, "put back to 100"), "%s", msg);
+        cr_assert_eq(knob(), 100);
+        kernel_fake_write(&fake, KNOB, "150\n");
+        cr_assert_eq(kk_restore(fake.root, msg, sizeof(msg)), 0);
+        cr_assert_eq(knob(), 150);
+
+        kernel_fake_write(&fake, RECORD, "150 204800 and more\n");
+        kernel_fake_write(&fake, KNOB, "204800\n");
+        cr_assert_eq(kk_restore(fake.root, msg, sizeof(msg)), 1);
+        cr_assert_eq(knob(), 100, "the bad record removed, then the old rule");
+        cr_assert_not(record_there());
+
+        dir = test_path_join(fake.root, KK_RUN_DIR);
+        cr_assert_eq(chmod(dir, 0777), 0);
+        kernel_fake_write(&fake, RECORD, "7 204800\n");
+        kernel_fake_write(&fake, KNOB, "204800\n");
+        cr_assert_eq(kk_restore(fake.root, msg, sizeof(msg)), -EPERM);
+        cr_assert(strstr(msg, "is not a directory of uid"), "%s", msg);
+        cr_assert_eq(knob(), 204800, "nothing written from an untrusted record");
+        cr_assert_eq(kk_guard_new(fake.root, 3600000000ULL, &g), 0);
+        cr_assert_eq(kk_set(g, 204800, msg, sizeof(msg)), -EPERM, "no setting without it");
+        kk_guard_free(g);
+        free(dir);
 }
 
 /* ---- dentry-state ---- */

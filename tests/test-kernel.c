@@ -50,6 +50,18 @@ static char *psi_dir;
 static char *group_a, *group_b;
 static pid_t hot_pid = -1;
 static char *bind_target; /* a bind mount of the test's: undone before its tree goes */
+static const char *plugin_dir; /* NULL: the adapters as built (CA_ADAPTER_DIR) */
+static char *gate_dir;         /* the hooked kernel.so's test gate (CA_KERNEL_TEST_GATE) */
+static pid_t other_pid = -1;   /* a second cacheaged a test started */
+
+/* The hooked kernel.so's gate: let a held sweep go on. */
+static void gate_release(void)
+{
+        char *go = test_path_join(gate_dir, "go");
+
+        test_write_file(go, "%s", "");
+        free(go);
+}
 
 static void teardown(void)
 {
@@ -62,7 +74,20 @@ static void teardown(void)
         if (hot_pid > 0)
                 test_kill(hot_pid);
         hot_pid = -1;
+        if (other_pid > 0)
+                test_kill(other_pid);
+        other_pid = -1;
+        if (gate_dir)
+                gate_release(); /* a daemon held at the gate stops as asked */
         bus_env_stop(&env);
+        if (gate_dir) {
+                test_rm_rf(gate_dir);
+                free(gate_dir);
+                gate_dir = NULL;
+        }
+        plugin_dir = NULL;
+        unsetenv("CA_KERNEL_TEST_GATE");
+        unsetenv("CA_KERNEL_TEST_GUARD_USEC");
         kernel_fake_free(&fake);
         kernel_real_tmpdirs_remove();
         kernel_real_group_remove(group_a);
@@ -111,7 +136,7 @@ static void start(const char *policy, const char *fmt, ...)
         bus_env_daemon(&env,
                        "[daemon]\nplugin_dir = %s\ninterval = 1s\nidle_cpu_pressure = 0\n"
                        "idle_memory_pressure = 0\nlog_level = debug\n%s",
-                       test_env("CA_ADAPTER_DIR"), sections);
+                       plugin_dir ? plugin_dir : test_env("CA_ADAPTER_DIR"), sections);
 }
 
 /* One of the cache's AdapterStats; UINT64_MAX when it has no such statistic. */
@@ -982,8 +1007,8 @@ Test(kernel, mglru_sweeps_groups_with_page_cache_enough, .fini = teardown, .time
         free(kernel_fake_group(&fake, "/small", 4 << 20, 3 << 20, 0));
         fake_start(2, "[cache big]\nadapter = kernel\ncgroup = /big\naction = reclaim\n"
                       "[cache small]\nadapter = kernel\ncgroup = /small\naction = reclaim\n");
-        wait_log(0, "vm.vfs_cache_pressure was 204800, left by a cacheaged stopped during a "
-                    "sweep: put back to 100");
+        wait_log(0, "vm.vfs_cache_pressure was 204800, left by a cacheaged stopped while it "
+                    "was set (no record: the kernel's default): put back to 100");
         wait_file("/sys/fs/cgroup/big/memory.reclaim", "131072 swappiness=0");
         wait_log(0, "memory.reclaim on /big: 1 step, 128.0K asked (one sweep)");
         wait_file("/sys/fs/cgroup/small/memory.reclaim", "262144 swappiness=0");
@@ -999,7 +1024,434 @@ Test(kernel, mglru_sweeps_groups_with_page_cache_enough, .fini = teardown, .time
         wait_file("/sys/fs/cgroup/big/memory.reclaim", "131072 swappiness=0");
         wait_rotations("big", 1);
         expect_file("/proc/sys/vm/vfs_cache_pressure", "150");
+        cr_assert_geq(astat("big", "sweeps"), 2);
+        cr_assert_lt(astat("big", "sweep_window_max_usec"), 5000000);
+        cr_assert_eq(astat("big", "sweeps_cut"), 0);
+        cr_assert_eq(astat("small", "sweeps"), 0);
         free(big);
+}
+
+/* ---- the knob a sweep sets, whatever happens to the daemon (lib/adapters/kernel-knob.h) ---- */
+
+#define KNOB "/proc/sys/vm/vfs_cache_pressure"
+#define RECORD "/run/cacheage/sysctl/vm.vfs_cache_pressure"
+
+/* An MGLRU fake with the administrator's vfs_cache_pressure (150) and a group to sweep. */
+static void knob_fake(const char *group)
+{
+        char text[256], path[256], *dir;
+
+        if (!fake.root) {
+                kernel_fake_new(&fake, 2, 100000, 20000);
+                kernel_fake_write(&fake, "/sys/kernel/mm/lru_gen/enabled", "0x0007\n");
+                kernel_fake_write(&fake, KNOB, "150");
+                setenv("CACHEAGED_KERNEL_ROOT", fake.root, 1);
+        }
+        dir = kernel_fake_group(&fake, group, 4 << 20, 3 << 20, 0);
+        snprintf(text, sizeof(text), "anon 1024000\nfile %llu\nkernel 4194304\nslab 3211264\n"
+                 "slab_reclaimable 3145728\nslab_unreclaimable 65536\n", KP_SWEEP_MIN_FILE);
+        snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.stat", group);
+        kernel_fake_write(&fake, path, text);
+        free(dir);
+}
+
+/* The hooked kernel.so, its sweeps held at a gate; the guard's bound @guard_usec. */
+static void knob_hooked(uint64_t guard_usec)
+{
+        char v[32];
+
+        gate_dir = test_mkdtemp("cacheage-kgate");
+        setenv("CA_KERNEL_TEST_GATE", gate_dir, 1);
+        snprintf(v, sizeof(v), "%" PRIu64, guard_usec);
+        setenv("CA_KERNEL_TEST_GUARD_USEC", v, 1);
+        plugin_dir = test_env("CA_KERNEL_HOOKED_DIR");
+}
+
+/* Wait until a sweep holds at the gate (it set the knob), then take the mark away. */
+static void wait_held(void)
+{
+        char *held = test_path_join(gate_dir, "held");
+        uint64_t until = test_now_usec() + 5 * ROTATION_WAIT_USEC;
+
+        while (access(held, F_OK) < 0) {
+                cr_assert(test_now_usec() < until, "no sweep held at the gate\n%s",
+                          test_read_file(env.daemon_err));
+                usleep(10000);
+        }
+        free(held);
+}
+
+/* cacheaged with @args on the test's fake root: its exit status (it must exit in 30 s). */
+static int run_cacheaged(const char *const *args, const char *log)
+{
+        const char *argv[16] = { test_env("CACHEAGED") };
+        int status;
+        pid_t pid;
+        size_t n = 1;
+
+        for (; *args && n < 15; args++)
+                argv[n++] = *args;
+        argv[n] = NULL;
+        pid = test_spawn(argv, log, log, NULL, NULL);
+        cr_assert(test_wait_exit(pid, 30000000, &status), "cacheaged did not exit");
+        cr_assert(WIFEXITED(status), "%d", status);
+        return WEXITSTATUS(status);
+}
+
+/* SIGKILL the daemon held in a sweep: the knob stays set, the record says what it was. */
+static void kill_held(void)
+{
+        char *rec;
+        int st;
+
+        wait_held();
+        expect_file(KNOB, "204800");
+        rec = kernel_fake_read(&fake, RECORD);
+        cr_assert_str_eq(rec, "150 204800\n");
+        free(rec);
+        cr_assert_eq(kill(env.daemon_pid, SIGKILL), 0);
+        cr_assert_eq(waitpid(env.daemon_pid, &st, 0), env.daemon_pid);
+        env.daemon_pid = -1;
+        test_rm_rf(gate_dir);
+        cr_assert_eq(mkdir(gate_dir, 0755), 0);
+        expect_file(KNOB, "204800");
+}
+
+/*
+ * Killed in the middle of a sweep, vm.vfs_cache_pressure left at 204800: each later start puts
+ * the administrator's 150 back (not the kernel's default), whatever its configuration: one
+ * refused (exit 6), one without a kernel cache, `--restore-sysctl` alone (the unit's
+ * ExecStopPost=); `--check-config` writes nothing of the host.
+ */
+Test(kernel, killed_mid_sweep_every_start_puts_the_value_back, .fini = teardown, .timeout = 300)
+{
+        char *bad = NULL, *dcache = NULL, *log = NULL, *dir = test_mkdtemp("cacheage-kstart");
+        knob_fake("/big");
+        knob_hooked(3600000000ULL);
+        bad = test_path_join(dir, "bad.conf");
+        test_write_file(bad, "[daemon]\ninterval = forever\n");
+        dcache = test_path_join(dir, "dcache.conf");
+        test_write_file(dcache, "[daemon]\nplugin_dir = %s\n[cache lab]\nadapter = dcache\n"
+                        "source = workload:statstorm\n", test_env("CA_ADAPTER_DIR"));
+        log = test_path_join(dir, "log");
+
+        /* A configuration refused: exit 6, and the value is back. */
+        fake_start(2, "[cache big]\nadapter = kernel\ncgroup = /big\naction = reclaim\n");
+        kill_held();
+        cr_assert_eq(run_cacheaged((const char *[]){ "--config", bad, "--bus", "none", NULL },
+                                   log), 6, "%s", test_read_file(log));
+        expect_file(KNOB, "150");
+        cr_assert(strstr(test_read_file(log), "was 204800, left by a cacheaged stopped while it "
+                                              "was set: put back to 150"), "%s",
+                  test_read_file(log));
+        cr_assert_str_eq(kernel_fake_read(&fake, RECORD), "", "the record goes with it");
+
+        /* A configuration without a kernel cache. */
+        fake_start(2, "[cache big]\nadapter = kernel\ncgroup = /big\naction = reclaim\n");
+        kill_held();
+        {
+                const char *argv[] = { test_env("CACHEAGED"), "--config", dcache, "--bus", "none",
+                                       NULL };
+                uint64_t until = test_now_usec() + 30000000;
+                char *v;
+
+                other_pid = test_spawn(argv, log, log, NULL, NULL);
+                while (strcmp(v = kernel_fake_read(&fake, KNOB), "150") != 0) {
+                        cr_assert(test_now_usec() < until, "still %s\n%s", v,
+                                  test_read_file(log));
+                        free(v);
+                        usleep(10000);
+                }
+                free(v);
+                while (!strstr(test_read_file(log), "Started, 1 cache")) {
+                        cr_assert(test_now_usec() < until, "%s", test_read_file(log));
+                        usleep(10000);
+                }
+                cr_assert_eq(test_stop(other_pid, 30000000), 0, "%s", test_read_file(log));
+                other_pid = -1;
+        }
+
+        /* --check-config writes nothing; --restore-sysctl alone puts it back. */
+        fake_start(2, "[cache big]\nadapter = kernel\ncgroup = /big\naction = reclaim\n");
+        kill_held();
+        cr_assert_eq(run_cacheaged((const char *[]){ "--config", dcache, "--check-config",
+                                                     NULL }, log), 0, "%s", test_read_file(log));
+        expect_file(KNOB, "204800");
+        cr_assert_str_eq(kernel_fake_read(&fake, RECORD), "150 204800\n");
+        cr_assert_eq(run_cacheaged((const char *[]){ "--restore-sysctl", NULL }, log), 0, "%s",
+                     test_read_file(log));
+        expect_file(KNOB, "150");
+        cr_assert_eq(run_cacheaged((const char *[]){ "--restore-sysctl", NULL }, log), 0,
+                     "nothing to do is no error");
+        expect_file(KNOB, "150");
+        test_rm_rf(dir);
+        free(dir);
+        free(bad);
+        free(dcache);
+        free(log);
+}
+
+/*
+ * While one daemon holds the knob in a sweep: a reload that makes a kernel cache anew is checked
+ * in a child at once (it used to hang on the sweep's lock until check_timeout) and writes
+ * nothing of the host; a second cacheaged on the same host starts without touching the knob
+ * and puts its own sweeps off (sweeps_put_off_busy) until the first has put the value back.
+ */
+Test(kernel, reload_and_another_daemon_during_a_sweep, .fini = teardown, .timeout = 300)
+{
+        char *conf2 = NULL, *log2 = NULL, *dir = test_mkdtemp("cacheage-kother");
+        uint64_t t0;
+
+        knob_fake("/big");
+        knob_fake("/big2");
+        knob_hooked(3600000000ULL);
+        fake_start(2, "[cache big]\nadapter = kernel\ncgroup = /big\naction = reclaim\n");
+        wait_held();
+        expect_file(KNOB, "204800");
+
+        /* The reload's check runs the kernel adapter's create in a child. */
+        test_write_file(env.conf, "[daemon]\nplugin_dir = %s\ninterval = 1s\n"
+                        "idle_cpu_pressure = 0\nidle_memory_pressure = 0\nlog_level = debug\n"
+                        "[cache big]\nadapter = kernel\ncgroup = /big\naction = reclaim\n"
+                        "[cache host]\nadapter = kernel\n", plugin_dir);
+        t0 = test_now_usec();
+        cr_assert_eq(kill(env.daemon_pid, SIGHUP), 0);
+        wait_log(0, "Configuration reloaded, 2 caches");
+        cr_assert_lt(test_now_usec() - t0, 5000000, "the check did not wait for the sweep");
+        expect_file(KNOB, "204800");
+        cr_assert_str_eq(kernel_fake_read(&fake, RECORD), "150 204800\n", "nothing written");
+
+        /* A second daemon (an administrator's trial) on the same host. */
+        unsetenv("CA_KERNEL_TEST_GATE");
+        conf2 = test_path_join(dir, "second.conf");
+        log2 = test_path_join(dir, "log");
+        test_write_file(conf2, "[daemon]\nplugin_dir = %s\ninterval = 1s\n"
+                        "idle_cpu_pressure = 0\nidle_memory_pressure = 0\nlog_level = debug\n"
+                        "[cache trial]\nadapter = kernel\ncgroup = /big2\naction = reclaim\n",
+                        test_env("CA_ADAPTER_DIR"));
+        {
+                const char *argv[] = { test_env("CACHEAGED"), "--config", conf2, "--bus", "none",
+                                       NULL };
+                uint64_t until = test_now_usec() + 60000000;
+
+                other_pid = test_spawn(argv, log2, log2, NULL, NULL);
+                /* Its rotations come and go; the knob stays the first daemon's. */
+                while (!strstr(test_read_file(log2), "put off: another cacheaged")) {
+                        cr_assert(test_now_usec() < until, "%s", test_read_file(log2));
+                        expect_file(KNOB, "204800");
+                        usleep(20000);
+                }
+        }
+        cr_assert_null(strstr(test_read_file(log2), "put back to"), "%s", test_read_file(log2));
+        expect_file(KNOB, "204800");
+        gate_release();
+        wait_file(KNOB, "150");
+        /* The second daemon sweeps once the first is done, and puts 150 back too. */
+        wait_file("/sys/fs/cgroup/big2/memory.reclaim", "131072 swappiness=0");
+        cr_assert_eq(test_stop(other_pid, 30000000), 0, "%s", test_read_file(log2));
+        other_pid = -1;
+        expect_file(KNOB, "150");
+        cr_assert_str_eq(kernel_fake_read(&fake, RECORD), "");
+        test_rm_rf(dir);
+        free(dir);
+        free(conf2);
+        free(log2);
+}
+
+/*
+ * The guard puts vm.vfs_cache_pressure back after its bound, while the sweep's write is still
+ * held; the statistics say the window was cut, and how long it was.
+ */
+Test(kernel, guard_puts_the_knob_back_while_a_sweep_is_held, .fini = teardown, .timeout = 300)
+{
+        uint64_t w;
+
+        knob_fake("/big");
+        knob_hooked(50000);
+        fake_start(2, "[cache big]\nadapter = kernel\ncgroup = /big\naction = reclaim\n");
+        wait_held();
+        wait_file(KNOB, "150");
+        cr_assert_str_eq(kernel_fake_read(&fake, RECORD), "");
+        cr_assert(access(test_path_join(gate_dir, "held"), F_OK) == 0, "still held");
+        gate_release();
+        wait_astat_at_least("big", "sweeps_cut", 1);
+        w = astat("big", "sweep_window_max_usec");
+        cr_assert(w >= 50000 && w < 2000000, "%" PRIu64 " us", w);
+        cr_assert_geq(astat("big", "sweep_window_p50_usec"), 50000);
+}
+
+/* Something else on the host reclaims (kswapd's counter moves): no sweep until it stops. */
+static atomic_bool reclaiming;
+
+static void *host_reclaims(void *userdata)
+{
+        char text[256];
+        unsigned n = 0;
+
+        while (atomic_load(&reclaiming)) {
+                snprintf(text, sizeof(text), "pgscan_kswapd %u\npgscan_direct 0\n"
+                         "slabs_scanned 0\n", ++n);
+                kernel_fake_write(&fake, "/proc/vmstat", text);
+                usleep(10000);
+        }
+        return NULL;
+}
+
+Test(kernel, sweep_put_off_while_the_host_reclaims, .fini = teardown, .timeout = 300)
+{
+        pthread_t t;
+
+        knob_fake("/big");
+        atomic_store(&reclaiming, true);
+        cr_assert_eq(pthread_create(&t, NULL, host_reclaims, NULL), 0);
+        fake_start(2, "[cache big]\nadapter = kernel\ncgroup = /big\naction = reclaim\n");
+        wait_astat_at_least("big", "sweeps_put_off_reclaim", 3);
+        expect_file("/sys/fs/cgroup/big/memory.reclaim", "");
+        expect_file(KNOB, "150");
+        wait_log(0, "sweep put off: something else on the host reclaims");
+        atomic_store(&reclaiming, false);
+        pthread_join(t, NULL);
+        wait_file("/sys/fs/cgroup/big/memory.reclaim", "131072 swappiness=0");
+        wait_astat_at_least("big", "sweeps", 1);
+        expect_file(KNOB, "150");
+}
+
+/* The real vm.vfs_cache_pressure a test found, put back after it (0: none to put back). */
+static uint64_t knob_found;
+
+static void real_knob_teardown(void)
+{
+        teardown();
+        if (knob_found) {
+                char v[32];
+
+                snprintf(v, sizeof(v), "%" PRIu64, knob_found);
+                test_write_file("/proc/sys/vm/vfs_cache_pressure", "%s", v);
+                knob_found = 0;
+        }
+}
+
+/* Start the daemon on the real kernel, held in its first sweep, then SIGKILL it. */
+static void real_kill_held(const char *group, char *log_for)
+{
+        char *rec;
+        int st;
+
+        start(NULL, "[cache a]\nadapter = kernel\ncgroup = %s\naction = reclaim\n"
+                    "interval = 2s\n", group);
+        wait_held();
+        cr_assert_eq(read_vfs_cache_pressure(), 204800);
+        rec = test_read_file("/run/cacheage/sysctl/vm.vfs_cache_pressure");
+        cr_assert_str_eq(rec, "150 204800\n");
+        free(rec);
+        cr_assert_eq(kill(env.daemon_pid, SIGKILL), 0);
+        cr_assert_eq(waitpid(env.daemon_pid, &st, 0), env.daemon_pid);
+        env.daemon_pid = -1;
+        test_rm_rf(gate_dir);
+        cr_assert_eq(mkdir(gate_dir, 0755), 0);
+        cr_assert_eq(read_vfs_cache_pressure(), 204800, "left raised by the kill");
+        (void)log_for;
+}
+
+/*
+ * On a real MGLRU kernel (the 6.12 guest): a daemon killed while its sweep holds
+ * vm.vfs_cache_pressure at 204800 leaves it so; a start refused for its configuration, one
+ * without a kernel cache, and `--restore-sysctl` alone each put the administrator's 150 back.
+ * Then, unheld, real sweeps of a storm of 100,000: the knob raised 250 ms at most each time
+ * (the guard), while the kernel's write may take longer.
+ */
+Test(kernel, real_sweep_killed_every_start_puts_the_value_back, .fini = real_knob_teardown,
+     .timeout = 900)
+{
+        char *dir, *big, cmd[1024], *bad, *dcache, *log, *conf_dir;
+        const char *argv[8];
+        int version, status;
+        pid_t reader, pid;
+        uint64_t w;
+
+        if (!kernel_real_quiet())
+                test_skip(real_knob_teardown, "the host's vfs_cache_pressure is changed only in "
+                          "a quiet kernel: the VM lab (suite vm)");
+        group_a = kernel_real_group_new("sweepkill");
+        if (!group_a)
+                test_skip(real_knob_teardown,
+                          "no memory cgroup can be made here (not root, or none mounted)");
+        kernel_real_memcg(&version);
+        if (version != 2 || !mglru())
+                test_skip(real_knob_teardown, "sweeps are for MGLRU kernels (6.12): "
+                          "classic LRU passes");
+        knob_found = read_vfs_cache_pressure();
+        test_write_file("/proc/sys/vm/vfs_cache_pressure", "150");
+        dir = kernel_real_tmpdir("ksweepkill");
+        big = test_path_join(dir, "big");
+        snprintf(cmd, sizeof(cmd), "echo $$ > %s/cgroup.procs && dd if=/dev/zero of=%s bs=1M "
+                 "count=40 status=none && sync && exec sh -c 'while :; do cat %s > /dev/null; "
+                 "sleep 2; done'", group_a, big, big);
+        reader = fork();
+        cr_assert(reader >= 0);
+        if (reader == 0) {
+                execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+                _exit(127);
+        }
+        while (group_file(group_a) < (36 << 20))
+                usleep(100000);
+        kernel_real_storm(group_a, dir, 20000);
+        conf_dir = test_mkdtemp("cacheage-ksweepkill");
+        bad = test_path_join(conf_dir, "bad.conf");
+        test_write_file(bad, "[daemon]\ninterval = forever\n");
+        dcache = test_path_join(conf_dir, "dcache.conf");
+        test_write_file(dcache, "[daemon]\nplugin_dir = %s\n[cache lab]\nadapter = dcache\n"
+                        "source = workload:statstorm\n", test_env("CA_ADAPTER_DIR"));
+        log = test_path_join(conf_dir, "log");
+        knob_hooked(3600000000ULL);
+
+        real_kill_held(strrchr(group_a, '/'), log);
+        status = run_cacheaged((const char *[]){ "--config", bad, "--bus", "none", NULL }, log);
+        cr_assert_eq(status, 6, "%s", test_read_file(log));
+        cr_assert_eq(read_vfs_cache_pressure(), 150, "%s", test_read_file(log));
+
+        real_kill_held(strrchr(group_a, '/'), log);
+        argv[0] = test_env("CACHEAGED");
+        argv[1] = "--config";
+        argv[2] = dcache;
+        argv[3] = "--bus";
+        argv[4] = "none";
+        argv[5] = NULL;
+        pid = test_spawn(argv, log, log, NULL, NULL);
+        while (!strstr(test_read_file(log), "Started, 1 cache"))
+                usleep(20000);
+        cr_assert_eq(read_vfs_cache_pressure(), 150, "%s", test_read_file(log));
+        cr_assert_eq(test_stop(pid, 30000000), 0);
+
+        real_kill_held(strrchr(group_a, '/'), log);
+        cr_assert_eq(run_cacheaged((const char *[]){ "--restore-sysctl", NULL }, log), 0);
+        cr_assert_eq(read_vfs_cache_pressure(), 150);
+
+        /* Unheld: real sweeps, each window bounded by the guard. */
+        unsetenv("CA_KERNEL_TEST_GATE");
+        unsetenv("CA_KERNEL_TEST_GUARD_USEC");
+        plugin_dir = NULL;
+        kernel_real_storm(group_a, dir, 100000);
+        start(NULL, "[cache a]\nadapter = kernel\ncgroup = %s\naction = reclaim\n"
+                    "interval = 2s\n", strrchr(group_a, '/'));
+        wait_astat_at_least("a", "sweeps", 1);
+        w = astat("a", "sweep_window_max_usec");
+        fprintf(stderr, "kernel: %" PRIu64 " sweeps, windows p50 %" PRIu64 " us, longest %"
+                PRIu64 " us, %" PRIu64 " cut by the guard; the last write took %" PRIu64
+                " us\n", astat("a", "sweeps"), astat("a", "sweep_window_p50_usec"), w,
+                astat("a", "sweeps_cut"), astat("a", "last_action_usec"));
+        cr_assert_lt(w, 250000, "the knob stayed raised %" PRIu64 " us\n%s", w,
+                     test_read_file(env.daemon_err));
+        bus_env_stop_daemon(&env);
+        cr_assert_eq(read_vfs_cache_pressure(), 150);
+        test_kill(reader);
+        test_rm_rf(conf_dir);
+        free(conf_dir);
+        free(bad);
+        free(dcache);
+        free(log);
+        free(big);
+        free(dir);
 }
 
 /*

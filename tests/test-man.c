@@ -8,7 +8,10 @@
  *     value the adapter takes (cacheaged --check-config);
  *   - every long option of cacheaged's and cacheagectl's --help is in its page and every
  *     option the page lists is in the --help, every man page the --help texts point at is one
- *     of ours and is built, and every page renders without a warning from man(1).
+ *     of ours and is built, and every page renders without a warning from man(1);
+ *   - every exit status a --help names is in its page's EXIT STATUS and the other way round,
+ *     and cacheaged exits as both say (a bad configuration at start, --check-config, a bad
+ *     command line).
  * Environment (tests/meson.build): CACHEAGED, CACHEAGECTL, CA_MAN_DIR (the built pages and
  * their configured scdoc sources), CA_ADAPTER_DIR, CA_ADAPTERS (comma-separated).
  */
@@ -295,6 +298,181 @@ Test(man, help_points_at_the_pages)
         help = output_of((const char *[]){ test_env("CACHEAGECTL"), "--help", NULL });
         check_references(help, "cacheagectl(1)");
         check_options(help, "cacheagectl(1)", "cacheagectl.1.scd");
+        free(help);
+}
+
+/* One exit status as a --help or a page names it: the number and what it says. */
+struct exit_status {
+        int status;
+        char text[1024];
+};
+
+#define EXIT_STATUSES_MAX 16
+
+/*
+ * The statuses of @help's "Exit status" paragraph (up to a blank line), "N what; N what; ...".
+ * Every item must begin with its number.
+ */
+static size_t help_exit_statuses(const char *help, const char *prog, struct exit_status *v)
+{
+        const char *p = strstr(help, "\nExit status"), *end;
+        char *para, *save;
+        size_t n = 0;
+
+        cr_assert(p, "%s --help has no \"Exit status\" paragraph", prog);
+        p = strchr(p, ':'); /* "Exit status (...):" then the items, on that line or the next */
+        cr_assert(p);
+        end = strstr(p, "\n\n");
+        para = strndup(p + 1, end ? (size_t)(end - p - 1) : strlen(p + 1));
+        for (char *c = para; *c; c++)
+                if (*c == '\n')
+                        *c = ' ';
+        for (char *item = strtok_r(para, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
+                int len = 0;
+
+                while (*item == ' ')
+                        item++;
+                cr_assert(n < EXIT_STATUSES_MAX);
+                cr_assert(sscanf(item, "%d %n", &v[n].status, &len) == 1 && len > 0,
+                          "%s --help: an exit status item without its number: \"%s\"", prog,
+                          item);
+                snprintf(v[n].text, sizeof(v[n].text), "%s", item + len);
+                n++;
+        }
+        cr_assert(n > 0, "%s --help names no exit status", prog);
+        free(para);
+        return n;
+}
+
+/* The "*N*" entries of the page's EXIT STATUS section, with the text under each. */
+static size_t page_exit_statuses(const char *scd, struct exit_status *v)
+{
+        char *path = man_file(scd), *doc = test_read_file(path), *save;
+        char *section = strstr(doc, "\n# EXIT STATUS\n"), *end;
+        size_t n = 0;
+
+        cr_assert(section, "%s has no EXIT STATUS section", scd);
+        section += strlen("\n# EXIT STATUS\n");
+        end = strstr(section, "\n# ");
+        if (end)
+                *end = '\0';
+        for (char *line = strtok_r(section, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                int status, len = 0;
+
+                if (sscanf(line, "*%d*%n", &status, &len) == 1 && line[len] == '\0') {
+                        cr_assert(n < EXIT_STATUSES_MAX);
+                        v[n].status = status;
+                        v[n].text[0] = '\0';
+                        n++;
+                } else if (n > 0 && line[0] == '\t') {
+                        size_t used = strlen(v[n - 1].text);
+
+                        snprintf(v[n - 1].text + used, sizeof(v[n - 1].text) - used, "%s ",
+                                 line + 1);
+                }
+        }
+        free(doc);
+        free(path);
+        return n;
+}
+
+static const struct exit_status *exit_status_find(const struct exit_status *v, size_t n,
+                                                  int status)
+{
+        for (size_t i = 0; i < n; i++)
+                if (v[i].status == status)
+                        return &v[i];
+        return NULL;
+}
+
+/* Every status --help names is an entry of the page's EXIT STATUS, and the other way round. */
+static void check_exit_statuses(const char *prog, const char *help, const char *scd,
+                                struct exit_status *h, size_t *ret_nh, struct exit_status *pg,
+                                size_t *ret_np)
+{
+        size_t nh = help_exit_statuses(help, prog, h), np = page_exit_statuses(scd, pg);
+
+        for (size_t i = 0; i < nh; i++)
+                cr_expect(exit_status_find(pg, np, h[i].status),
+                          "%s --help names exit status %d (\"%s\"), which %s's EXIT STATUS "
+                          "does not list", prog, h[i].status, h[i].text, scd);
+        for (size_t i = 0; i < np; i++)
+                cr_expect(exit_status_find(h, nh, pg[i].status),
+                          "%s lists exit status %d (\"%s\"), which %s --help does not name", scd,
+                          pg[i].status, pg[i].text, prog);
+        *ret_nh = nh;
+        *ret_np = np;
+}
+
+/*
+ * cacheaged exits with @status in @what's case: --help and the page name that status, and
+ * both say @words of it.
+ */
+static void check_exit_case(const char *what, int status, const char *words,
+                            const struct exit_status *h, size_t nh, const struct exit_status *pg,
+                            size_t np)
+{
+        const struct exit_status *in_help = exit_status_find(h, nh, status);
+        const struct exit_status *in_page = exit_status_find(pg, np, status);
+
+        cr_expect(in_help && strstr(in_help->text, words),
+                  "%s: cacheaged exits %d, and --help's %d says \"%s\", not \"%s\"", what, status,
+                  status, in_help ? in_help->text : "(nothing: not named)", words);
+        cr_expect(in_page && strstr(in_page->text, words),
+                  "%s: cacheaged exits %d, and cacheaged(8)'s %d says \"%s\", not \"%s\"", what,
+                  status, status, in_page ? in_page->text : "(nothing: not listed)", words);
+}
+
+/* cacheaged with @args, a configuration of @conf_text at d.conf: its exit status. */
+static int daemon_exit_status(const char *conf_text, const char *const *args)
+{
+        struct test_daemon d;
+        const char *argv[8];
+        size_t n = 0;
+        int r;
+
+        test_daemon_setup(&d);
+        test_write_file(d.conf, "%s", conf_text);
+        for (; args[n]; n++) {
+                cr_assert(n < ELEMENTSOF(argv) - 1);
+                argv[n] = strcmp(args[n], "CONF") == 0 ? d.conf : args[n];
+        }
+        argv[n] = NULL;
+        r = test_daemon_run_to_exit(&d, argv);
+        test_daemon_cleanup(&d);
+        return r;
+}
+
+/*
+ * Every exit status --help names is one the page lists, with the same meaning, and the code
+ * agrees: cacheaged's --help once said a configuration error exits 1 while a start exits 6,
+ * the status the unit's RestartPreventExitStatus=6 relies on.
+ */
+Test(man, help_exit_statuses_are_the_pages)
+{
+        struct exit_status h[EXIT_STATUSES_MAX], pg[EXIT_STATUSES_MAX];
+        char *help = output_of((const char *[]){ test_env("CACHEAGED"), "--help", NULL });
+        size_t nh, np;
+        int r;
+
+        check_exit_statuses("cacheaged", help, "cacheaged.8.scd", h, &nh, pg, &np);
+        free(help);
+        r = daemon_exit_status("[daemon]\nno_such_key = 1\n",
+                               (const char *[]){ "--bus", "none", "--config", "CONF", NULL });
+        check_exit_case("an invalid configuration at start", r, "invalid configuration at start",
+                        h, nh, pg, np);
+        r = daemon_exit_status("[daemon]\nno_such_key = 1\n",
+                               (const char *[]){ "--check-config", "--config", "CONF", NULL });
+        check_exit_case("--check-config of an invalid configuration", r, "--check-config", h, nh,
+                        pg, np);
+        r = daemon_exit_status("", (const char *[]){ "--check-config", "--config", "CONF", NULL });
+        check_exit_case("--check-config of a valid configuration", r, "valid configuration", h,
+                        nh, pg, np);
+        r = daemon_exit_status("", (const char *[]){ "--no-such-option", NULL });
+        check_exit_case("a bad command line", r, "command line", h, nh, pg, np);
+
+        help = output_of((const char *[]){ test_env("CACHEAGECTL"), "--help", NULL });
+        check_exit_statuses("cacheagectl", help, "cacheagectl.1.scd", h, &nh, pg, &np);
         free(help);
 }
 

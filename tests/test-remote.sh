@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# cacheagectl -H [USER@]HOST[:PORT] (TAP): the system bus of another machine over ssh, as
-# systemctl -H reaches it (sd-bus runs "ssh -xT [-p PORT] -- [USER@]HOST systemd-stdio-bridge").
+# cacheagectl -H [USER@]HOST[:PORT][/MACHINE] (TAP): the system bus of another machine (or of a
+# container on it) over ssh, as systemctl -H reaches it (sd-bus runs "ssh -xT [-p PORT] --
+# [USER@]HOST systemd-stdio-bridge [--machine=MACHINE]").
 #
 #   - What ssh is asked: a stand-in "ssh" first on PATH records its arguments and bridges to the
 #     test's bus with systemd-stdio-bridge --bus-path (so the arguments are sd-bus's, for real).
@@ -12,7 +13,9 @@
 #     The real ssh client is run through a one-line wrapper that adds "-F CONFIG" (the test's
 #     key and known hosts: ssh reads ~/.ssh/config from the passwd home, which a test must not
 #     touch); everything else is as an administrator would have it.
-#   - What is refused before anything is run (exit 2), and a host that cannot be reached (3).
+#   - What is refused before anything is run (exit 2), each bad part of -H's argument named (a
+#     machine sd-bus would drop, a port ssh could only refuse), and a host that cannot be
+#     reached (3).
 #
 # Environment (tests/meson.build): CACHEAGED, CACHEAGECTL, CA_TEST_PLUGIN_DIR, CA_TEST_SRCDIR.
 # Needs root, dbus-daemon, systemd-stdio-bridge, unshare, sshd and ssh (scripts/deps.sh).
@@ -66,6 +69,19 @@ check "-H USER@HOST:PORT: ssh -xT -p PORT -- USER@HOST systemd-stdio-bridge; the
 check "--host=HOST: ssh -xT -- HOST systemd-stdio-bridge; show of the manager" \
         sh -c "PATH='$dir/fake':\$PATH '$CACHEAGECTL' --host=cachehost show -P Caches | grep -qx alpha &&
                [ \"\$(tr '\n' ' ' < '$dir/argv')\" = '-xT -- cachehost systemd-stdio-bridge ' ]"
+# A container on the host, as systemctl -H HOST/MACHINE: systemd-stdio-bridge --machine there
+# (the stand-in bridges to the test's bus whatever the machine).
+check "-H USER@HOST:PORT/MACHINE: ... systemd-stdio-bridge --machine=MACHINE; the caches listed" \
+        sh -c "out=\$(PATH='$dir/fake':\$PATH '$CACHEAGECTL' -H admin@cachehost:2222/web1 list) &&
+               [ \"\$out\" = alpha ] &&
+               [ \"\$(tr '\n' ' ' < '$dir/argv')\" = '-xT -p 2222 -- admin@cachehost systemd-stdio-bridge --machine=web1 ' ]"
+check "-H HOST/MACHINE (dotted names, digits too): --machine=MACHINE, and [IPV6]:PORT" \
+        sh -c "PATH='$dir/fake':\$PATH '$CACHEAGECTL' -H cachehost/web-1.test list | grep -qx alpha &&
+               [ \"\$(tr '\n' ' ' < '$dir/argv')\" = '-xT -- cachehost systemd-stdio-bridge --machine=web-1.test ' ] &&
+               PATH='$dir/fake':\$PATH '$CACHEAGECTL' -H cachehost/10.2 list | grep -qx alpha &&
+               [ \"\$(tr '\n' ' ' < '$dir/argv')\" = '-xT -- cachehost systemd-stdio-bridge --machine=10.2 ' ] &&
+               PATH='$dir/fake':\$PATH '$CACHEAGECTL' -H 'admin@[::1]:2222' list | grep -qx alpha &&
+               [ \"\$(tr '\n' ' ' < '$dir/argv')\" = '-xT -p 2222 -- admin@::1 systemd-stdio-bridge ' ]"
 
 # --- Refused before anything runs (2), or a host that cannot be reached (3) ---
 usage() { # description, then cacheagectl's arguments: exit 2, and ssh was not run
@@ -81,9 +97,47 @@ usage() { # description, then cacheagectl's arguments: exit 2, and ssh was not r
                 sed 's/^/# /' "$dir/out"
         fi
 }
+refused() { # description, what the message must name, then -H's argument: exit 2, no ssh
+        what=$1 part=$2
+        rm -f "$dir/argv"
+        fake -H "$3" list > "$dir/out" 2>&1
+        rc=$?
+        if [ $rc = 2 ] && [ ! -e "$dir/argv" ] &&
+           grep -qF -- "--host: '$3' is not [USER@]HOST[:PORT][/MACHINE]: $part" "$dir/out"; then
+                ok "$what: exit 2, $(cat "$dir/out")"
+        else
+                not_ok "$what: exit $rc (expected 2, no ssh, and a message naming \"$part\")"
+                sed 's/^/# /' "$dir/out"
+                [ -e "$dir/argv" ] && echo "# ssh ran with: $(tr '\n' ' ' < "$dir/argv")"
+        fi
+}
 usage "--user with -H" -H cachehost --user status
 usage "-H and -A" -H cachehost --address="$addr" status
 usage "an empty host" --host= status
+# Each part of [USER@]HOST[:PORT][/MACHINE] that sd-bus would drop, or hand ssh as it is.
+refused "a machine that is not a machine name (sd-bus drops it: the host's daemon answered)" \
+        "machine 'web_1' is not a valid machine name" cachehost/web_1
+refused "the same after a port" "machine 'web_1' is not a valid machine name" cachehost:22/web_1
+refused "an all-digit machine (sd-bus takes it for a port and drops it)" "machine '1234' is all digits" \
+        cachehost/1234
+refused "machine .host" "machine '.host' is HOST itself" cachehost/.host
+long=$(printf '%065d' 0 | tr 0 a)
+refused "a machine of 65 bytes" "machine '$long' is longer than 64 bytes" "cachehost/$long"
+refused "an empty machine" "the machine after '/' is empty" cachehost/
+refused "two machines" "more than one '/'" cachehost/web1/x
+refused "port 99999 (was handed to ssh)" "port '99999' is not a number from 1 to 65535" cachehost:99999
+refused "port 0" "port '0' is not a number from 1 to 65535" cachehost:0
+refused "a port that is no number (systemd's old HOST:MACHINE)" \
+        "port 'web1' is not a number from 1 to 65535 (a container is HOST/MACHINE)" cachehost:web1
+refused "an empty port" "the port after ':' is empty" cachehost:
+refused "a user with no host" "the host is empty" admin@
+refused "an empty host before a port" "the host is empty" :22
+refused "an empty user" "the user before '@' is empty" @cachehost
+refused "two users" "more than one '@'" a@b@cachehost
+refused "an IPv6 address without brackets" "more than one ':'" ::1
+refused "brackets around no IPv6 address" "host '[cachehost]' is not an IPv6 address" "[cachehost]"
+refused "a host that looks like an option" "host '-oProxyCommand=x' begins with '-'" -oProxyCommand=x
+refused "a blank in the host" "host 'cache host' contains a blank" "cache host"
 usage "set --persistent writes this machine's files" -H cachehost set --persistent alpha enabled=no
 usage "cat-config reads this machine's files" -H cachehost cat-config
 mkdir "$dir/unreachable"

@@ -18,7 +18,7 @@ command -v systemd-analyze >/dev/null || { echo "1..0 # SKIP systemd-analyze mis
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-sed "s|^ExecStart=.*|ExecStart=$CACHEAGED|" "$UNIT" >"$tmp/cacheaged.service"
+sed -e "s|^ExecStart=.*|ExecStart=$CACHEAGED|" -e "s|^ExecStopPost=+[^ ]*cacheaged |ExecStopPost=+$CACHEAGED |" "$UNIT" >"$tmp/cacheaged.service"
 for page in "$@"; do
     mkdir -p "$tmp/man/man${page##*.}"
     ln -s "$(realpath "$page")" "$tmp/man/man${page##*.}/"

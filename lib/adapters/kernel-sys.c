@@ -91,6 +91,19 @@ static int read_at(int dirfd, const char *name, size_t max, char **ret)
         return r;
 }
 
+/* The text of @file in the directory @dir below @dirfd, neither through a symlink. */
+static int read_at_below(int dirfd, const char *dir, const char *file, char **ret)
+{
+        int fd, r;
+
+        fd = openat(dirfd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = read_at(fd, file, KS_SMALL_FILE_MAX, ret);
+        close(fd);
+        return r;
+}
+
 /* The text of a file below @root, at most @max bytes. */
 static int read_root_text(const char *root, const char *file, size_t max, char **ret)
 {
@@ -642,6 +655,46 @@ int ks_read_slabs_scanned(const char *root, uint64_t *ret)
         r = stat_value(buf, "slabs_scanned", ret);
         free(buf);
         return r;
+}
+
+int ks_read_reclaim_activity(const char *root, const struct ks_memcg *mc, size_t max_groups,
+                             uint64_t *ret)
+{
+        static const char *const vmstat_keys[] = { "pgscan_kswapd", "pgscan_direct",
+                                                   "pgscan_khugepaged", "slabs_scanned" };
+        uint64_t sum = 0, v;
+        char **names = NULL, *buf;
+        size_t n = 0;
+        bool more;
+        int fd, r;
+
+        r = read_root_text(root, "/proc/vmstat", KS_BIG_FILE_MAX, &buf);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < sizeof(vmstat_keys) / sizeof(vmstat_keys[0]); i++)
+                if (stat_value(buf, vmstat_keys[i], &v) == 0)
+                        sum += v;
+        free(buf);
+        if (mc->version == KS_MEMCG_V2 && ks_cgroup_open(root, mc, "/", &fd, NULL, 0) == 0) {
+                if (ks_cgroup_children(fd, max_groups, &names, &n, &more) < 0)
+                        n = 0;
+                for (size_t i = 0; i < n; i++) {
+                        if (read_at_below(fd, names[i], "memory.stat", &buf) == 0) {
+                                if (stat_value(buf, "pgscan", &v) == 0)
+                                        sum += v;
+                                free(buf);
+                        }
+                        if (read_at_below(fd, names[i], "memory.events", &buf) == 0) {
+                                if (stat_value(buf, "high", &v) == 0)
+                                        sum += v;
+                                free(buf);
+                        }
+                }
+                ks_names_free(names, n);
+                close(fd);
+        }
+        *ret = sum;
+        return 0;
 }
 
 int ks_read_vfs_cache_pressure(const char *root, uint64_t *ret)

@@ -137,6 +137,17 @@ int ks_read_lru_gen(const char *root, unsigned *ret_flags);
  */
 int ks_read_slabs_scanned(const char *root, uint64_t *ret);
 
+/*
+ * ks_read_reclaim_activity() - a sum that grows whenever anything on the host reclaims: from
+ * /proc/vmstat pgscan_kswapd, pgscan_direct, pgscan_khugepaged (global reclaim: kswapd, direct)
+ * and slabs_scanned (any shrinker's scan), and, on cgroup v2, from each top-level group of @mc
+ * (hierarchical: every group below counts) memory.stat pgscan and memory.events high (memory
+ * cgroup reclaim, a memory.high or a memory.reclaim write, which /proc/vmstat does not count).
+ * At most @max_groups top-level groups are read. -errno when /proc/vmstat cannot be read.
+ */
+int ks_read_reclaim_activity(const char *root, const struct ks_memcg *mc, size_t max_groups,
+                             uint64_t *ret);
+
 /* ks_read_vfs_cache_pressure() / ks_write_vfs_cache_pressure() - vm.vfs_cache_pressure. */
 int ks_read_vfs_cache_pressure(const char *root, uint64_t *ret);
 int ks_write_vfs_cache_pressure(const char *root, uint64_t value);

@@ -63,6 +63,7 @@
 #include "adapter-worker.h"
 #include "cacheage/plugin.h"
 #include "cacheage/value.h"
+#include "kernel-knob.h"
 #include "kernel-policy.h"
 #include "kernel-sys.h"
 
@@ -73,6 +74,14 @@
 #define KN_JOB_MSGS 64                    /* messages one job keeps for the loop to log */
 #define KN_PARTS_MAX 1024                 /* groups of a slice followed */
 #define KN_EXCLUDE_MAX 64                 /* patterns of exclude */
+/*
+ * vm.vfs_cache_pressure is back this long after a sweep set it, at most, even while the write
+ * is still in the kernel (kernel-knob.h): the shrinkers counted at the start of the write.
+ */
+#define KN_SWEEP_BOUND_USEC 100000
+/* The window in which nothing else on the host may reclaim before a sweep raises the knob. */
+#define KN_QUIET_USEC 100000
+#define KN_WINDOWS 64                     /* sweeps' windows kept for their median */
 
 enum kn_action {
         KN_ACTION_REPORT,
@@ -181,6 +190,10 @@ struct kn_job {
         int act_error;
         uint64_t act_usec;
         char why[KN_MSG_MAX];             /* drop: what decided it (or why not) */
+        uint64_t sweeps, sweeps_cut, sweeps_put_off_reclaim, sweeps_put_off_busy;
+        uint64_t windows[KN_WINDOWS];     /* this job's sweeps' windows, usec */
+        size_t n_windows;
+        uint64_t quiet_read_usec, quiet_activity; /* kn_host_quiet()'s last reading */
         struct kn_msg msgs[KN_JOB_MSGS];  /* for the loop to log, in order */
         size_t n_msgs, msgs_lost;
 };
@@ -207,6 +220,7 @@ struct kn {
 
         /* the worker's own */
         sd_bus *bus;
+        struct kk_guard *guard;           /* sweeps' knob (made by create, freed by destroy) */
         unsigned listing;                 /* slice listings done */
         bool read_only;                   /* the kernel files it writes are read-only here */
         bool said_too_many;
@@ -231,6 +245,10 @@ struct kn {
         uint64_t reclaim_asked_bytes, reclaim_steps, reclaim_dry, shrinker_scanned;
         uint64_t host_memory_stall_usec;
         uint64_t loop_longest_usec;       /* the longest this adapter held the host's loop */
+        uint64_t sweeps, sweeps_cut, sweeps_put_off_reclaim, sweeps_put_off_busy;
+        uint64_t windows[KN_WINDOWS];     /* the last sweeps' windows, usec, a ring */
+        size_t n_windows, at_window;
+        uint64_t window_max_usec;
         bool logged_read_error;
         bool pub_read_only;
 };
@@ -506,52 +524,122 @@ static int kn_reclaim_write(struct kn *kn, int fd, uint64_t bytes, struct kn_job
 }
 
 /*
- * vm.vfs_cache_pressure is the host's: every instance's workers (and a new instance's start)
- * raise and put it back under this lock, so that one never takes another's raised value for
- * the one to put back.
+ * Whether anything else on the host reclaims now: the activity counters (kernel-sys.h) the same
+ * across KN_QUIET_USEC. A sweep raises vm.vfs_cache_pressure for every reclaim on the host, so
+ * it is made only when none is under way: another group's memory.high, a memory.reclaim of
+ * another tool, kswapd or direct reclaim would take its own hot dentries at the raised value.
+ * The window is measured from the end of the last sweep's write (the counters were read then)
+ * where it was that long ago, else it is waited for.
  */
-static pthread_mutex_t kn_pressure_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool kn_host_quiet(struct kn *kn, uint64_t *last_read_usec, uint64_t *last_activity)
+{
+        uint64_t a0 = *last_activity, a1, t = now_usec();
+
+        if (!*last_read_usec || t - *last_read_usec > 10 * KN_QUIET_USEC) {
+                if (ks_read_reclaim_activity(kn->root, &kn->memcg, KN_PARTS_MAX, &a0) < 0)
+                        return false;
+                t = now_usec();
+                *last_read_usec = t;
+        }
+        if (t - *last_read_usec < KN_QUIET_USEC)
+                usleep((useconds_t)(KN_QUIET_USEC - (t - *last_read_usec)));
+        if (ks_read_reclaim_activity(kn->root, &kn->memcg, KN_PARTS_MAX, &a1) < 0)
+                return false;
+        *last_activity = a1;
+        *last_read_usec = now_usec();
+        return a1 == a0;
+}
+
+#ifdef CA_KERNEL_TEST_HOOKS
+/*
+ * Tests only (tests/hooked/meson.build builds a second kernel.so with CA_KERNEL_TEST_HOOKS):
+ * with CA_KERNEL_TEST_GATE=DIR, a sweep that has set vm.vfs_cache_pressure makes DIR/held and
+ * waits for DIR/go before its write (taking it), so that a test can kill the daemon, reload it
+ * or start another while the knob is set; CA_KERNEL_TEST_GUARD_USEC sets the guard's bound.
+ * The shipped module has none of this.
+ */
+static void kn_test_gate(struct kn *kn)
+{
+        const char *dir = getenv("CA_KERNEL_TEST_GATE");
+        char held[KS_PATH_MAX], go[KS_PATH_MAX];
+        int fd;
+
+        if (!dir)
+                return;
+        snprintf(held, sizeof(held), "%s/held", dir);
+        snprintf(go, sizeof(go), "%s/go", dir);
+        fd = open(held, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd >= 0)
+                close(fd);
+        while (unlink(go) < 0 && aw_sleep(kn->worker, 10000))
+                ;
+        (void)unlink(held);
+}
+
+static uint64_t kn_guard_bound(void)
+{
+        const char *v = getenv("CA_KERNEL_TEST_GUARD_USEC");
+
+        return v ? strtoull(v, NULL, 10) : KN_SWEEP_BOUND_USEC;
+}
+#else
+static uint64_t kn_guard_bound(void)
+{
+        return KN_SWEEP_BOUND_USEC;
+}
+#endif
 
 /*
  * A sweep (MGLRU, where memory.reclaim meets a write from page cache at the kernel's lowest
  * priority and scans the slab in proportion to that priority: kernel-policy.h, KP_SWEEP_*):
- * the smallest write with vm.vfs_cache_pressure at KP_SWEEP_PRESSURE for its length, put back
- * at once. The value found there is what it is put back to; KP_SWEEP_PRESSURE itself can only
- * have been left by a cacheaged stopped in the middle of one, and is put back to the kernel's
- * default. The shrinkers' scan across it (/proc/vmstat slabs_scanned) tells whether the kernel
- * walked the LRUs more than once: then the group needs more page cache to be swept.
+ * the smallest write with vm.vfs_cache_pressure at KP_SWEEP_PRESSURE for its length, set and
+ * put back through the knob's guard (kernel-knob.h: recorded, locked across processes, back
+ * after KN_SWEEP_BOUND_USEC at most), and only while nothing else on the host reclaims. The
+ * shrinkers' scan across it (/proc/vmstat slabs_scanned) tells whether the kernel walked the
+ * LRUs more than once: then the group needs more page cache to be swept.
+ *
+ * -EAGAIN with nothing written when the sweep is put off (another reclaim, or another instance
+ * holding the knob); the caller counts it in the job.
  */
 static int kn_sweep(struct kn *kn, struct kn_part *p, int fd, struct kn_job *job)
 {
-        uint64_t was, scanned0, scanned1;
-        int r, w;
+        uint64_t scanned0, scanned1;
+        char msg[KK_MSG_MAX];
+        struct kk_window w;
+        int r, w_r;
 
+        if (!kn_host_quiet(kn, &job->quiet_read_usec, &job->quiet_activity)) {
+                job->sweeps_put_off_reclaim++;
+                return -EINPROGRESS;
+        }
         if (ks_read_slabs_scanned(kn->root, &scanned0) < 0)
                 scanned0 = 0;
-        pthread_mutex_lock(&kn_pressure_lock);
-        r = ks_read_vfs_cache_pressure(kn->root, &was);
-        if (r < 0)
-                goto out;
-        if (was == KP_SWEEP_PRESSURE) {
-                job_say(job, LOG_WARNING, "vm.vfs_cache_pressure was %d, which only a cacheaged "
-                        "stopped during a sweep leaves: put back to %d", KP_SWEEP_PRESSURE,
-                        KP_VFS_CACHE_PRESSURE_DEFAULT);
-                was = KP_VFS_CACHE_PRESSURE_DEFAULT;
+        r = kk_set(kn->guard, KP_SWEEP_PRESSURE, msg, sizeof(msg));
+        if (msg[0])
+                job_say(job, r < 0 ? LOG_WARNING : LOG_NOTICE, "%s", msg);
+        if (r == -EBUSY) {
+                job->sweeps_put_off_busy++;
+                return -EINPROGRESS;
         }
-        r = ks_write_vfs_cache_pressure(kn->root, KP_SWEEP_PRESSURE);
         if (r < 0)
-                goto out;
+                return r;
+#ifdef CA_KERNEL_TEST_HOOKS
+        kn_test_gate(kn);
+#endif
         r = kn_reclaim_write(kn, fd, KP_SWEEP_STEP, job);
-        w = ks_write_vfs_cache_pressure(kn->root, was);
-        if (w < 0)
-                job_say(job, LOG_ERR, "cannot put vm.vfs_cache_pressure back to %" PRIu64 ": %s",
-                        was, strerror(-w));
+        w_r = kk_put_back(kn->guard, &w, msg, sizeof(msg));
+        if (msg[0])
+                job_say(job, LOG_ERR, "%s", msg);
         if (r == 0)
-                r = w;
-out:
-        pthread_mutex_unlock(&kn_pressure_lock);
+                r = w_r;
+        job->sweeps++;
+        job->sweeps_cut += w.cut;
+        if (job->n_windows < KN_WINDOWS)
+                job->windows[job->n_windows++] = w.usec;
         if (ks_read_slabs_scanned(kn->root, &scanned1) < 0 || scanned1 < scanned0)
                 scanned1 = scanned0;
+        /* The write's own scanning is not another's reclaim: the quiet window starts now. */
+        job->quiet_read_usec = 0;
         if (kp_sweep_overran(scanned1 - scanned0, p->before.slab_reclaimable_bytes)) {
                 p->sweep_min_file = kp_sweep_min_after(p->before.file_bytes, p->sweep_min_file);
                 job_say(job, LOG_NOTICE, "a sweep of %s scanned %" PRIu64 " objects, more than "
@@ -609,6 +697,11 @@ static int kn_memory_reclaim(struct kn *kn, struct kn_part *p, int fd, struct kn
                         a = (struct ks_dentry_state){ 0 };
                 r = p->pass.sweep ? kn_sweep(kn, p, fd, job)
                                   : kn_reclaim_write(kn, fd, p->pass.step, job);
+                if (r == -EINPROGRESS) {
+                        /* Put off (kn_sweep()): nothing was written; the growth waits. */
+                        p->acted = false;
+                        return 0;
+                }
                 if (ks_read_dentry_state(kn->root, &b) < 0)
                         b = a;
                 if (ks_read_group(fd, kn->memcg.version, &g) < 0)
@@ -975,6 +1068,27 @@ static void kn_done_job(struct kn *kn)
                 kn->last_action_usec = p->act_usec;
         }
         before.have_slab = after.have_slab = kn->memcg.version == KS_MEMCG_V2;
+        kn->sweeps += job->sweeps;
+        kn->sweeps_cut += job->sweeps_cut;
+        kn->sweeps_put_off_reclaim += job->sweeps_put_off_reclaim;
+        kn->sweeps_put_off_busy += job->sweeps_put_off_busy;
+        for (size_t i = 0; i < job->n_windows; i++) {
+                kn->windows[kn->at_window] = job->windows[i];
+                kn->at_window = (kn->at_window + 1) % KN_WINDOWS;
+                if (kn->n_windows < KN_WINDOWS)
+                        kn->n_windows++;
+                if (job->windows[i] > kn->window_max_usec)
+                        kn->window_max_usec = job->windows[i];
+        }
+        if (job->sweeps_put_off_reclaim)
+                ca_host_log(kn->host, LOG_INFO, "%" PRIu64 " sweep%s put off: something else on "
+                            "the host reclaims, and a sweep's vm.vfs_cache_pressure would reach "
+                            "it", job->sweeps_put_off_reclaim,
+                            job->sweeps_put_off_reclaim == 1 ? "" : "s");
+        if (job->sweeps_put_off_busy)
+                ca_host_log(kn->host, LOG_INFO, "%" PRIu64 " sweep%s put off: another cacheaged "
+                            "(or cache) has vm.vfs_cache_pressure set",
+                            job->sweeps_put_off_busy, job->sweeps_put_off_busy == 1 ? "" : "s");
 
         /* Growth is what piled up between two rotations, the action's own effect left out. */
         if (kn->have_last) {
@@ -1093,6 +1207,25 @@ static int kn_before_rotate(struct ca_cache *cache, void *userdata)
         return CA_ROTATE_LATER;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+        return x < y ? -1 : x > y;
+}
+
+/* The median of the last sweeps' windows (0 before the first). */
+static uint64_t kn_window_p50(const struct kn *kn)
+{
+        uint64_t v[KN_WINDOWS];
+
+        if (!kn->n_windows)
+                return 0;
+        memcpy(v, kn->windows, kn->n_windows * sizeof(v[0]));
+        qsort(v, kn->n_windows, sizeof(v[0]), cmp_u64);
+        return v[kn->n_windows / 2];
+}
+
 #define EMIT(name_, kind_, unit_, help_, value_)                                               \
         emit(eu,                                                                               \
              &(const struct ca_adapter_stat){ .name = name_, .kind = kind_, .unit = unit_,     \
@@ -1209,6 +1342,30 @@ static void kn_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
                 EMIT("reclaim_dry", CA_STAT_COUNTER, NULL,
                      "passes the kernel ended with EAGAIN: less reclaimable than asked",
                      kn->reclaim_dry);
+        }
+        if (kn->guard) {
+                EMIT("sweeps", CA_STAT_COUNTER, "writes",
+                     "sweeps: writes with vm.vfs_cache_pressure raised for their length",
+                     kn->sweeps);
+                EMIT("sweep_window_p50_usec", CA_STAT_GAUGE, "usec",
+                     "median time vm.vfs_cache_pressure stayed raised, of the last 64 sweeps",
+                     kn_window_p50(kn));
+                EMIT("sweep_window_max_usec", CA_STAT_GAUGE, "usec",
+                     "longest time vm.vfs_cache_pressure stayed raised by a sweep",
+                     kn->window_max_usec);
+                EMIT("sweeps_cut", CA_STAT_COUNTER, "writes",
+                     "sweeps whose vm.vfs_cache_pressure the guard put back while the write "
+                     "was still in the kernel", kn->sweeps_cut);
+                EMIT("sweeps_put_off_reclaim", CA_STAT_COUNTER, "writes",
+                     "sweeps put off: something else on the host reclaimed",
+                     kn->sweeps_put_off_reclaim);
+                EMIT("sweeps_put_off_busy", CA_STAT_COUNTER, "writes",
+                     "sweeps put off: another cacheaged or cache had vm.vfs_cache_pressure set",
+                     kn->sweeps_put_off_busy);
+                EMIT("sweep_guard_normal_priority", CA_STAT_GAUGE, NULL,
+                     "1 when the guard's thread runs at normal CPU priority (the drop-in's "
+                     "LimitNICE=), 0 at the daemon's idle priority",
+                     kk_guard_normal_sched(kn->guard));
         }
         if (kn->mech == KN_MECH_SHRINKER_SCAN)
                 EMIT("shrinker_scanned", CA_STAT_COUNTER, "objects",
@@ -1592,32 +1749,6 @@ static const char *kn_read_only_dir(const struct kn *kn)
         return NULL;
 }
 
-/*
- * A cacheaged stopped in the middle of a sweep (SIGKILL, a crash) left vm.vfs_cache_pressure
- * at KP_SWEEP_PRESSURE, which nothing else sets: the kernel's default is put back.
- */
-static void kn_sweep_repair(struct ca_host *host, const char *root)
-{
-        uint64_t v;
-        int r;
-
-        pthread_mutex_lock(&kn_pressure_lock); /* not another instance's sweep under way */
-        r = ks_read_vfs_cache_pressure(root, &v) < 0 || v != KP_SWEEP_PRESSURE
-                    ? 1
-                    : ks_write_vfs_cache_pressure(root, KP_VFS_CACHE_PRESSURE_DEFAULT);
-        pthread_mutex_unlock(&kn_pressure_lock);
-        if (r == 1)
-                return;
-        if (r < 0)
-                ca_host_log(host, LOG_ERR, "vm.vfs_cache_pressure is %d, left by a cacheaged "
-                            "stopped during a sweep, and cannot be put back to %d: %s",
-                            KP_SWEEP_PRESSURE, KP_VFS_CACHE_PRESSURE_DEFAULT, strerror(-r));
-        else
-                ca_host_log(host, LOG_WARNING, "vm.vfs_cache_pressure was %d, left by a "
-                            "cacheaged stopped during a sweep: put back to %d",
-                            KP_SWEEP_PRESSURE, KP_VFS_CACHE_PRESSURE_DEFAULT);
-}
-
 static void kn_destroy(void *instance)
 {
         struct kn *kn = instance;
@@ -1629,6 +1760,7 @@ static void kn_destroy(void *instance)
         /* An action under way is waited for: the kernel's write cannot be cut short. */
         kn->worker = aw_free(kn->worker);
         kn->bus = sd_bus_flush_close_unref(kn->bus); /* the worker's, and it is gone */
+        kn->guard = kk_guard_free(kn->guard);
         ca_cache_free(kn->cache);
         for (size_t i = 0; i < kn->n_parts; i++)
                 part_free(kn->parts[i]);
@@ -1707,8 +1839,16 @@ static int kn_create(struct ca_host *host, const struct ca_section *s, void **re
         kn->group_target = cfg.cgroup || cfg.unit;
         kn->have_dentry_negative = ks_read_dentry_negative(root, &dn) == 0;
         kn->mglru = kn_mglru(root);
-        if (mech == KN_MECH_MEMORY_RECLAIM && kn->mglru)
-                kn_sweep_repair(host, root);
+        /*
+         * What a killed cacheaged left of a sweep is put back by cacheaged's start and the unit's
+         * ExecStopPost= (kernel-knob.h), whatever the configuration: not here, where a reload's
+         * check in a child would write the host too.
+         */
+        if (mech == KN_MECH_MEMORY_RECLAIM && kn->mglru) {
+                r = kk_guard_new(root, kn_guard_bound(), &kn->guard);
+                if (r < 0)
+                        goto out_destroy;
+        }
         ro_dir = kn_read_only_dir(kn);
         if (ro_dir) {
                 kn->read_only = kn->pub_read_only = true;
