@@ -441,6 +441,7 @@ chmod +x "$run/i/init"
 boot() {
         : > "$run/status"
         : > "$run/console"
+        : > "$run/out" # before tail follows it
         # stdin from /dev/null: the output's chardev is stdio, and the guest reads nothing.
         timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 -nodefaults -display none -no-reboot \
                 -accel tcg,thread=multi -cpu max -smp "$smp" -m "$mem" \
