@@ -4,7 +4,8 @@
 # Metrics and history against a live cacheaged on a private system-type bus (TAP):
 # `cacheagectl metrics` and [daemon] metrics_file checked by `promtool check metrics` and by
 # tests/metrics-format.py (the text format's rules, and values against `cacheagectl show`);
-# the file written atomically (mode 0644, no temporary file left); a failing metrics_file
+# the file written atomically (mode 0644, no temporary file left, and one a killed daemon
+# left removed at start); a failing metrics_file
 # logged once; one through another user's symlink refused, one in root's directory below
 # another user's written; GetHistory through `cacheagectl history`: the length bound, counters per
 # rotation, --since, the table, --json, the chart on a terminal, --svg; the history kept over
@@ -42,6 +43,12 @@ wait_for() { # what, then a command that succeeds when ready (30 s at most)
 bus_start "$dir/bus" || { echo "Bail out! dbus-daemon did not answer"; exit 1; }
 addr="unix:path=$dir/bus"
 mkdir "$dir/prom"
+# What a cacheaged killed while writing left (removed at the first write: it was left for ever,
+# found by the system lab after kill -9), beside what merely looks like it (kept, and moved
+# out before the checks below count the directory's files).
+: > "$dir/prom/.cacheage.prom.AbCdEf"
+: > "$dir/prom/.cacheage.prom.keep12"
+: > "$dir/prom/.other.prom.ABCDEF"
 
 write_conf() { # $1: extra [daemon] lines, $2: extra [cache alpha] lines
         cat > "$dir/cacheaged.conf" <<CONF
@@ -83,6 +90,11 @@ rotate_alpha() { # $1: how many times
 }
 
 check "metrics_file written at start" test -s "$dir/prom/cacheage.prom"
+check "metrics_file: a temporary file a killed cacheaged left is removed, nothing else" sh -c "
+        [ ! -e '$dir/prom/.cacheage.prom.AbCdEf' ] && [ -e '$dir/prom/.cacheage.prom.keep12' ] &&
+        [ -e '$dir/prom/.other.prom.ABCDEF' ]"
+mkdir "$dir/kept"
+mv "$dir/prom/.cacheage.prom.keep12" "$dir/prom/.other.prom.ABCDEF" "$dir/kept/"
 rotate_alpha 7
 
 # ---- metrics ----
