@@ -115,7 +115,10 @@ mkdir -p "$cache/images" "$cache/build"
 # Everything this run makes goes here, removed at exit whatever happens.
 tmps=()
 qemu_pid= tail_pid=
+pids=()
 cleanup() {
+        # --prepare's workers
+        for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
         # timeout passes the signal on to qemu
         [ -z "$qemu_pid" ] || kill "$qemu_pid" 2>/dev/null || true
         [ -z "$tail_pid" ] || kill "$tail_pid" 2>/dev/null || true
@@ -380,18 +383,34 @@ kernel_of() { # SYSTEM KERNEL: the VM lab's kernel name
 
 mapfile -t bookworm_sources < <(sources bookworm)
 mapfile -t trixie_sources < <(sources trixie)
-for s in "${systems[@]}"; do
-        if [ "$s" = 12 ]; then suite_sources=("${bookworm_sources[@]}"); else suite_sources=("${trixie_sources[@]}"); fi
-        image_get "$s"
-        if [ -z "$debs" ]; then debs_get "$s"; fi
-done
+prepare_system() { # image, .debs and kernels of system $1
+        if [ "$1" = 12 ]; then suite_sources=("${bookworm_sources[@]}"); else suite_sources=("${trixie_sources[@]}"); fi
+        image_get "$1"
+        if [ -z "$debs" ]; then debs_get "$1"; fi
+        if [ "$prepare" = 1 ]; then
+                if [ "$1" = 12 ]; then vm_kernel 6.1; vm_kernel 6.12; else vm_kernel trixie-6.12; fi
+        fi
+}
 
 if [ "$prepare" = 1 ]; then
+        # Each system's chain in a process of its own, side by side: mmdebstrap waits on the
+        # mirror and on dpkg about as much as it computes (measured: 6 min of CPU in 11 min 25 s
+        # for both systems one after the other, at a host load of 5-7).
+        pids=()
         for s in "${systems[@]}"; do
-                if [ "$s" = 12 ]; then vm_kernel 6.1; vm_kernel 6.12; else vm_kernel trixie-6.12; fi
+                (pids=() tmps=(); trap cleanup EXIT; trap 'exit 130' INT TERM; prepare_system "$s") &
+                pids+=("$!")
         done
-        exit 0
+        worst=0
+        for p in "${pids[@]}"; do
+                rc=0
+                wait "$p" || rc=$?
+                # an error (125) outweighs "cannot run here" (77)
+                if [ "$rc" != 0 ] && [ "$worst" != 125 ]; then worst=$rc; fi
+        done
+        exit "$worst"
 fi
+prepare_system "${systems[0]}"
 
 # ---- the run --------------------------------------------------------------------------------
 system=${systems[0]}

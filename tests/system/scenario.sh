@@ -574,8 +574,9 @@ declare -A wanted=()
 if [ -n "$only" ]; then
         # what the chosen steps need
         for s in install active lab_config; do wanted[$s]=1; done
-        [[ reclaim =~ $only ]] && wanted[services]=1
-        [[ servers =~ $only ]] && wanted[adapters_config]=1
+        if [[ reclaim =~ $only ]] || [[ sysctl_guard =~ $only ]]; then wanted[services]=1; fi
+        if [[ sysctl_guard =~ $only ]]; then wanted[reclaim]=1; fi
+        if [[ servers =~ $only ]]; then wanted[adapters_config]=1; fi
 fi
 
 echo "# Debian $system on $kernel: the system lab's scenario"
