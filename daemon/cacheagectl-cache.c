@@ -117,8 +117,10 @@ void cache_info_clear(struct cache_info *c)
                 free(c->adapter_stats[i].key);
         free(c->adapter_stats);
         free(c->deferred);
-        for (size_t i = 0; i < c->n_parts; i++)
+        for (size_t i = 0; i < c->n_parts; i++) {
                 free(c->parts[i].name);
+                free(c->parts[i].state);
+        }
         free(c->parts);
         memset(c, 0, sizeof(*c));
 }
@@ -151,6 +153,26 @@ static int read_adapter_stats(sd_bus_message *m, struct cache_info *c)
         return sd_bus_message_exit_container(m);
 }
 
+/* A property's variant holding an array of @item ("(sttt)"): entered, or left (both levels). */
+static int enter_array(sd_bus_message *m, const char *item)
+{
+        char type[32];
+        int r;
+
+        snprintf(type, sizeof(type), "a%s", item);
+        r = sd_bus_message_enter_container(m, 'v', type);
+        if (r < 0)
+                return r;
+        return sd_bus_message_enter_container(m, 'a', item);
+}
+
+static int exit_array(sd_bus_message *m)
+{
+        int r = sd_bus_message_exit_container(m);
+
+        return r < 0 ? r : sd_bus_message_exit_container(m);
+}
+
 /* Parts: a(sttt), (name, bytes, reclaimed, reclaimed bytes); past CTL_PARTS_MAX ignored. */
 static int read_parts(sd_bus_message *m, struct cache_info *c)
 {
@@ -158,10 +180,7 @@ static int read_parts(sd_bus_message *m, struct cache_info *c)
         const char *name;
         int r;
 
-        r = sd_bus_message_enter_container(m, 'v', "a(sttt)");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_enter_container(m, 'a', "(sttt)");
+        r = enter_array(m, "(sttt)");
         if (r < 0)
                 return r;
         while ((r = sd_bus_message_read(m, "(sttt)", &name, &p.bytes, &p.reclaimed,
@@ -177,14 +196,33 @@ static int read_parts(sd_bus_message *m, struct cache_info *c)
                 p.name = strdup(name);
                 if (!p.name)
                         return -ENOMEM;
+                p.state = NULL;
                 c->parts[c->n_parts++] = p;
         }
+        return r < 0 ? r : exit_array(m);
+}
+
+/*
+ * PartStates: a(ss), the parts not aged as the rest and why; each state goes to its part of
+ * Parts (read before it: GetAll sends them in the vtable's order).
+ */
+static int read_part_states(sd_bus_message *m, struct cache_info *c)
+{
+        const char *name, *state;
+        int r;
+
+        r = enter_array(m, "(ss)");
         if (r < 0)
                 return r;
-        r = sd_bus_message_exit_container(m);
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(m);
+        while ((r = sd_bus_message_read(m, "(ss)", &name, &state)) > 0)
+                for (size_t i = 0; i < c->n_parts; i++)
+                        if (!c->parts[i].state && strcmp(c->parts[i].name, name) == 0) {
+                                c->parts[i].state = strdup(state);
+                                if (!c->parts[i].state)
+                                        return -ENOMEM;
+                                break;
+                        }
+        return r < 0 ? r : exit_array(m);
 }
 
 /* RefaultHistogram: a(ut), (lowest distance of the bucket, refaults); extra buckets ignored. */
@@ -194,10 +232,7 @@ static int read_refault_histogram(sd_bus_message *m, struct cache_info *c)
         uint64_t n;
         int r;
 
-        r = sd_bus_message_enter_container(m, 'v', "a(ut)");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_enter_container(m, 'a', "(ut)");
+        r = enter_array(m, "(ut)");
         if (r < 0)
                 return r;
         c->n_refault_buckets = 0;
@@ -208,11 +243,8 @@ static int read_refault_histogram(sd_bus_message *m, struct cache_info *c)
                 }
         if (r < 0)
                 return r;
-        r = sd_bus_message_exit_container(m);
-        if (r < 0)
-                return r;
         c->have_refault_histogram = true;
-        return sd_bus_message_exit_container(m);
+        return exit_array(m);
 }
 
 static int read_prop(sd_bus_message *m, const struct cache_prop *p, struct cache_info *c)
@@ -270,6 +302,8 @@ static int read_cache_property(sd_bus_message *m, const char *name, struct cache
                 return read_refault_histogram(m, c);
         if (strcmp(name, "Parts") == 0)
                 return read_parts(m, c);
+        if (strcmp(name, "PartStates") == 0)
+                return read_part_states(m, c);
         if (strcmp(name, "AdapterStats") == 0) {
                 r = sd_bus_message_enter_container(m, 'v', "a{st}");
                 if (r < 0)

@@ -164,8 +164,13 @@ void print_cache_json(FILE *f, const struct cache_info *c)
                         fprintf(f, "%s{\"name\":", j ? "," : "");
                         json_string(f, c->parts[j].name);
                         fprintf(f, ",\"bytes\":%" PRIu64 ",\"reclaimed\":%" PRIu64
-                                ",\"reclaimed_bytes\":%" PRIu64 "}", c->parts[j].bytes,
+                                ",\"reclaimed_bytes\":%" PRIu64, c->parts[j].bytes,
                                 c->parts[j].reclaimed, c->parts[j].reclaimed_bytes);
+                        if (c->parts[j].state) {
+                                fputs(",\"state\":", f);
+                                json_string(f, c->parts[j].state);
+                        }
+                        fputc('}', f);
                 }
                 fputc(']', f);
         }
@@ -257,6 +262,30 @@ static int part_cmp(const void *a, const void *b)
 }
 
 /*
+ * The parts not aged as the rest: how many ("PartsNotAged=N"), then one "PartState=" line each
+ * for the first CTL_PARTS_SHOWN in the daemon's order (--json lists each with its part).
+ */
+static void show_part_states(const struct cache_info *c)
+{
+        char line[768];
+        size_t n = 0, shown = 0;
+
+        for (size_t i = 0; i < c->n_parts; i++)
+                n += c->parts[i].state != NULL;
+        if (!n)
+                return;
+        snprintf(line, sizeof(line), "%zu", n);
+        show_line("PartsNotAged", line);
+        for (size_t i = 0; i < c->n_parts && shown < CTL_PARTS_SHOWN; i++) {
+                if (!c->parts[i].state)
+                        continue;
+                snprintf(line, sizeof(line), "%s %s", c->parts[i].name, c->parts[i].state);
+                show_line("PartState", line);
+                shown++;
+        }
+}
+
+/*
  * The parts that gave most, by bytes reclaimed ("Parts=N" first, then one "Part=" line each:
  * name, what it gave, what it holds).
  */
@@ -279,6 +308,7 @@ static void show_parts(const struct cache_info *c)
                 show_line("Part", line);
         }
         free(v);
+        show_part_states(c);
 }
 
 /* A -p name that matched nothing in this cache (an adapter statistic it lacks): exit 1. */

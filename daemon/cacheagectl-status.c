@@ -104,7 +104,12 @@ static void status_row(const struct cache_info *c, const struct status_titles *t
                         format_age(now - c->deferred_since_usec, since, sizeof(since));
                 snprintf(cells[COL_STATE], CELL_MAX, "deferred: %s since %s", c->deferred,
                          since);
-        } else
+        } else if (c->enabled && counted && adapter_stat_value(c, "groups_left_alone") > 0 &&
+                   adapter_stat_value(c, "groups_left_alone") != UINT64_MAX)
+                /* The kernel adapter's groups it cannot age without harm: show says which. */
+                snprintf(cells[COL_STATE], CELL_MAX, "enabled, %" PRIu64 " left alone",
+                         adapter_stat_value(c, "groups_left_alone"));
+        else
                 snprintf(cells[COL_STATE], CELL_MAX, "%s", c->enabled ? "enabled" : "disabled");
         snprintf(cells[COL_OBJECTS], CELL_MAX, "%" PRIu64 "%s%s", c->stats.objects,
                  t->name_objects ? " " : "", t->name_objects ? info_objects_name(c) : "");
@@ -175,7 +180,7 @@ static void print_row(unsigned cols, const size_t width[N_COLS], char (*row)[CEL
                 if (!(cols & COL(j)))
                         continue;
                 if (row && j == COL_STATE) {
-                        on = ansi(strcmp(s, "enabled") == 0 ? ANSI_GREEN : ANSI_GREY);
+                        on = ansi(strncmp(s, "enabled", 7) == 0 ? ANSI_GREEN : ANSI_GREY);
                         off = ansi(ANSI_NORMAL);
                 }
                 if (j == last)

@@ -139,6 +139,7 @@ struct adapter_stat {
 struct part_info {
         char *name;
         uint64_t bytes, reclaimed, reclaimed_bytes;
+        char *state;      /* NULL, or why it is not aged as the rest (PartStates) */
 };
 
 /*

@@ -282,38 +282,37 @@ static void conf_error(struct loader *l, const char *key, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
 /* Count one error and format its message; NULL (and l->oom) when out of memory. */
-static char *error_message(struct loader *l, const char *fmt, va_list ap)
-        __attribute__((format(printf, 2, 0)));
+/* @fmt's message, counted, added to the errors after @where and @key (NULL: none). */
+static void add_error(struct loader *l, const char *where, const char *key, const char *fmt,
+                      va_list ap) __attribute__((format(printf, 4, 0)));
 
-static char *error_message(struct loader *l, const char *fmt, va_list ap)
+static void add_error(struct loader *l, const char *where, const char *key, const char *fmt,
+                      va_list ap)
 {
         char *msg;
 
         l->n_errors++;
         if (vasprintf(&msg, fmt, ap) < 0) {
                 l->oom = true;
-                return NULL;
+                return;
         }
-        return msg;
+        if (key)
+                ca_errors_add(l->errors, "%s: %s: %s", where, key, msg);
+        else
+                ca_errors_add(l->errors, "%s: %s", where, msg);
+        free(msg);
 }
 
 /* "FILE:LINE: key: message", or "FILE:LINE: message" without a key. */
 static void conf_error(struct loader *l, const char *key, const char *fmt, ...)
 {
-        const char *file = l->conf->files[l->file];
+        char where[PATH_MAX + 16];
         va_list ap;
-        char *msg;
 
+        snprintf(where, sizeof(where), "%s:%u", l->conf->files[l->file], l->line);
         va_start(ap, fmt);
-        msg = error_message(l, fmt, ap);
+        add_error(l, where, key, fmt, ap);
         va_end(ap);
-        if (!msg)
-                return;
-        if (key)
-                ca_errors_add(l->errors, "%s:%u: %s: %s", file, l->line, key, msg);
-        else
-                ca_errors_add(l->errors, "%s:%u: %s", file, l->line, msg);
-        free(msg);
 }
 
 /* A problem with a whole file or directory: "PATH: message". */
@@ -323,15 +322,10 @@ static void file_error(struct loader *l, const char *path, const char *fmt, ...)
 static void file_error(struct loader *l, const char *path, const char *fmt, ...)
 {
         va_list ap;
-        char *msg;
 
         va_start(ap, fmt);
-        msg = error_message(l, fmt, ap);
+        add_error(l, path, NULL, fmt, ap);
         va_end(ap);
-        if (!msg)
-                return;
-        ca_errors_add(l->errors, "%s: %s", path, msg);
-        free(msg);
 }
 
 static char *xstrdup(struct loader *l, const char *s)

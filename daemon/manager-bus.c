@@ -120,24 +120,41 @@ static int read_cache_name(sd_bus_message *msg, struct manager *m, struct manage
         return 0;
 }
 
+/* The write gate, then the cache the call names ("": every cache, NULL in *@ret). */
+static int manager_method_begin(sd_bus_message *msg, const char *what, struct manager *m,
+                                struct manager_cache **ret, sd_bus_error *error)
+{
+        int r;
+
+        r = bus_polkit_verify(msg, what, error);
+        if (r < 0)
+                return r;
+        return read_cache_name(msg, m, ret, error);
+}
+
+/* Rotate, of the manager or of one cache: @c (NULL: every cache) now. */
+static int rotate_and_reply(sd_bus_message *msg, struct manager *m, struct manager_cache *c,
+                            sd_bus_error *error)
+{
+        int r;
+
+        r = manager_rotate(m, c);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Failed to rotate %s: %m",
+                                               c ? c->name : "the caches");
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
 static int method_manager_rotate(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         struct manager *m = userdata;
         struct manager_cache *c;
         int r;
 
-        r = bus_polkit_verify(msg, "Rotate", error);
+        r = manager_method_begin(msg, "Rotate", m, &c, error);
         if (r < 0)
                 return r;
-
-        r = read_cache_name(msg, m, &c, error);
-        if (r < 0)
-                return r;
-        r = manager_rotate(m, c);
-        if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Failed to rotate %s: %m",
-                                               c ? c->name : "the caches");
-        return sd_bus_reply_method_return(msg, NULL);
+        return rotate_and_reply(msg, m, c, error);
 }
 
 static int method_manager_reset_statistics(sd_bus_message *msg, void *userdata,
@@ -147,11 +164,7 @@ static int method_manager_reset_statistics(sd_bus_message *msg, void *userdata,
         struct manager_cache *c;
         int r;
 
-        r = bus_polkit_verify(msg, "ResetStatistics", error);
-        if (r < 0)
-                return r;
-
-        r = read_cache_name(msg, m, &c, error);
+        r = manager_method_begin(msg, "ResetStatistics", m, &c, error);
         if (r < 0)
                 return r;
         manager_reset_statistics(m, c); /* says PropertiesChanged */
@@ -423,6 +436,21 @@ static int interval_error(sd_bus_error *error, const char *property)
                                  ca_format_duration(CA_INTERVAL_MAX_USEC, hi, sizeof(hi)));
 }
 
+/*
+ * What every property's Set does first: the write gate (bus-polkit.h), then the value of type
+ * @type into @ret. 0, or what the handler returns (@error set by the gate, or sd-bus's own).
+ */
+static int property_set_begin(sd_bus_message *value, const char *what, const char *type,
+                              void *ret, sd_bus_error *error)
+{
+        int r;
+
+        r = bus_polkit_verify(value, what, error);
+        if (r < 0)
+                return r;
+        return sd_bus_message_read_basic(value, type[0], ret);
+}
+
 static int property_set_default_interval(sd_bus *bus, const char *path, const char *interface,
                                          const char *property, sd_bus_message *value,
                                          void *userdata, sd_bus_error *error)
@@ -432,11 +460,7 @@ static int property_set_default_interval(sd_bus *bus, const char *path, const ch
         uint64_t usec;
         int r;
 
-        r = bus_polkit_verify(value, "setting DefaultIntervalUSec", error);
-        if (r < 0)
-                return r;
-
-        r = sd_bus_message_read(value, "t", &usec);
+        r = property_set_begin(value, "setting DefaultIntervalUSec", "t", &usec, error);
         if (r < 0)
                 return r;
         /* The setters refuse what is out of range (-EINVAL) and then change nothing. */
@@ -605,11 +629,7 @@ static int property_set_interval(sd_bus *bus, const char *path, const char *inte
         uint64_t usec;
         int r;
 
-        r = bus_polkit_verify(value, "setting IntervalUSec", error);
-        if (r < 0)
-                return r;
-
-        r = sd_bus_message_read(value, "t", &usec);
+        r = property_set_begin(value, "setting IntervalUSec", "t", &usec, error);
         if (r < 0)
                 return r;
         /* The setters refuse what is out of range (-EINVAL) and then change nothing. */
@@ -640,11 +660,7 @@ static int property_set_age(sd_bus *bus, const char *path, const char *interface
         uint32_t age;
         int r;
 
-        r = bus_polkit_verify(value, "setting an age", error);
-        if (r < 0)
-                return r;
-
-        r = sd_bus_message_read(value, "u", &age);
+        r = property_set_begin(value, "setting an age", "u", &age, error);
         if (r < 0)
                 return r;
         if (age < 1 || age > CA_AGE_MAX)
@@ -719,11 +735,7 @@ static int property_set_enabled(sd_bus *bus, const char *path, const char *inter
         struct manager_cache *c = userdata;
         int b, r;
 
-        r = bus_polkit_verify(value, "setting Enabled", error);
-        if (r < 0)
-                return r;
-
-        r = sd_bus_message_read(value, "b", &b);
+        r = property_set_begin(value, "setting Enabled", "b", &b, error);
         if (r < 0)
                 return r;
         r = manager_cache_set_enabled(c, b);
@@ -769,6 +781,25 @@ static int property_get_parts(sd_bus *bus, const char *path, const char *interfa
         for (size_t i = 0; r >= 0 && i < n; i++)
                 r = sd_bus_message_append(reply, "(sttt)", parts[i].name, parts[i].bytes,
                                           parts[i].reclaimed, parts[i].reclaimed_bytes);
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
+/* The parts that are not aged as their owner ages the rest, and why: name, state. */
+static int property_get_part_states(sd_bus *bus, const char *path, const char *interface,
+                                    const char *property, sd_bus_message *reply, void *userdata,
+                                    sd_bus_error *error)
+{
+        struct manager_cache *c = userdata;
+        const struct ca_cache_part *parts = NULL;
+        size_t n = c->cache ? ca_cache_get_parts(c->cache, &parts) : 0;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(ss)");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                if (parts[i].state && parts[i].state[0])
+                        r = sd_bus_message_append(reply, "(ss)", parts[i].name, parts[i].state);
         if (r < 0)
                 return r;
         return sd_bus_message_close_container(reply);
@@ -840,10 +871,7 @@ static int method_cache_rotate(sd_bus_message *msg, void *userdata, sd_bus_error
         r = bus_polkit_verify(msg, "Rotate", error);
         if (r < 0)
                 return r;
-        r = manager_rotate(c->manager, c);
-        if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Failed to rotate %s: %m", c->name);
-        return sd_bus_reply_method_return(msg, NULL);
+        return rotate_and_reply(msg, c->manager, c, error);
 }
 
 static int method_cache_reset_statistics(sd_bus_message *msg, void *userdata,
@@ -901,6 +929,8 @@ static const sd_bus_vtable cache_vtable_tail[] = {
         SD_BUS_PROPERTY("Mechanism", "s", property_get_counts_name, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Parts", "a(sttt)", property_get_parts, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("PartStates", "a(ss)", property_get_part_states, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("AdapterStats", "a{st}", property_get_adapter_stats, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),

@@ -199,6 +199,9 @@ static const struct {
           "adapter: its group's reclaimable slab, or kernel memory)" },
         { "cacheage_part_reclaimed_total", "counter", "objects reclaimed of the part" },
         { "cacheage_part_reclaimed_bytes_total", "counter", "bytes reclaimed of the part" },
+        { "cacheage_part_not_aged", "gauge", "1 when the part is not aged as the rest (the "
+          "kernel adapter: a group left alone, or waiting for its turn; cacheagectl show says "
+          "why)" },
 };
 #define N_PART_FAMILIES (sizeof(part_families) / sizeof(part_families[0]))
 
@@ -223,7 +226,8 @@ static void put_part(FILE *f, struct manager *m, size_t k, size_t p)
                 put_sample_labelled(f, part_families[k].name, c, "group", v[p].name,
                                     k == 0   ? v[p].bytes
                                     : k == 1 ? v[p].reclaimed
-                                             : v[p].reclaimed_bytes,
+                                    : k == 2 ? v[p].reclaimed_bytes
+                                             : (uint64_t)(v[p].state && v[p].state[0]),
                                     1);
                 return;
         }

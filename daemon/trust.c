@@ -205,6 +205,7 @@ enum {
         ACL_TAG_GROUP = 0x08,
         ACL_TAG_MASK = 0x10,
 };
+#define ACL_PERM_READ 0x04
 #define ACL_PERM_WRITE 0x02
 
 static uint32_t le_get(const uint8_t *p, size_t bytes)
@@ -217,15 +218,17 @@ static uint32_t le_get(const uint8_t *p, size_t bytes)
 }
 
 /*
- * Whether the access ACL of @fd (any descriptor, O_PATH too) gives write permission to a
- * user or group other than root's and the daemon's. Returns 0 (none, or no ACL), 1 with
- * whom in @who, or a negative errno (the ACL cannot be read, or makes no sense).
+ * Whether the access ACL of @fd (any descriptor, O_PATH too) gives @perm (ACL_PERM_READ or
+ * ACL_PERM_WRITE), as far as its mask lets it through, to a named user or group other than
+ * root's and the daemon's (and @also_gid, when not -1). Returns 0 (none, or no ACL), 1 with whom
+ * in @who, or a negative errno (the ACL cannot be read, or makes no sense).
  */
-static int acl_writable_by_others(int fd, char *who, size_t who_len)
+static int acl_granted_to_others(int fd, uint32_t perm, gid_t also_gid, char *who,
+                                 size_t who_len)
 {
         char proc[64];
         uint8_t *buf;
-        bool mask_write = true;
+        bool mask_grants = true;
         ssize_t n;
         int r = 0;
 
@@ -251,17 +254,18 @@ static int acl_writable_by_others(int fd, char *who, size_t who_len)
         }
         for (ssize_t i = 4; i < n; i += 8)
                 if (le_get(buf + i, 2) == ACL_TAG_MASK)
-                        mask_write = le_get(buf + i + 2, 2) & ACL_PERM_WRITE;
-        for (ssize_t i = 4; mask_write && i < n && r == 0; i += 8) {
-                uint32_t tag = le_get(buf + i, 2), perm = le_get(buf + i + 2, 2);
+                        mask_grants = le_get(buf + i + 2, 2) & perm;
+        for (ssize_t i = 4; mask_grants && i < n && r == 0; i += 8) {
+                uint32_t tag = le_get(buf + i, 2), granted = le_get(buf + i + 2, 2);
                 uint32_t id = le_get(buf + i + 4, 4);
 
-                if (!(perm & ACL_PERM_WRITE))
+                if (!(granted & perm))
                         continue;
                 if (tag == ACL_TAG_USER && !uid_trusted((uid_t)id)) {
                         snprintf(who, who_len, "uid %u (its ACL)", (unsigned)id);
                         r = 1;
-                } else if (tag == ACL_TAG_GROUP && !gid_trusted((gid_t)id)) {
+                } else if (tag == ACL_TAG_GROUP && !gid_trusted((gid_t)id) &&
+                           (gid_t)id != also_gid) {
                         snprintf(who, who_len, "gid %u (its ACL)", (unsigned)id);
                         r = 1;
                 }
@@ -289,7 +293,7 @@ static int writable_by_others(int fd, const struct stat *st, char *who, size_t w
         }
         if (S_ISLNK(st->st_mode))
                 return 0;
-        return acl_writable_by_others(fd, who, who_len);
+        return acl_granted_to_others(fd, ACL_PERM_WRITE, (gid_t)-1, who, who_len);
 }
 
 int fd_untrusted(int fd, const struct stat *st, const char *path, char *reason,
@@ -310,6 +314,30 @@ int fd_untrusted(int fd, const struct stat *st, const char *path, char *reason,
         r = writable_by_others(fd, st, who, sizeof(who));
         if (r > 0) {
                 snprintf(reason, reason_len, "%s is writable by %s", path, who);
+                return -EPERM;
+        }
+        if (r < 0) {
+                snprintf(reason, reason_len, "%s: cannot read its ACL: %s", path, strerror(-r));
+                return -EPERM;
+        }
+        return 0;
+}
+
+int fd_readable_by_others(int fd, const struct stat *st, const char *path, char *reason,
+                          size_t reason_len)
+{
+        char who[64];
+        int r;
+
+        if (st->st_mode & S_IROTH) {
+                snprintf(reason, reason_len, "%s is readable by everyone (chmod o-r)", path);
+                return -EPERM;
+        }
+        /* Its group may read it (0640); with an ACL, the group bits are the mask, read below. */
+        r = acl_granted_to_others(fd, ACL_PERM_READ, st->st_gid, who, sizeof(who));
+        if (r > 0) {
+                snprintf(reason, reason_len, "%s is readable by %s: remove the entry (setfacl "
+                         "-x) or cut it with the mask (setfacl -m m::---)", path, who);
                 return -EPERM;
         }
         if (r < 0) {

@@ -25,6 +25,16 @@
 int fd_untrusted(int fd, const struct stat *st, const char *path, char *reason,
                  size_t reason_len);
 
+/*
+ * fd_readable_by_others() - whether @st (of @fd, any descriptor of it; of @path) may be read by
+ * someone other than root, the daemon's user and the file's own group: by its mode, or by a named
+ * user or group of its POSIX access ACL whose read the mask lets through. For a secret (a
+ * password file). Returns 0 when it is not, else -EPERM with the file and whom in @reason ("PATH
+ * is readable by everyone (chmod o-r)", "PATH is readable by uid 1000 (its ACL): ...").
+ */
+int fd_readable_by_others(int fd, const struct stat *st, const char *path, char *reason,
+                          size_t reason_len);
+
 #define TRUST_DEV_NULL (1u << 0)  /* the file may be /dev/null (a masked drop-in): read as empty */
 #define TRUST_DIRECTORY (1u << 1) /* @path is a directory, to make entries in */
 

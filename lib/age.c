@@ -1100,6 +1100,19 @@ static bool part_name_ok(const char *name)
         return true;
 }
 
+/* A part's state: "" or printable, shorter than CA_CACHE_PART_STATE_MAX. */
+static bool part_state_ok(const char *state)
+{
+        size_t n = strlen(state);
+
+        if (n >= CA_CACHE_PART_STATE_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if ((unsigned char)state[i] < 0x20 || state[i] == 0x7f)
+                        return false;
+        return true;
+}
+
 int ca_cache_set_parts(struct ca_cache *cache, const struct ca_cache_part *parts, size_t n)
 {
         struct ca_cache_part *v;
@@ -1109,9 +1122,11 @@ int ca_cache_set_parts(struct ca_cache *cache, const struct ca_cache_part *parts
         if (n > CA_CACHE_PARTS_MAX || (n && !parts))
                 return -EINVAL;
         for (size_t i = 0; i < n; i++) {
-                if (!part_name_ok(parts[i].name))
+                const char *st = parts[i].state ? parts[i].state : "";
+
+                if (!part_name_ok(parts[i].name) || !part_state_ok(st))
                         return -EINVAL;
-                names += strlen(parts[i].name) + 1;
+                names += strlen(parts[i].name) + 1 + strlen(st) + 1;
         }
         v = NULL;
         if (n) {
@@ -1120,11 +1135,14 @@ int ca_cache_set_parts(struct ca_cache *cache, const struct ca_cache_part *parts
                         return -ENOMEM;
                 p = (char *)(v + n);
                 for (size_t i = 0; i < n; i++) {
-                        size_t len = strlen(parts[i].name) + 1;
+                        const char *st = parts[i].state ? parts[i].state : "";
+                        size_t len = strlen(parts[i].name) + 1, st_len = strlen(st) + 1;
 
                         v[i] = parts[i];
                         v[i].name = memcpy(p, parts[i].name, len);
                         p += len;
+                        v[i].state = memcpy(p, st, st_len);
+                        p += st_len;
                 }
         }
         free(cache->parts);

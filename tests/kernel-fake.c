@@ -130,12 +130,13 @@ char *kernel_fake_group(const struct kernel_fake *f, const char *group, uint64_t
                 test_write_file(file, __VA_ARGS__);                                                \
         } while (0)
         if (f->version == 2) {
-                FILE_("memory.current", "%" PRIu64 "\n", kernel_bytes + 4096000);
+                FILE_("memory.current", "%" PRIu64 "\n",
+                      kernel_bytes + 1024000 + KERNEL_FAKE_FILE);
                 FILE_("memory.stat",
-                      "anon 1024000\nfile 3072000\nkernel %" PRIu64 "\nkernel_stack 16384\n"
+                      "anon 1024000\nfile %" PRIu64 "\nkernel %" PRIu64 "\nkernel_stack 16384\n"
                       "slab %" PRIu64 "\nslab_reclaimable %" PRIu64 "\n"
                       "slab_unreclaimable 65536\n",
-                      kernel_bytes, slab_bytes + 65536, slab_bytes);
+                      KERNEL_FAKE_FILE, kernel_bytes, slab_bytes + 65536, slab_bytes);
                 FILE_("memory.pressure",
                       "some avg10=%.2f avg60=0.00 avg300=0.00 total=1234\n"
                       "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",

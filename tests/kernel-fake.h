@@ -36,8 +36,11 @@ void kernel_fake_dentry_state(const struct kernel_fake *f, uint64_t nr_dentry,
 /*
  * kernel_fake_group() - make (or update) @group (e.g. "/a/b") with the version's files:
  * @kernel_bytes of kernel memory, of which @slab_bytes reclaimable slab (v2), memory
- * pressure "some avg10" @pressure_pct (v2). Returns the group directory's path (malloc()ed).
+ * pressure "some avg10" @pressure_pct (v2), KERNEL_FAKE_FILE bytes of page cache (v2: enough
+ * for passes on classic LRU, under the sweep floor on MGLRU). Returns the group directory's
+ * path (malloc()ed).
  */
+#define KERNEL_FAKE_FILE (UINT64_C(20) << 20)
 char *kernel_fake_group(const struct kernel_fake *f, const char *group, uint64_t kernel_bytes,
                         uint64_t slab_bytes, double pressure_pct);
 

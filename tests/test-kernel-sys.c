@@ -257,6 +257,60 @@ Test(kernel_knob, unrecorded_bad_and_untrusted, .fini = fake_fini)
         free(dir);
 }
 
+/*
+ * A lowered value (a trim) is meant for its whole write: at its bound the guard interrupts the
+ * write (here a blocking read that stands for it: EINTR) and puts the value back once it has
+ * ended; a write that goes on regardless is outlived by KK_GRACE_USEC at most.
+ */
+Test(kernel_knob, lowered_value_interrupts_the_write_then_goes_back, .fini = fake_fini)
+{
+        char msg[KK_MSG_MAX], c;
+        struct kk_guard *g;
+        struct kk_window w;
+        uint64_t t0, t;
+        int p[2];
+
+        kernel_fake_new(&fake, 2, 0, 0);
+        kernel_fake_write(&fake, KNOB, "150\n");
+        cr_assert_eq(pipe(p), 0);
+        cr_assert_eq(kk_guard_new(fake.root, 50000, &g), 0);
+        t0 = test_now_usec();
+        cr_assert_eq(kk_set(g, 1, msg, sizeof(msg)), 0, "%s", msg);
+        cr_assert_eq(knob(), 1);
+        kk_write_begin(g);
+        cr_assert_eq(read(p[0], &c, 1), -1, "interrupted");
+        cr_assert_eq(errno, EINTR);
+        t = test_now_usec() - t0;
+        cr_assert(t >= 50000 && t < 2000000, "%" PRIu64 " us", t);
+        cr_assert_eq(knob(), 1, "still the write's until it ends");
+        kk_write_end(g);
+        t0 = test_now_usec();
+        while (knob() != 150) {
+                cr_assert(test_now_usec() - t0 < 2000000, "never put back");
+                usleep(1000);
+        }
+        cr_assert_eq(kk_put_back(g, &w, msg, sizeof(msg)), 0, "%s", msg);
+        cr_assert(w.cut);
+
+        /* A write that does not stop: put back KK_GRACE_USEC after the bound anyway. */
+        t0 = test_now_usec();
+        cr_assert_eq(kk_set(g, 1, msg, sizeof(msg)), 0, "%s", msg);
+        kk_write_begin(g);
+        while (knob() != 150) {
+                cr_assert(test_now_usec() - t0 < 5000000, "never put back");
+                usleep(1000);
+        }
+        t = test_now_usec() - t0;
+        cr_assert(t >= 50000 + KK_GRACE_USEC, "%" PRIu64 " us", t);
+        kk_write_end(g);
+        cr_assert_eq(kk_put_back(g, &w, msg, sizeof(msg)), 0, "%s", msg);
+        cr_assert(w.cut);
+        cr_assert_eq(knob(), 150);
+        kk_guard_free(g);
+        close(p[0]);
+        close(p[1]);
+}
+
 /* ---- dentry-state ---- */
 
 Test(kernel_sys, dentry_state_every_field, .fini = fake_fini)
@@ -437,10 +491,11 @@ Test(kernel_sys, group_figures_v2_and_v1, .fini = fake_fini)
         cr_assert_eq(ks_read_group(fd, KS_MEMCG_V2, &g), 0);
         cr_assert(stat(dir, &st) == 0);
         cr_assert_eq(g.ino, st.st_ino);
-        cr_assert_eq(g.memory_bytes, (20 << 20) + 4096000);
+        cr_assert_eq(g.memory_bytes, (20 << 20) + 1024000 + KERNEL_FAKE_FILE);
         cr_assert_eq(g.kernel_bytes, 20 << 20);
         cr_assert_eq(g.slab_reclaimable_bytes, 18 << 20);
-        cr_assert_eq(g.file_bytes, 3072000);
+        cr_assert_eq(g.file_bytes, KERNEL_FAKE_FILE);
+        cr_assert_eq(g.shmem_bytes, 0, "no shmem line: none");
         cr_assert(g.have_slab && g.have_pressure);
         cr_assert_float_eq(g.pressure_some_avg10, 1.5, 1e-9);
         cr_assert_eq(g.pressure_some_usec, 1234);
@@ -922,6 +977,52 @@ Test(kernel_policy, pass_steps_and_their_ends)
  * next rotation: it walked the LRUs whole, and what it left was referenced. Only a group with
  * page cache enough is swept.
  */
+/* First, no harm: what each group gets, by its page cache, its kernel and whether trims may be. */
+Test(kernel_policy, group_how)
+{
+        char why[256];
+
+        cr_assert_eq(kp_group_how(true, 0, 0, true, why, sizeof(why)), KP_HOW_TRIM);
+        cr_assert_eq(kp_group_how(false, 0, 0, true, why, sizeof(why)), KP_HOW_TRIM);
+        cr_assert_str_eq(why, "");
+        cr_assert_eq(kp_group_how(false, 0, 0, false, why, sizeof(why)), KP_HOW_ALONE);
+        cr_assert_str_eq(why, "no page cache, swap on and no swappiness=0 for the write: it "
+                              "would swap the group's memory out");
+        cr_assert_eq(kp_group_how(true, 3 << 20, 0, true, why, sizeof(why)), KP_HOW_ALONE);
+        cr_assert_str_eq(why, "3.0M page cache, below the sweep floor (32.0M)");
+        cr_assert_eq(kp_group_how(true, KP_SWEEP_MIN_FILE, 0, true, why, sizeof(why)),
+                     KP_HOW_SWEEP);
+        /* A floor a sweep's overrun raised for that group. */
+        cr_assert_eq(kp_group_how(true, 40 << 20, 80 << 20, true, why, sizeof(why)),
+                     KP_HOW_ALONE);
+        cr_assert_str_eq(why, "40.0M page cache, below the sweep floor (80.0M)");
+        cr_assert_eq(kp_group_how(false, 3 << 20, 0, true, why, sizeof(why)), KP_HOW_ALONE);
+        cr_assert_str_eq(why, "3.0M page cache, below the pass floor (16.0M)");
+        cr_assert_eq(kp_group_how(false, KP_PASS_MIN_FILE, 0, true, why, sizeof(why)),
+                     KP_HOW_PASS);
+        cr_assert_eq(kp_group_how(false, 1 << 30, 0, false, NULL, 0), KP_HOW_PASS);
+        cr_assert_str_eq(kp_how_name(KP_HOW_ALONE), "left alone");
+}
+
+/* A trim is one write, whatever the kernel answered; the next comes while one frees much. */
+Test(kernel_policy, a_trim_is_one_write)
+{
+        struct kp_pass p;
+
+        kp_pass_begin(&p, 256 << 10, 1 << 20, 0);
+        kp_pass_trim(&p);
+        cr_assert_eq(p.step, KP_TRIM_STEP);
+        cr_assert_not(kp_pass_step(&p, -EAGAIN, 2 << 20, 1 << 20, 5000, 0));
+        cr_assert_eq(p.end, KP_PASS_TRIMMED);
+        cr_assert_str_eq(kp_pass_end_name(p.end), "one trim");
+        cr_assert(kp_pass_again(&p, 1 << 20), "it freed 1M: again");
+        cr_assert_eq(kp_pass_base(&p, 1 << 20), 1 << 20, "growth from where it left the group");
+        kp_pass_begin(&p, 256 << 10, 1 << 20, 0);
+        kp_pass_trim(&p);
+        cr_assert_not(kp_pass_step(&p, 0, 2 << 20, (2 << 20) - 4096, 10, 0));
+        cr_assert_not(kp_pass_again(&p, 1 << 20), "it freed little");
+}
+
 Test(kernel_policy, a_sweep_is_one_write)
 {
         const uint64_t K = 1024, M = 1024 * 1024;

@@ -53,6 +53,18 @@ static char *bind_target; /* a bind mount of the test's: undone before its tree 
 static const char *plugin_dir; /* NULL: the adapters as built (CA_ADAPTER_DIR) */
 static char *gate_dir;         /* the hooked kernel.so's test gate (CA_KERNEL_TEST_GATE) */
 static pid_t other_pid = -1;   /* a second cacheaged a test started */
+static atomic_bool reclaiming; /* host_reclaims() goes on */
+static pthread_t reclaimer;
+static bool have_reclaimer;
+
+static void reclaimer_stop(void)
+{
+        if (!have_reclaimer)
+                return;
+        atomic_store(&reclaiming, false);
+        pthread_join(reclaimer, NULL);
+        have_reclaimer = false;
+}
 
 /* The hooked kernel.so's gate: let a held sweep go on. */
 static void gate_release(void)
@@ -77,6 +89,7 @@ static void teardown(void)
         if (other_pid > 0)
                 test_kill(other_pid);
         other_pid = -1;
+        reclaimer_stop();
         if (gate_dir)
                 gate_release(); /* a daemon held at the gate stops as asked */
         bus_env_stop(&env);
@@ -88,6 +101,7 @@ static void teardown(void)
         plugin_dir = NULL;
         unsetenv("CA_KERNEL_TEST_GATE");
         unsetenv("CA_KERNEL_TEST_GUARD_USEC");
+        unsetenv("CA_KERNEL_TEST_ACT_USEC");
         kernel_fake_free(&fake);
         kernel_real_tmpdirs_remove();
         kernel_real_group_remove(group_a);
@@ -758,11 +772,13 @@ Test(kernel, real_v2_auto_reclaims_and_says_how, .fini = teardown, .timeout = 30
         if (mglru()) {
                 cr_assert_str_eq(s, "memory.reclaim");
                 wait_log(0, "the kernel reclaims page cache with MGLRU: a group holding 32 MiB "
-                            "of page cache or more is swept");
+                            "of page cache or more gets sweeps, one without page cache trims");
                 wait_rotations("a", 1);
                 cr_assert_eq(astat("a", "mglru"), 1);
         } else {
                 cr_assert_str_eq(s, "memory.reclaim", "classic LRU: a pass reaches dentries");
+                wait_log(0, "the kernel reclaims page cache with the classic LRU: a group "
+                            "holding 16 MiB of page cache or more gets passes");
                 wait_rotations("a", 1);
                 cr_assert_eq(astat("a", "mglru"), 0);
         }
@@ -926,11 +942,22 @@ Test(kernel, memory_reclaim_v2_passes_bounds_and_gates, .fini = teardown, .timeo
         wait_log(0, "memory.reclaim on /system.slice/build.service: 1 step, 256.0K asked (the "
                     "last step took little slab)");
 
-        /* No growth since, and little page cache: no pass, not even a look. */
+        /* Little page cache (3 MB): left alone, not even a look, and the part says why. */
         kernel_fake_write(&fake, file, "");
+        kernel_fake_write(&fake, "/sys/fs/cgroup/system.slice/build.service/memory.stat",
+                          "anon 1024000\nfile 3072000\nkernel 3145728\nslab 2162688\n"
+                          "slab_reclaimable 2097152\nslab_unreclaimable 65536\n");
         wait_rotations("build", KP_LOOK_ROTATIONS + 2);
         expect_file(file, "");
         cr_assert_eq(astat("build", "reclaim_steps"), 1);
+        cr_assert_eq(astat("build", "groups_left_alone"), 1);
+        s = ctl("show build");
+        cr_assert(strstr(s, "PartsNotAged=1\nPartState=/system.slice/build.service left alone: "
+                            "2.9M page cache, below the pass floor (16.0M)"), "%s", s);
+        free(s);
+        s = ctl("status build");
+        cr_assert(strstr(s, "enabled, 1 left alone"), "%s", s);
+        free(s);
         /* Page cache enough: after KP_LOOK_ROTATIONS quiet rotations, a look (one step). */
         snprintf(text, sizeof(text), "anon 1024000\nfile %llu\nkernel 3145728\nslab 2162688\n"
                  "slab_reclaimable 2097152\nslab_unreclaimable 65536\n", KP_LOOK_MIN_FILE);
@@ -1011,7 +1038,17 @@ Test(kernel, mglru_sweeps_groups_with_page_cache_enough, .fini = teardown, .time
                     "was set (no record: the kernel's default): put back to 100");
         wait_file("/sys/fs/cgroup/big/memory.reclaim", "131072 swappiness=0");
         wait_log(0, "memory.reclaim on /big: 1 step, 128.0K asked (one sweep)");
-        wait_file("/sys/fs/cgroup/small/memory.reclaim", "262144 swappiness=0");
+        /* Under the floor, not without page cache: left alone (no write known to be safe). */
+        wait_rotations("small", 2);
+        expect_file("/sys/fs/cgroup/small/memory.reclaim", "");
+        cr_assert_eq(astat("small", "groups_left_alone"), 1);
+        {
+                char *show = ctl("show small");
+
+                cr_assert(strstr(show, "left alone: 20.0M page cache, below the sweep floor "
+                                       "(32.0M)"), "%s", show);
+                free(show);
+        }
         wait_rotations("big", 1);
         expect_file("/proc/sys/vm/vfs_cache_pressure", "100");
 
@@ -1035,6 +1072,7 @@ Test(kernel, mglru_sweeps_groups_with_page_cache_enough, .fini = teardown, .time
 
 #define KNOB "/proc/sys/vm/vfs_cache_pressure"
 #define RECORD "/run/cacheage/sysctl/vm.vfs_cache_pressure"
+#define KN_TEST_LONG_USEC 3600000000ULL /* a guard that never fires during a test */
 
 /* An MGLRU fake with the administrator's vfs_cache_pressure (150) and a group to sweep. */
 static void knob_fake(const char *group)
@@ -1280,37 +1318,38 @@ Test(kernel, guard_puts_the_knob_back_while_a_sweep_is_held, .fini = teardown, .
         cr_assert_geq(astat("big", "sweep_window_p50_usec"), 50000);
 }
 
-/* Something else on the host reclaims (kswapd's counter moves): no sweep until it stops. */
-static atomic_bool reclaiming;
-
+/*
+ * Something else on the host reclaims (kswapd's counter moves): no sweep until it stops. The
+ * counter is written whole (a file renamed over vmstat), as the kernel's file reads.
+ */
 static void *host_reclaims(void *userdata)
 {
-        char text[256];
+        char *vmstat = test_path_join(fake.root, "proc/vmstat"), *tmp;
         unsigned n = 0;
 
+        tmp = test_path_join(fake.root, "proc/vmstat.new");
         while (atomic_load(&reclaiming)) {
-                snprintf(text, sizeof(text), "pgscan_kswapd %u\npgscan_direct 0\n"
-                         "slabs_scanned 0\n", ++n);
-                kernel_fake_write(&fake, "/proc/vmstat", text);
+                test_write_file(tmp, "pgscan_kswapd %u\npgscan_direct 0\nslabs_scanned 0\n", ++n);
+                cr_assert_eq(rename(tmp, vmstat), 0);
                 usleep(10000);
         }
+        free(tmp);
+        free(vmstat);
         return NULL;
 }
 
 Test(kernel, sweep_put_off_while_the_host_reclaims, .fini = teardown, .timeout = 300)
 {
-        pthread_t t;
-
         knob_fake("/big");
         atomic_store(&reclaiming, true);
-        cr_assert_eq(pthread_create(&t, NULL, host_reclaims, NULL), 0);
+        cr_assert_eq(pthread_create(&reclaimer, NULL, host_reclaims, NULL), 0);
+        have_reclaimer = true;
         fake_start(2, "[cache big]\nadapter = kernel\ncgroup = /big\naction = reclaim\n");
         wait_astat_at_least("big", "sweeps_put_off_reclaim", 3);
         expect_file("/sys/fs/cgroup/big/memory.reclaim", "");
         expect_file(KNOB, "150");
         wait_log(0, "sweep put off: something else on the host reclaims");
-        atomic_store(&reclaiming, false);
-        pthread_join(t, NULL);
+        reclaimer_stop();
         wait_file("/sys/fs/cgroup/big/memory.reclaim", "131072 swappiness=0");
         wait_astat_at_least("big", "sweeps", 1);
         expect_file(KNOB, "150");
@@ -1455,6 +1494,111 @@ Test(kernel, real_sweep_killed_every_start_puts_the_value_back, .fini = real_kno
 }
 
 /*
+ * First, no harm, in a slice on classic LRU: a group with no page cache is trimmed (one write of
+ * 4K with vm.vfs_cache_pressure at 1 for its length, then put back), one with 16 MiB or more
+ * gets passes, one between is left alone and says why in show, status and the metrics. With
+ * swap on and no swappiness=0 for the write, the one without page cache is left alone too.
+ */
+Test(kernel, slice_trims_passes_and_leaves_alone, .fini = teardown, .timeout = 300)
+{
+        const char *a = "/sys/fs/cgroup/system.slice/a.service";
+        char path[256], *s;
+
+        kernel_fake_new(&fake, 2, 100000, 20000);
+        kernel_fake_write(&fake, KNOB, "150");
+        free(kernel_fake_group(&fake, "/system.slice/a.service", 3 << 20, 2 << 20, 0));
+        snprintf(path, sizeof(path), "%s/memory.stat", a);
+        kernel_fake_write(&fake, path, "anon 1024000\nfile 0\nkernel 3145728\nslab 2162688\n"
+                                       "slab_reclaimable 2097152\nslab_unreclaimable 65536\n");
+        free(kernel_fake_group(&fake, "/system.slice/b.service", 3 << 20, 2 << 20, 0));
+        kernel_fake_write(&fake, "/sys/fs/cgroup/system.slice/b.service/memory.stat",
+                          "anon 1024000\nfile 4194304\nshmem 1048576\nkernel 3145728\n"
+                          "slab 2162688\nslab_reclaimable 2097152\nslab_unreclaimable 65536\n");
+        free(kernel_fake_group(&fake, "/system.slice/c.service", 3 << 20, 2 << 20, 0));
+        fake_start(2, "[cache services]\nadapter = kernel\ncgroup = /system.slice/*\n"
+                      "action = reclaim\n");
+        wait_file("/sys/fs/cgroup/system.slice/a.service/memory.reclaim", "4096 swappiness=0");
+        wait_log(0, "memory.reclaim on /system.slice/a.service: 1 step, 4.0K asked (one trim)");
+        wait_file("/sys/fs/cgroup/system.slice/c.service/memory.reclaim", "262144 swappiness=0");
+        wait_astat_at_least("services", "trims", 1);
+        wait_astat("services", "groups_trimmed", 1);
+        cr_assert_eq(astat("services", "groups_passed"), 1);
+        cr_assert_eq(astat("services", "groups_left_alone"), 1);
+        expect_file(KNOB, "150");
+        cr_assert_str_eq(kernel_fake_read(&fake, RECORD), "");
+        expect_file("/sys/fs/cgroup/system.slice/b.service/memory.reclaim", "");
+        s = ctl("show services");
+        cr_assert(strstr(s, "PartState=/system.slice/b.service left alone: 3.0M page cache, "
+                            "below the pass floor (16.0M)"), "%s", s);
+        free(s);
+        s = ctl("show --json services");
+        cr_assert(strstr(s, "\"state\":\"left alone: 3.0M page cache"), "%s", s);
+        free(s);
+        s = ctl("status");
+        cr_assert(strstr(s, "enabled, 1 left alone"), "%s", s);
+        free(s);
+        s = ctl("metrics");
+        cr_assert(strstr(s, "cacheage_part_not_aged{cache=\"services\",adapter=\"kernel\",group=\"/system.slice/"
+                            "b.service\"} 1"), "%s", s);
+        cr_assert(strstr(s, "cacheage_part_not_aged{cache=\"services\",adapter=\"kernel\",group=\"/system.slice/"
+                            "a.service\"} 0"), "%s", s);
+        free(s);
+        wait_log(0, "1 of 3 groups left alone");
+
+        /* Swap on, and no swappiness=0 for the writes: no trim (it would swap a out). */
+        bus_env_stop_daemon(&env);
+        kernel_fake_write(&fake, "/proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n"
+                                                "/dev/vdb\tpartition\t1048572\t0\t-2\n");
+        kernel_fake_write(&fake, "/sys/fs/cgroup/system.slice/a.service/memory.reclaim", "");
+        fake_start(2, "[cache services]\nadapter = kernel\ncgroup = /system.slice/*\n"
+                      "action = reclaim\nswappiness = kernel\n");
+        wait_astat("services", "groups_left_alone", 2);
+        wait_rotations("services", 2);
+        expect_file("/sys/fs/cgroup/system.slice/a.service/memory.reclaim", "");
+        s = ctl("show services");
+        cr_assert(strstr(s, "/system.slice/a.service left alone: no page cache, swap on and no "
+                            "swappiness=0 for the write"), "%s", s);
+        free(s);
+}
+
+/*
+ * A rotation's time for actions spent (here: after one group's), the other groups wait, are
+ * shown waiting, and come first at the next rotation: a slice's first look is spread.
+ */
+Test(kernel, slice_first_look_spread_over_rotations, .fini = teardown, .timeout = 300)
+{
+        char name[64], path[128];
+        uint64_t waiting;
+
+        kernel_fake_new(&fake, 2, 100000, 20000);
+        for (int i = 0; i < 6; i++) {
+                snprintf(name, sizeof(name), "/system.slice/s%d.service", i);
+                free(kernel_fake_group(&fake, name, 3 << 20, 2 << 20, 0));
+        }
+        knob_hooked(KN_TEST_LONG_USEC);
+        unsetenv("CA_KERNEL_TEST_GATE");
+        setenv("CA_KERNEL_TEST_ACT_USEC", "1", 1);
+        fake_start(2, "[cache services]\nadapter = kernel\ncgroup = /system.slice/*\n"
+                      "action = reclaim\n");
+        wait_astat_at_least("services", "groups_waiting", 4);
+        waiting = astat("services", "groups_waiting");
+        cr_assert(waiting <= 5, "%" PRIu64, waiting);
+        {
+                char *s = ctl("show services");
+
+                cr_assert(strstr(s, "waits: the rotation's time for actions was spent"), "%s", s);
+                free(s);
+        }
+        /* One group a rotation, each in its turn: all six passed over within six rotations. */
+        for (int i = 0; i < 6; i++) {
+                snprintf(path, sizeof(path), "/sys/fs/cgroup/system.slice/s%d.service/"
+                         "memory.reclaim", i);
+                wait_file(path, "262144 swappiness=0");
+        }
+        unsetenv("CA_KERNEL_TEST_ACT_USEC");
+}
+
+/*
  * cgroup = PATH/\*: every child group of a slice is a part with its own first look and passes,
  * less those exclude names; groups that start and stop are followed; the figures are the
  * groups' sums.
@@ -1502,6 +1646,106 @@ Test(kernel, slice_groups_followed_and_excluded, .fini = teardown, .timeout = 30
         cr_assert_eq(astat("services", "groups"), 2);
         cr_assert_eq(astat("services", "group_slab_reclaimable_bytes"), 5 << 20);
         expect_file("/sys/fs/cgroup/system.slice/c.service/memory.reclaim", "");
+}
+
+/* The daemon's CPU time so far (user + system), in microseconds. */
+static uint64_t daemon_cpu_usec(pid_t pid)
+{
+        char path[64], *text, *p;
+        unsigned long long utime, stime;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        text = test_read_file(path);
+        p = strrchr(text, ')'); /* past the command's name, which may hold blanks */
+        cr_assert(p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+                              &utime, &stime) == 2, "%s", text);
+        free(text);
+        return (utime + stime) * 1000000 / (uint64_t)sysconf(_SC_CLK_TCK);
+}
+
+/*
+ * @n runs of cacheagectl @args, its output thrown away (a slice's metrics are long): the p50
+ * and p99 of their wall time, in microseconds. Each must exit 0.
+ */
+static void ctl_latency(const char *args, size_t n, uint64_t *ret_p50, uint64_t *ret_p99)
+{
+        uint64_t *v = calloc(n, sizeof(*v));
+        char cmd[1024];
+
+        cr_assert(v);
+        snprintf(cmd, sizeof(cmd), "%s --address=%s %s >/dev/null", test_env("CACHEAGECTL"),
+                 env.address, args);
+        for (size_t i = 0; i < n; i++) {
+                uint64_t t0 = test_now_usec();
+
+                cr_assert_eq(system(cmd), 0, "%s", cmd);
+                v[i] = test_now_usec() - t0;
+        }
+        qsort(v, n, sizeof(v[0]), test_cmp_u64);
+        *ret_p50 = v[n / 2];
+        *ret_p99 = v[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1];
+        free(v);
+}
+
+/*
+ * A slice of many groups (CA_KERNEL_SCALE_GROUPS, 300 by default) on a fake tree: every group
+ * followed and passed over, the parts published, and what the loop answers with them there
+ * (status, show, metrics) as users would ask it; the latencies and the daemon's CPU per
+ * rotation are printed ("kernel slice scale: ...") for bench/kernel-scale.sh, which holds them
+ * to their targets: a timed assertion here would fail on a loaded machine, not on a slow daemon.
+ */
+Test(kernel, slice_scale, .fini = teardown, .timeout = 600)
+{
+        const char *v = getenv("CA_KERNEL_SCALE_GROUPS");
+        size_t n = v ? strtoul(v, NULL, 10) : 300;
+        uint64_t st50, st99, sh50, sh99, me50, me99, cpu0, cpu1, r0, r1;
+        char name[64], *s;
+
+        cr_assert(n >= 1 && n <= 1024, "CA_KERNEL_SCALE_GROUPS: 1..1024");
+        kernel_fake_new(&fake, 2, 100000, 20000);
+        for (size_t i = 0; i < n; i++) {
+                snprintf(name, sizeof(name), "/system.slice/svc%04zu.service", i);
+                free(kernel_fake_group(&fake, name, 3 << 20, 2 << 20, 0));
+        }
+        fake_start(2, "[cache services]\nadapter = kernel\ncgroup = /system.slice/*\n"
+                      "action = reclaim\n");
+        wait_astat("services", "groups", n);
+        wait_astat("services", "groups_passed", n);
+        s = ctl("show services");
+        snprintf(name, sizeof(name), "Parts=%zu\n", n);
+        cr_assert(strstr(s, name), "%s", s);
+        free(s);
+        r0 = rotations("services");
+        cpu0 = daemon_cpu_usec(env.daemon_pid);
+        ctl_latency("status", 50, &st50, &st99);
+        ctl_latency("show services", 50, &sh50, &sh99);
+        ctl_latency("metrics", 50, &me50, &me99);
+        wait_rotations("services", 3);
+        r1 = rotations("services");
+        cpu1 = daemon_cpu_usec(env.daemon_pid);
+        fprintf(stderr, "kernel slice scale: %zu groups, status p50 %" PRIu64 " us p99 %" PRIu64
+                " us, show p50 %" PRIu64 " us p99 %" PRIu64 " us, metrics p50 %" PRIu64
+                " us p99 %" PRIu64 " us, daemon CPU per rotation %" PRIu64 " us\n", n, st50,
+                st99, sh50, sh99, me50, me99, (cpu1 - cpu0) / (r1 > r0 ? r1 - r0 : 1));
+}
+
+/* More groups in a slice than the adapter follows (1024): the first 1024, and a word, once. */
+Test(kernel, slice_of_more_than_1024_groups, .fini = teardown, .timeout = 600)
+{
+        char name[64];
+
+        kernel_fake_new(&fake, 2, 100000, 20000);
+        for (int i = 0; i < 1030; i++) {
+                snprintf(name, sizeof(name), "/system.slice/svc%04d.service", i);
+                free(kernel_fake_group(&fake, name, 3 << 20, 2 << 20, 0));
+        }
+        fake_start(2, "[cache services]\nadapter = kernel\ncgroup = /system.slice/*\n"
+                      "action = reclaim\n");
+        wait_astat("services", "groups", 1024);
+        wait_rotations("services", 3);
+        cr_assert_eq(astat("services", "groups"), 1024);
+        cr_assert_eq(count_in_log("/system.slice has more than 1024 groups: the others are not "
+                                  "followed, ignoring"), 1, "%s", test_read_file(env.daemon_err));
 }
 
 /* Not idle (CPU pressure over the daemon's gate): the action waits, the figures do not. */

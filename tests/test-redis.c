@@ -818,6 +818,92 @@ Test(redis, acl_user, .timeout = 60)
         free(dir);
 }
 
+/*
+ * An ACL user without a command the adapter needs (issue 31, item 5): a configuration error,
+ * said once at error naming the command and the ACL rule that would allow it, the cache's state
+ * says so ("deferred: acl denies unlink"), nothing is deleted, and no "refused", "answers again",
+ * "refused" at every rotation (the reap's UNLINK flapped so, and nothing ever went). Granted, the
+ * next rotation ages, and says once that it may.
+ */
+Test(redis, acl_user_without_a_command, .timeout = 120)
+{
+        static const struct {
+                const char *missing;  /* the rule left out */
+                const char *named;    /* what the error line says */
+                const char *deferred; /* the cache's state */
+        } cases[] = {
+                { "+unlink", "may not run UNLINK (ACL SETUSER cacheage +unlink)",
+                  "acl denies unlink" },
+                { "+object|idletime",
+                  "may not run OBJECT IDLETIME (ACL SETUSER cacheage +object|idletime)",
+                  "acl denies object idletime" },
+                { "+evalsha", "may not run EVALSHA (ACL SETUSER cacheage +evalsha)",
+                  "acl denies evalsha" },
+                { "+scan", "may not run SCAN (ACL SETUSER cacheage +scan)", "acl denies scan" },
+                { "~*", "may not read every key it is asked about (ACL SETUSER cacheage ~*, or "
+                  "the pattern of match)", "acl denies keys" },
+        };
+        static const char *const rules[] = {
+                "+select", "+scan", "+info", "+time", "+eval", "+evalsha", "+script|load",
+                "+object|idletime", "+object|freq", "+pttl", "+memory|usage", "+unlink",
+                "+config|get",
+        };
+        char *dir = test_mkdtemp("cacheage-redis-pw"), *pw = password_file(dir, "s3cret\n", 0600);
+
+        for (size_t c = 0; c < ELEMENTSOF(cases); c++) {
+                const char *setuser[32] = { "ACL", "SETUSER", "cacheage", "on", ">s3cret",
+                                            strcmp(cases[c].missing, "~*") ? "~*" : "~x*",
+                                            "resetchannels", "-@all" };
+                size_t n = 8;
+                const char *reason;
+                uint64_t since;
+                struct env e;
+
+                for (size_t i = 0; i < ELEMENTSOF(rules); i++)
+                        if (strcmp(rules[i], cases[c].missing) != 0)
+                                setuser[n++] = rules[i];
+                setuser[n] = NULL;
+                env_start(&e, false, NULL);
+                rc_ok(e.fd, setuser);
+                load(e.fd, "k", 5, 100);
+                env_host_keys(&e, 1, 1, (const char *[]){ "user", "cacheage", "password_file",
+                                                          pw, NULL });
+                for (int i = 0; i < 4; i++)
+                        host_rotate(&e.h);
+                cr_expect_eq(rc_count(e.fd, "k", 5), 5, "%s: a key went", cases[c].missing);
+                cr_expect_eq(host_log_count(&e.h, "ERR: redis at"), 1, "%s\n%s",
+                             cases[c].missing, e.h.log);
+                cr_expect_eq(host_log_count(&e.h, cases[c].named), 1, "%s\n%s",
+                             cases[c].missing, e.h.log);
+                cr_expect_eq(host_log_count(&e.h, "WARNING"), 0, "%s: flapping\n%s",
+                             cases[c].missing, e.h.log);
+                cr_expect_eq(host_log_count(&e.h, "answers again"), 0, "%s\n%s",
+                             cases[c].missing, e.h.log);
+                cr_expect_eq(host_stat(&e.h, "acl_denied"), 1, "%s", cases[c].missing);
+                /* Refused a command, it asks again before each scan rather than scan in vain. */
+                if (strcmp(cases[c].missing, "~*") != 0)
+                        cr_expect_leq(host_stat(&e.h, "scans"), 1, "%s\n%s", cases[c].missing,
+                                      e.h.log);
+                ca_cache_get_deferred(e.h.cache, &reason, &since);
+                cr_expect_str_eq(reason, cases[c].deferred, "%s", cases[c].missing);
+
+                rc_ok(e.fd, (const char *[]){ "ACL", "SETUSER", "cacheage", cases[c].missing,
+                                              NULL });
+                host_rotate(&e.h);
+                cr_expect_eq(host_stat(&e.h, "deleted"), 5, "%s: granted, nothing went\n%s",
+                             cases[c].missing, e.h.log);
+                cr_expect_eq(host_log_count(&e.h, "may run every command it needs again"), 1,
+                             "%s\n%s", cases[c].missing, e.h.log);
+                cr_expect_eq(host_stat(&e.h, "acl_denied"), 0, "%s", cases[c].missing);
+                ca_cache_get_deferred(e.h.cache, &reason, &since);
+                cr_expect_str_eq(reason, "", "%s", cases[c].missing);
+                env_stop(&e);
+        }
+        free(pw);
+        test_rm_rf(dir);
+        free(dir);
+}
+
 /* The password file: as the daemon trusts files, and readable by nobody else. */
 Test(redis, password_file_rules)
 {
@@ -870,6 +956,389 @@ Test(redis, password_file_rules)
         free(path);
         test_rm_rf(dir);
         free(dir);
+}
+
+/* setfacl @spec on @path (the acl package); an assertion when it fails. */
+static void acl_set(const char *spec, const char *path)
+{
+        char cmd[1024];
+
+        snprintf(cmd, sizeof(cmd), "setfacl -m '%s' '%s'", spec, path);
+        cr_assert(system(cmd) == 0, "%s failed", cmd);
+}
+
+/*
+ * A password file of mode 0600 that a POSIX ACL lets another user or group read is as readable
+ * by others as one of mode 0604: refused, naming the file and whom (issue 31, item 5: it was
+ * accepted, only S_IROTH was looked at). One whose mask cuts the entry, or whose ACL names only
+ * root, passes.
+ */
+Test(redis, password_file_readable_through_an_acl)
+{
+        static const struct {
+                const char *acl;
+                const char *refused; /* NULL: accepted */
+        } cases[] = {
+                { "u:nobody:r", "is readable by uid 65534 (its ACL" },
+                { "g:nogroup:r", "is readable by gid 65534 (its ACL" },
+                { "u:nobody:r,m::---", NULL },
+                { "u:root:r", NULL },
+        };
+        char *dir = test_mkdtemp("cacheage-redis-pw");
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char *path = password_file(dir, "s3cret\n", 0600);
+                const char *keys[] = { "password_file", path, NULL };
+                struct host h;
+                int r;
+
+                acl_set(cases[i].acl, path);
+                r = host_try_setup(&h, "redis", 1, 1, keys);
+                if (cases[i].refused) {
+                        cr_expect_eq(r, -EPERM, "%s: %d\n%s", cases[i].acl, r, h.log);
+                        cr_expect(strstr(h.log, "KEY password_file: ") && strstr(h.log, path) &&
+                                  strstr(h.log, cases[i].refused), "%s:\n%s", cases[i].acl,
+                                  h.log);
+                } else {
+                        cr_expect_eq(r, 0, "%s: %d\n%s", cases[i].acl, r, h.log);
+                }
+                host_cleanup(&h);
+                cr_assert(unlink(path) == 0);
+                free(path);
+        }
+        test_rm_rf(dir);
+        free(dir);
+}
+
+/* ---- the server changes under a round (issue 31, item 6) ---------------------------------- */
+
+/* @key, as it is (any type), idle for @idle_sec already: DUMP, then RESTORE ... IDLETIME. */
+static void make_idle(int fd, const char *key, unsigned idle_sec)
+{
+        static struct rp_value dv[4];
+        char *dump, idle[16], err[RP_ERR_MAX], *r;
+        size_t n, used, len, lens[7];
+        const char *argv[7] = { "DUMP", key };
+
+        lens[0] = 4;
+        lens[1] = strlen(key);
+        dump = rc_cmdl(fd, 2, argv, lens, &len);
+        cr_assert_eq(rp_parse(dump, len, dv, 4, &n, &used, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(dv[0].type, RP_BULK, "DUMP %s", key);
+        snprintf(idle, sizeof(idle), "%u", idle_sec);
+        argv[0] = "RESTORE";
+        argv[2] = "0";
+        argv[3] = dv[0].str;
+        argv[4] = "REPLACE";
+        argv[5] = "IDLETIME";
+        argv[6] = idle;
+        for (size_t i = 0; i < 7; i++)
+                lens[i] = strlen(argv[i]);
+        lens[3] = dv[0].len;
+        r = rc_cmdl(fd, 7, argv, lens, NULL);
+        cr_assert_str_eq(r, "+OK\r\n", "RESTORE %s: %s", key, r);
+        free(r);
+        free(dump);
+}
+
+/*
+ * Keys of every type Redis has: the scripts' OBJECT, MEMORY USAGE and UNLINK take them all, a
+ * read of each type (HGET, LRANGE, SISMEMBER, ZSCORE, XRANGE, GET) is a use, and the unread ones
+ * go at the second rotation.
+ */
+Test(redis, keys_of_every_type, .timeout = 60)
+{
+        static const struct {
+                const char *const make[6];
+                const char *const read[6];
+        } types[] = {
+                { { "SET", "%s", "v" }, { "GET", "%s" } },
+                { { "HSET", "%s", "f", "v" }, { "HGET", "%s", "f" } },
+                { { "RPUSH", "%s", "a", "b" }, { "LRANGE", "%s", "0", "-1" } },
+                { { "SADD", "%s", "a", "b" }, { "SISMEMBER", "%s", "a" } },
+                { { "ZADD", "%s", "1", "a" }, { "ZSCORE", "%s", "a" } },
+                { { "XADD", "%s", "*", "f", "v" }, { "XRANGE", "%s", "-", "+" } },
+        };
+        struct env e;
+        char key[32];
+
+        env_start(&e, false, NULL);
+        for (size_t t = 0; t < ELEMENTSOF(types); t++)
+                for (int read = 0; read < 2; read++) {
+                        const char *argv[7] = { 0 };
+                        char *r;
+
+                        snprintf(key, sizeof(key), "%s%zu", read ? "read" : "unread", t);
+                        for (size_t i = 0; types[t].make[i]; i++)
+                                argv[i] = strcmp(types[t].make[i], "%s") ? types[t].make[i] : key;
+                        r = rc_cmd(e.fd, argv);
+                        cr_assert(r[0] != '-', "%s: %s", argv[0], r);
+                        free(r);
+                        make_idle(e.fd, key, 100);
+                }
+        env_host(&e, 2, 8, NULL, NULL);
+        host_rotate(&e.h);
+        cr_expect_eq(host_stat(&e.h, "keys"), 12, "%s", e.h.log);
+        for (size_t t = 0; t < ELEMENTSOF(types); t++) {
+                const char *argv[7] = { 0 };
+                char *r;
+
+                snprintf(key, sizeof(key), "read%zu", t);
+                for (size_t i = 0; types[t].read[i]; i++)
+                        argv[i] = strcmp(types[t].read[i], "%s") ? types[t].read[i] : key;
+                r = rc_cmd(e.fd, argv);
+                cr_assert(r[0] != '-', "%s: %s", argv[0], r);
+                free(r);
+        }
+        rc_wait_idle(e.fd, "read5", 1);
+        host_rotate(&e.h);
+        cr_expect_eq(host_stat(&e.h, "deleted"), 6, "%s", e.h.log);
+        cr_expect_eq(rc_count(e.fd, "unread", 6), 0, "an unread key stayed");
+        cr_expect_eq(rc_count(e.fd, "read", 6), 6, "a read key went");
+        cr_expect_eq(host_stat(&e.h, "errors"), 0, "%s", e.h.log);
+        env_stop(&e);
+}
+
+/*
+ * SCRIPT FLUSH between the scan and the reap: the reap, answered NOSCRIPT, goes again whole;
+ * the key read meanwhile stays, the others go, and it is no error.
+ */
+Test(redis, script_flush_between_scan_and_reap)
+{
+        struct env e;
+
+        env_start(&e, false, NULL);
+        load(e.fd, "k", 10, 100);
+        env_host(&e, 1, 1, NULL, NULL);
+        host_refresh(&e.h);
+        rc_ok(e.fd, (const char *[]){ "SCRIPT", "FLUSH", NULL });
+        cr_assert(rc_get(e.fd, "k0"));
+        host_age(&e.h);
+        cr_expect(rc_exists(e.fd, "k0"), "the key read after the scan went\n%s", e.h.log);
+        cr_expect_eq(rc_count(e.fd, "k", 10), 1, "%s", e.h.log);
+        cr_expect_geq(host_stat(&e.h, "scripts_reloaded"), 1, "%s", e.h.log);
+        cr_expect_eq(host_stat(&e.h, "errors"), 0, "%s", e.h.log);
+        env_stop(&e);
+}
+
+/*
+ * The server restarted with another dataset between the scan and the reap, keys of the same
+ * names among it, as idle as the old ones: nothing of it goes on the old instance's scan; the
+ * next rotation says it restarted and forgets what it knew; the keys go only once seen idle on
+ * the new instance.
+ */
+Test(redis, restarted_with_another_dataset_mid_round, .timeout = 60)
+{
+        struct env e;
+
+        env_start(&e, false, NULL);
+        load(e.fd, "k", 10, 100);
+        env_host(&e, 2, 8, NULL, NULL);
+        host_rotate(&e.h);
+        host_refresh(&e.h);            /* the scan that finds k0..k9 idle, due now... */
+        close(e.fd);
+        rds_kill(&e.r);                /* ...then another server, another dataset */
+        rds_restart(&e.r);
+        e.fd = rc_connect(&e.r);
+        load(e.fd, "k", 10, 100);
+        load(e.fd, "n", 10, 100);
+        host_age(&e.h);
+        cr_expect_eq(rc_count(e.fd, "k", 10) + rc_count(e.fd, "n", 10), 20,
+                     "a key of the new dataset went on the old one's scan\n%s", e.h.log);
+        cr_expect_eq(host_stat(&e.h, "deleted"), 0, "%s", e.h.log);
+        host_rotate(&e.h);
+        cr_expect_eq(host_log_count(&e.h, "restarted"), 1, "%s", e.h.log);
+        cr_expect_eq(rc_count(e.fd, "k", 10) + rc_count(e.fd, "n", 10), 20,
+                     "a key went at its first sight on the new instance\n%s", e.h.log);
+        host_rotate(&e.h);
+        cr_expect_eq(rc_count(e.fd, "k", 10) + rc_count(e.fd, "n", 10), 0, "%s", e.h.log);
+        cr_expect_eq(host_log_count(&e.h, "answers again"), 1, "%s", e.h.log);
+        env_stop(&e);
+}
+
+/* Wait until the redis-server of @fd is a replica whose link to its master is up. */
+static void wait_replica_up(int fd)
+{
+        uint64_t until = test_now_usec() + 20000000;
+
+        for (;;) {
+                char *r = rc_cmd(fd, (const char *[]){ "INFO", "replication", NULL });
+                bool up = strstr(r, "master_link_status:up") != NULL;
+
+                free(r);
+                if (up)
+                        return;
+                cr_assert(test_now_usec() < until, "no replication link within 20 s");
+                usleep(50000);
+        }
+}
+
+/*
+ * The server made a replica (REPLICAOF) between the scan and the reap: its dataset is its
+ * master's now, some keys of the same names; none of them goes, on the replica or the master.
+ * The next rotation refuses the replica, said once; made a master again, it answers again and
+ * ages what it holds.
+ */
+Test(redis, becomes_a_replica_mid_round, .timeout = 90)
+{
+        struct rds m;
+        char port[16];
+        struct env e;
+        int fdm;
+
+        rds_start(&m, false, (const char *[]){ "--repl-diskless-sync-delay", "0", NULL });
+        fdm = rc_connect(&m);
+        load(fdm, "t", 5, 100);        /* the master's t0..t4 */
+        env_start(&e, false, NULL);
+        load(e.fd, "t", 10, 100);      /* the server's own t0..t9 */
+        env_host(&e, 2, 8, NULL, NULL);
+        host_rotate(&e.h);
+        host_refresh(&e.h);
+        snprintf(port, sizeof(port), "%u", m.port);
+        rc_ok(e.fd, (const char *[]){ "REPLICAOF", "127.0.0.1", port, NULL });
+        wait_replica_up(e.fd);
+        host_age(&e.h);
+        cr_expect_eq(rc_count(fdm, "t", 5), 5, "a key of the master went\n%s", e.h.log);
+        cr_expect_eq(rc_count(e.fd, "t", 5), 5, "a key of the replica went\n%s", e.h.log);
+        cr_expect_eq(host_stat(&e.h, "deleted"), 0, "%s", e.h.log);
+
+        host_rotate(&e.h);
+        host_rotate(&e.h);
+        cr_expect_eq(host_log_count(&e.h, "a replica (role:slave)"), 2, "%s", e.h.log);
+        cr_expect_eq(host_log_count(&e.h, "WARNING: redis at"), 1, "%s", e.h.log);
+        cr_expect_eq(host_stat(&e.h, "deleted"), 0, "%s", e.h.log);
+
+        /*
+         * The sync rewrote every key: used, so they go only past max_age, unread since (and
+         * once a second old: a key seen at idle time 0 counts as used once more).
+         */
+        rc_ok(e.fd, (const char *[]){ "REPLICAOF", "NO", "ONE", NULL });
+        host_rotate(&e.h);
+        cr_expect_eq(host_log_count(&e.h, "answers again"), 1, "%s", e.h.log);
+        rc_wait_idle(e.fd, "t0", 1);
+        for (int i = 0; i < 11; i++)
+                host_rotate(&e.h);
+        cr_expect_eq(rc_count(e.fd, "t", 5), 0, "a master again, its unread keys stayed\n%s",
+                     e.h.log);
+        cr_expect_eq(host_stat(&e.h, "deleted"), 5, "%s", e.h.log);
+        cr_expect_eq(rc_count(fdm, "t", 5), 5, "a key of the old master went");
+        env_stop(&e);
+        close(fdm);
+        rds_cleanup(&m);
+}
+
+/*
+ * Made a replica between the scan and the reap, its sync not begun yet (the master waits 5 s
+ * before a diskless sync): it still holds its own keys, exactly as the scan saw them, and the
+ * reap's UNLINK is refused there (READONLY). Nothing goes; the refusal is said.
+ */
+Test(redis, replica_before_its_sync_deletes_nothing, .timeout = 60)
+{
+        struct rds m;
+        char port[16];
+        struct env e;
+        int fdm;
+
+        rds_start(&m, false, (const char *[]){ "--repl-diskless-sync-delay", "5", NULL });
+        fdm = rc_connect(&m);
+        env_start(&e, false, NULL);
+        load(e.fd, "t", 10, 100);
+        env_host(&e, 1, 1, NULL, NULL);
+        host_refresh(&e.h);
+        snprintf(port, sizeof(port), "%u", m.port);
+        rc_ok(e.fd, (const char *[]){ "REPLICAOF", "127.0.0.1", port, NULL });
+        host_age(&e.h);
+        cr_expect_eq(rc_count(e.fd, "t", 10), 10, "a key went on a replica\n%s", e.h.log);
+        cr_expect_eq(host_stat(&e.h, "deleted"), 0, "%s", e.h.log);
+        cr_expect_eq(host_log_count(&e.h, "the reap script refused: \"READONLY"), 1, "%s",
+                     e.h.log);
+        host_rotate(&e.h);
+        cr_expect_eq(host_log_count(&e.h, "a replica (role:slave)"), 1, "%s", e.h.log);
+        cr_expect_eq(rc_count(e.fd, "t", 10), 10, "a key went on a replica\n%s", e.h.log);
+        env_stop(&e);
+        close(fdm);
+        rds_cleanup(&m);
+}
+
+/*
+ * The server gone while a paced scan waits for its pace (nothing in flight): the refresh fails
+ * at once, said, and the next rotation connects again. It was closed without a word, and the
+ * cache's rotations waited for refresh_timeout (69 min by default).
+ */
+Test(redis, server_gone_while_a_paced_scan_waits, .timeout = 60)
+{
+        struct env e;
+        uint64_t t0;
+        int r;
+
+        env_start(&e, false, NULL);
+        load(e.fd, "k", 60, 100);
+        env_host(&e, 2, 8, "rate", "20");
+        e.h.ready = false;
+        r = e.h.hooks->before_rotate(e.h.cache, e.h.hooks_userdata);
+        cr_assert_eq(r, CA_ROTATE_LATER);
+        host_run_for(&e.h, 500); /* the scan under way, waiting for its pace */
+        close(e.fd);
+        rds_kill(&e.r);
+        t0 = test_now_usec();
+        while (!e.h.ready && test_now_usec() - t0 < 10000000)
+                host_run_for(&e.h, 20);
+        cr_expect(e.h.ready, "the refresh still waits, 10 s after the server went\n%s", e.h.log);
+        cr_expect_eq(host_stat(&e.h, "errors"), 1, "%s", e.h.log);
+        cr_expect_eq(host_log_count(&e.h, "nothing is deleted until a scan succeeds"), 1, "%s",
+                     e.h.log);
+        rds_restart(&e.r);
+        e.fd = rc_connect(&e.r);
+        host_rotate(&e.h);
+        cr_expect_eq(host_log_count(&e.h, "answers again"), 1, "%s", e.h.log);
+        env_stop(&e);
+}
+
+/*
+ * CLIENT PAUSE WRITE during the deletes: the reap waits for it (a script may write), and a key
+ * read during the pause stays. Paused longer than `timeout`, the round fails, its victims stay,
+ * and the reap given up is not run when the pause ends; the next rotation ages again.
+ */
+Test(redis, client_pause_write_during_the_deletes, .timeout = 60)
+{
+        struct env e;
+        uint64_t t0;
+
+        env_start(&e, false, NULL);
+        load(e.fd, "k", 10, 100);
+        env_host(&e, 1, 1, NULL, NULL);
+        host_refresh(&e.h);
+        rc_ok(e.fd, (const char *[]){ "CLIENT", "PAUSE", "1500", "WRITE", NULL });
+        cr_assert(rc_get(e.fd, "k0"));
+        t0 = test_now_usec();
+        host_age(&e.h);
+        cr_expect_geq(test_now_usec() - t0, 1000000, "the reap did not wait for the pause");
+        cr_expect(rc_exists(e.fd, "k0"), "the key read during the pause went\n%s", e.h.log);
+        cr_expect_eq(rc_count(e.fd, "k", 10), 1, "%s", e.h.log);
+        cr_expect_eq(host_stat(&e.h, "kept_touched"), 1, "%s", e.h.log);
+        cr_expect_eq(host_stat(&e.h, "errors"), 0, "%s", e.h.log);
+        host_cleanup(&e.h);
+
+        load(e.fd, "j", 10, 100);
+        env_host(&e, 2, 8, "timeout", "500ms");
+        host_rotate(&e.h);
+        host_refresh(&e.h);
+        rc_ok(e.fd, (const char *[]){ "CLIENT", "PAUSE", "2000", "WRITE", NULL });
+        cr_assert(rc_get(e.fd, "j0"));
+        host_age(&e.h);
+        cr_expect_eq(host_stat(&e.h, "errors"), 1, "%s", e.h.log);
+        cr_expect_eq(host_log_count(&e.h, "no reply within timeout"), 1, "%s", e.h.log);
+        usleep(2000000); /* the pause is over: what was given up stays given up */
+        cr_expect_eq(rc_count(e.fd, "j", 10), 10, "a reap given up was run\n%s", e.h.log);
+        /* The victims spared are new objects: j0, read again, is reused; the rest go. */
+        host_rotate(&e.h);
+        cr_assert(rc_get(e.fd, "j0"));
+        rc_wait_idle(e.fd, "j0", 1);
+        host_rotate(&e.h);
+        cr_expect(rc_exists(e.fd, "j0"), "the key read again went\n%s", e.h.log);
+        cr_expect_eq(rc_count(e.fd, "j", 10), 1, "%s", e.h.log);
+        cr_expect_eq(host_log_count(&e.h, "answers again"), 1, "%s", e.h.log);
+        env_stop(&e);
 }
 
 /* ---- servers that are not Redis, or not quite --------------------------------------------- */
@@ -1103,6 +1572,69 @@ Test(redis, scripted_exchange)
         cr_expect_eq(f.used[6], 1, "no probe");
         host_cleanup(&h);
         fake_stop(&f);
+        free(info);
+}
+
+/*
+ * Scripts answered with the wrong types (issue 31, item 6): each a clear error naming the script,
+ * counted, nothing counted deleted, the reap's victim spared (tracked still) or the probe's walk
+ * not trusted; never a crash. The exchange is scripted_exchange's, the script's reply changed.
+ */
+Test(redis, scripts_answered_with_wrong_types)
+{
+        char *info = rd_fake_info("master");
+        static const struct {
+                bool probe;           /* the probe's reply is wrong, else the reap's */
+                const char *reply;
+                const char *said;
+        } cases[] = {
+                { false, "+OK\r\n", "bad reply to the reap script: " },
+                { false, "$2\r\n64\r\n", "bad reply to the reap script: " },
+                { false, "*2\r\n:0\r\n$2\r\n64\r\n", "bad reply to the reap script: " },
+                { false, "*2\r\n:1\r\n:0\r\n", "a status other than 0" },
+                { false, "*1\r\n:0\r\n", "bad reply to the reap script: " },
+                { false, "*-1\r\n", "bad reply to the reap script: " },
+                { false, "$-1\r\n", "bad reply to the reap script: " },
+                { false, "*2\r\n:0\r\n*1\r\n:0\r\n", "bad reply to the reap script: " },
+                { false, "*2\r\n:0\r\n:-7\r\n", "a reap result out of range (-7)" },
+                { false, ":0\r\n", "bad reply to the reap script: " },
+                { true, "*-1\r\n", "bad reply to the probe script: " },
+                { true, "*3\r\n+a\r\n+b\r\n+c\r\n", "bad reply to the probe script: " },
+                { true, "*3\r\n:-5\r\n:100\r\n:0\r\n", "an LRU clock out of range" },
+                { true, "*3\r\n:1000\r\n:100\r\n:7\r\n", "a probe result out of range" },
+                { true, "*5\r\n:1000\r\n:100\r\n:0\r\n:1\r\n:0\r\n", "bad reply to the probe" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const struct fake_rule rules[] = {
+                        { .prefix = "SELECT 0", .reply = "+OK\r\n" },
+                        { .prefix = "SCRIPT LOAD", .reply = SHA_REPLY },
+                        { .prefix = "INFO", .reply = info },
+                        { .prefix = "SCAN 0 COUNT 8",
+                          .reply = "*2\r\n$1\r\n0\r\n*1\r\n$3\r\nk 1\r\n" },
+                        { .prefix = "EVALSHA " SHA " 1 k 1 lru 250000 0 0 900",
+                          .reply = cases[i].probe ? "*2\r\n:0\r\n:64\r\n" : cases[i].reply },
+                        { .prefix = "EVALSHA " SHA " 1 k 1 lru 250000",
+                          .reply = cases[i].probe ? cases[i].reply
+                                                  : "*3\r\n:1000\r\n:100\r\n:0\r\n" },
+                };
+                struct fake f;
+                struct host h;
+
+                fake_start(&f, rd_frame);
+                fake_script(&f, rules, ELEMENTSOF(rules));
+                host_on_fake(&h, &f);
+                host_rotate(&h);
+                cr_expect_eq(host_stat(&h, "errors"), 1, "case %zu\n%s", i, h.log);
+                cr_expect_eq(host_log_count(&h, cases[i].said), 1, "case %zu: %s\n%s", i,
+                             cases[i].said, h.log);
+                cr_expect_eq(host_stat(&h, "deleted"), 0, "case %zu", i);
+                cr_expect_eq(host_stat(&h, "keys"), cases[i].probe ? 0 : 1,
+                             "case %zu: the victim was not spared\n%s", i, h.log);
+                cr_expect_eq(host_stat(&h, "round_victims"), 0, "case %zu", i);
+                host_cleanup(&h);
+                fake_stop(&f);
+        }
         free(info);
 }
 

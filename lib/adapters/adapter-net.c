@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* What the network adapters share (see adapter-net.h). */
+/* The connection under the network adapters' frame (see adapter-net.h). */
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -253,7 +253,7 @@ void ad_conn_end(struct ad_conn *c, const struct ad_step *step)
         if (ad_step_end(&c->steps, step, ca_host_slice_usec(c->host), &cpu, &d))
                 ca_host_log(c->host, LOG_DEBUG, "a step over slice_time: %" PRIu64 " us on the "
                             "CPU (%" PRIu64 " us on the clock) for %" PRIu64 " %s, %s", cpu, d,
-                            c->steps.work, c->ops->work_unit, c->ops->doing(c->userdata));
+                            c->steps.work, c->work_unit, c->ops->doing(c->userdata));
 }
 
 void ad_conn_schedule(struct ad_conn *c, uint64_t delay_usec)
@@ -374,10 +374,10 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *userdata)
 }
 
 int ad_conn_init(struct ad_conn *c, struct ca_host *host, uint64_t timeout_usec,
-                 const struct ad_conn_ops *ops, void *userdata)
+                 const struct ad_conn_ops *ops, const char *work_unit, void *userdata)
 {
         *c = (struct ad_conn){ .host = host, .timeout_usec = timeout_usec, .ops = ops,
-                               .userdata = userdata };
+                               .work_unit = work_unit, .userdata = userdata };
         c->base = ca_host_event_base(host);
         if (!c->base)
                 return -EINVAL;

@@ -2,16 +2,18 @@
 #pragma once
 
 /*
- * What the adapters of network caches (memcached, redis) share: the server's address as the
- * "server =" key writes it, a non-blocking connection on the host's loop, the accounting of the
- * adapter's steps in that loop, the pace of a walk (items a second), and the rule that a
- * failure is logged once per change. All of it runs on the host's loop thread.
+ * The connection under the frame of the network caches' adapters (adapter-round.h): the
+ * server's address as the "server =" key writes it, a non-blocking connection on the host's loop,
+ * the accounting of the adapter's steps in that loop, the pace of a walk (items a second), and
+ * the rule that a failure is logged once per change. All of it runs on the host's loop thread.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+
+#include "adapter-stat.h" /* AD_GAUGE(), AD_COUNTER() */
 
 struct bufferevent;
 struct event_base;
@@ -132,9 +134,8 @@ struct event;
  * time counts in ad_conn.steps): @connected, @read (bytes came, or the server closed: c->eof),
  * @step (the timer of ad_conn_schedule() fired), @failed (the connection failed: the message,
  * for the adapter to count and log; it closes the connection), @refresh_timeout (the refresh
- * under way missed the deadline of ad_conn_refresh(); the adapter fails it). @doing names what the adapter
- * was doing, and @work_unit what ad_conn.steps.work counts, for the log line of a step over
- * slice_time.
+ * under way missed the deadline of ad_conn_refresh(); the adapter fails it). @doing names what the
+ * adapter was doing, for the log line of a step over slice_time.
  */
 struct ad_conn_ops {
         void (*connected)(void *userdata);
@@ -143,12 +144,11 @@ struct ad_conn_ops {
         void (*failed)(void *userdata, const char *msg);
         void (*refresh_timeout)(void *userdata);
         const char *(*doing)(void *userdata);
-        const char *work_unit;
 };
 
 /*
- * One connection to a server on the host's loop, and the machinery both network adapters run
- * it with: a timer for the adapter's next step, at the base's lowest priority (as the host's
+ * One connection to a server on the host's loop, and the machinery the frame (adapter-round.c)
+ * runs it with: a timer for the adapter's next step, at the base's lowest priority (as the host's
  * aging slices), so that the loop polls between two steps; the bufferevent's callbacks turned
  * into ops; the steps' accounting; and the refresh handshake with the host, whose
  * ca_host_rotate_ready() comes from a step of its own, so that the rotation, and the aging
@@ -168,13 +168,17 @@ struct ad_conn {
         bool ready_due;                /* ... and due at the next step */
         uint64_t timeout_usec;
         struct ad_steps steps;
+        const char *work_unit;         /* what steps.work counts, for the log line of a long step */
         const struct ad_conn_ops *ops;
         void *userdata;
 };
 
-/* ad_conn_init() - on the host's base, not connected. Returns 0, -EINVAL (no base) or -ENOMEM. */
+/*
+ * ad_conn_init() - on the host's base, not connected; @work_unit says what a step's work counts
+ * ("lines or items"). Returns 0, -EINVAL (no base) or -ENOMEM.
+ */
 int ad_conn_init(struct ad_conn *c, struct ca_host *host, uint64_t timeout_usec,
-                 const struct ad_conn_ops *ops, void *userdata);
+                 const struct ad_conn_ops *ops, const char *work_unit, void *userdata);
 /* ad_conn_free() - close, and free the timer; accepts a connection never initialised (zeroed). */
 void ad_conn_free(struct ad_conn *c);
 /*
@@ -212,17 +216,6 @@ uint64_t ad_refresh_deadline_usec(uint64_t configured_usec, uint64_t max_items,
                                   uint64_t items_seen, uint64_t rate);
 /* ad_conn_refresh_done() - it is over (the deadline is off): the host is told at the next step. */
 void ad_conn_refresh_done(struct ad_conn *c);
-
-/*
- * A stats hook's figures, each saying what it is (plugin.h): in a hook whose emit function is
- * `emit` and its userdata `eu`.
- */
-#define AD_GAUGE(n, u, h, v) \
-        emit(eu, &(const struct ca_adapter_stat){ .name = n, .kind = CA_STAT_GAUGE, .unit = u, \
-                                                  .help = h }, v)
-#define AD_COUNTER(n, u, h, v) \
-        emit(eu, &(const struct ca_adapter_stat){ .name = n, .kind = CA_STAT_COUNTER, \
-                                                  .unit = u, .help = h }, v)
 
 /*
  * ad_conn_stats() - the steps' statistics: longest_step_usec, longest_step_cpu_usec, steps,

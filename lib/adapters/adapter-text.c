@@ -2,6 +2,7 @@
 /* Numbers and excerpts of what servers send (see adapter-text.h). */
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,6 +27,18 @@ int ad_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *ret)
                 return -ERANGE;
         *ret = v;
         return 0;
+}
+
+int ad_bad(char *err, size_t err_len, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (err && err_len) {
+                va_start(ap, fmt);
+                vsnprintf(err, err_len, fmt, ap);
+                va_end(ap);
+        }
+        return -EBADMSG;
 }
 
 char *ad_excerpt(const char *line, size_t len, char *buf)

@@ -3,7 +3,8 @@
 
 /*
  * Text that the network adapters' protocol units (memcached-proto.c, redis-proto.c) share:
- * numbers read strictly, and an excerpt of what a server sent for a log message. Pure
+ * numbers read strictly, a parser's refusal, and an excerpt of what a server sent for a log
+ * message. Pure
  * functions, no I/O, no allocation: the adapters, their tests and their fuzz targets call them.
  */
 
@@ -18,6 +19,12 @@
  * -EBADMSG (not a number, empty) / -ERANGE (above @max).
  */
 int ad_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *ret);
+
+/*
+ * ad_bad() - a parser's refusal: its reason, from @fmt, in @err (@err_len bytes; none when @err
+ * is NULL). Returns -EBADMSG.
+ */
+int ad_bad(char *err, size_t err_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /*
  * ad_excerpt() - up to AD_EXCERPT_MAX bytes of @line for a log message: printable ASCII as is,

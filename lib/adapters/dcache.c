@@ -37,6 +37,7 @@
 #include "cacheage/plugin.h"
 #include "cacheage/replay.h"
 #include "cacheage/trace.h"
+#include "adapter-stat.h"
 
 #define DC_TICK_USEC 10000              /* feeding timer period: 10ms */
 #define DC_TICK_EVENTS_MAX 20000        /* events applied per tick, at most */
@@ -522,35 +523,14 @@ static void dc_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
         struct ca_dcache_stats st;
 
         ca_dcache_stats(dc->model, &st);
-        emit(eu, &(const struct ca_adapter_stat){ .name = "nr_dentry", .kind = CA_STAT_GAUGE,
-                                                  .unit = "dentries",
-                                                  .help = "dentries in the model" },
-             st.nr_dentry);
-        emit(eu, &(const struct ca_adapter_stat){ .name = "nr_unused", .kind = CA_STAT_GAUGE,
-                                                  .unit = "dentries",
-                                                  .help = "dentries on the LRU, unused" },
-             st.nr_unused);
-        emit(eu, &(const struct ca_adapter_stat){ .name = "nr_negative", .kind = CA_STAT_GAUGE,
-                                                  .unit = "dentries",
-                                                  .help = "negative dentries on the LRU" },
-             st.nr_negative);
-        emit(eu, &(const struct ca_adapter_stat){ .name = "lookups", .kind = CA_STAT_COUNTER,
-                                                  .unit = "lookups",
-                                                  .help = "path lookups replayed or generated" },
-             dc->lookups);
-        emit(eu, &(const struct ca_adapter_stat){ .name = "hits", .kind = CA_STAT_COUNTER,
-                                                  .unit = "lookups",
-                                                  .help = "lookups that allocated no dentry" },
-             dc->hits);
-        emit(eu, &(const struct ca_adapter_stat){ .name = "trace_bytes_read",
-                                                  .kind = CA_STAT_COUNTER, .unit = "bytes",
-                                                  .help = "bytes of strace log read" },
-             dc->bytes_read);
-        emit(eu, &(const struct ca_adapter_stat){ .name = "trace_reopens",
-                                                  .kind = CA_STAT_COUNTER,
-                                                  .help = "times a looped strace log was "
-                                                          "started over" },
-             dc->reopens);
+        AD_GAUGE("nr_dentry", "dentries", "dentries in the model", st.nr_dentry);
+        AD_GAUGE("nr_unused", "dentries", "dentries on the LRU, unused", st.nr_unused);
+        AD_GAUGE("nr_negative", "dentries", "negative dentries on the LRU", st.nr_negative);
+        AD_COUNTER("lookups", "lookups", "path lookups replayed or generated", dc->lookups);
+        AD_COUNTER("hits", "lookups", "lookups that allocated no dentry", dc->hits);
+        AD_COUNTER("trace_bytes_read", "bytes", "bytes of strace log read", dc->bytes_read);
+        AD_COUNTER("trace_reopens", NULL, "times a looped strace log was started over",
+                   dc->reopens);
 }
 
 static const struct ca_cache_hooks dc_hooks = {

@@ -19,6 +19,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,9 @@ struct kk_guard {
         bool stop;
         /* the setting under way, under lock */
         bool armed;
+        bool lowered;                 /* below the value found: interrupt the write first */
+        bool in_write, interrupted;
+        pthread_t writer;
         uint64_t found, value;
         uint64_t set_usec, deadline_usec, back_usec;
         bool cut;
@@ -327,7 +331,7 @@ static void *guard_main(void *userdata)
         pthread_mutex_lock(&g->lock);
         g->normal_sched = normal;
         while (!g->stop) {
-                uint64_t now = now_usec();
+                uint64_t now = now_usec(), until = g->deadline_usec;
                 struct timespec ts;
 
                 if (!g->armed || g->back_usec) {
@@ -335,19 +339,59 @@ static void *guard_main(void *userdata)
                         continue;
                 }
                 if (now >= g->deadline_usec) {
-                        put_back_locked(g, true);
-                        continue;
+                        if (g->in_write && !g->interrupted) {
+                                /* The kernel stops after its current descent (EINTR). */
+                                (void)pthread_kill(g->writer, SIGRTMIN + KK_SIGNAL_OFFSET);
+                                g->interrupted = true;
+                        }
+                        /* A raised value goes back at once; a lowered one once the write ended. */
+                        if (!g->lowered || !g->in_write ||
+                            now >= g->deadline_usec + KK_GRACE_USEC) {
+                                put_back_locked(g, true);
+                                continue;
+                        }
+                        until = g->deadline_usec + KK_GRACE_USEC;
                 }
-                ts.tv_sec = (time_t)(g->deadline_usec / 1000000);
-                ts.tv_nsec = (long)(g->deadline_usec % 1000000) * 1000;
+                ts.tv_sec = (time_t)(until / 1000000);
+                ts.tv_nsec = (long)(until % 1000000) * 1000;
                 pthread_cond_timedwait(&g->cond, &g->lock, &ts);
         }
         pthread_mutex_unlock(&g->lock);
         return NULL;
 }
 
+/* The guard's interruption only has to end the write: its handler does nothing. */
+static void on_interrupt(int sig)
+{
+}
+
+static void install_handler(void)
+{
+        struct sigaction sa = { .sa_handler = on_interrupt }; /* no SA_RESTART */
+
+        sigemptyset(&sa.sa_mask);
+        (void)sigaction(SIGRTMIN + KK_SIGNAL_OFFSET, &sa, NULL);
+}
+
+void kk_write_begin(struct kk_guard *g)
+{
+        pthread_mutex_lock(&g->lock);
+        g->writer = pthread_self();
+        g->in_write = true;
+        pthread_mutex_unlock(&g->lock);
+}
+
+void kk_write_end(struct kk_guard *g)
+{
+        pthread_mutex_lock(&g->lock);
+        g->in_write = false;
+        pthread_cond_signal(&g->cond);
+        pthread_mutex_unlock(&g->lock);
+}
+
 int kk_guard_new(const char *root, uint64_t bound_usec, struct kk_guard **ret)
 {
+        static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
         pthread_condattr_t ca;
         struct kk_guard *g;
         int r;
@@ -355,6 +399,7 @@ int kk_guard_new(const char *root, uint64_t bound_usec, struct kk_guard **ret)
         g = calloc(1, sizeof(*g));
         if (!g)
                 return -ENOMEM;
+        (void)pthread_once(&handler_once, install_handler);
         g->root = root;
         g->bound_usec = bound_usec;
         g->dir_fd = g->lock_fd = -1;
@@ -439,6 +484,8 @@ int kk_set(struct kk_guard *g, uint64_t value, char *msg, size_t len)
         }
         pthread_mutex_lock(&g->lock);
         g->armed = true;
+        g->lowered = value < found;
+        g->in_write = g->interrupted = false;
         g->found = found;
         g->value = value;
         g->set_usec = now_usec();

@@ -18,8 +18,13 @@
  *     whatever its configuration says, and the unit's ExecStopPost= runs
  *     `cacheaged --restore-sysctl`, which calls it;
  *   - a guard thread puts the value back after a bound, even while the write is still in the
- *     kernel: the shrinkers read the knob when they count, so what they counted is scanned
- *     anyway, and everything else on the host sees the administrator's value again.
+ *     kernel. A value raised (a sweep) goes back at once: the shrinkers read the knob when they
+ *     count, so what they counted is scanned anyway, and everything else on the host sees the
+ *     administrator's value again. A value lowered (a trim) is meant for the whole write, whose
+ *     every descent counts again: the guard first interrupts the write (a signal to the writing
+ *     thread, between kk_write_begin() and kk_write_end(): the kernel's reclaim stops for it
+ *     after its current descent, mm/memcontrol.c memory_reclaim), and puts the value back once
+ *     the write has ended, or KK_GRACE_USEC later at most.
  *
  * A value is put back only while the knob still holds what was set: one an administrator
  * wrote meanwhile stays. Nothing here logs: messages come back in @msg for the caller to say.
@@ -40,6 +45,7 @@
  */
 #define KK_UNRECORDED_VALUE 204800
 #define KK_KERNEL_DEFAULT 100
+#define KK_GRACE_USEC 100000 /* a lowered value's write interrupted: how long it may still run */
 
 struct kk_guard;
 
@@ -72,6 +78,16 @@ bool kk_guard_normal_sched(const struct kk_guard *g);
  * calling thread leaves idle CPU priority where it may. One setting at a time per guard.
  */
 int kk_set(struct kk_guard *g, uint64_t value, char *msg, size_t len);
+
+/*
+ * kk_write_begin(), kk_write_end() - the calling thread (the one that called kk_set()) is in the
+ * write the knob was set for, then out of it: the guard may interrupt it meanwhile (the write
+ * then fails with EINTR, an answer: the kernel stopped as asked). The thread's signal mask must
+ * not block SIGRTMIN + KK_SIGNAL_OFFSET, whose handler does nothing.
+ */
+#define KK_SIGNAL_OFFSET 1
+void kk_write_begin(struct kk_guard *g);
+void kk_write_end(struct kk_guard *g);
 
 /*
  * kk_put_back() - the value found put back (unless the guard did, or someone wrote the knob

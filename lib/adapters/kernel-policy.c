@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "cacheage/value.h"
 #include "kernel-policy.h"
 
 enum kp_gate kp_gate(bool idle, double host_memory_pct, double group_memory_pct)
@@ -54,6 +55,46 @@ void kp_pass_begin(struct kp_pass *p, uint64_t step, uint64_t max, uint64_t file
                                .end = KP_PASS_GOING };
 }
 
+enum kp_how kp_group_how(bool mglru, uint64_t reclaimable, uint64_t sweep_min, bool trim_ok,
+                         char *why, size_t why_len)
+{
+        char a[16], b[16];
+
+        if (why && why_len)
+                why[0] = '\0';
+        if (reclaimable == 0) {
+                if (trim_ok)
+                        return KP_HOW_TRIM;
+                if (why)
+                        snprintf(why, why_len, "no page cache, swap on and no swappiness=0 "
+                                 "for the write: it would swap the group's memory out");
+                return KP_HOW_ALONE;
+        }
+        if (mglru && kp_sweep_fits(reclaimable, sweep_min))
+                return KP_HOW_SWEEP;
+        if (!mglru && reclaimable >= KP_PASS_MIN_FILE)
+                return KP_HOW_PASS;
+        if (why)
+                snprintf(why, why_len, "%s page cache, below the %s floor (%s)",
+                         ca_format_size(reclaimable, a, sizeof(a)), mglru ? "sweep" : "pass",
+                         ca_format_size(mglru ? (sweep_min ? sweep_min : KP_SWEEP_MIN_FILE)
+                                              : KP_PASS_MIN_FILE,
+                                        b, sizeof(b)));
+        return KP_HOW_ALONE;
+}
+
+const char *kp_how_name(enum kp_how how)
+{
+        static const char *const names[] = {
+                [KP_HOW_TRIM] = "trim",
+                [KP_HOW_SWEEP] = "sweep",
+                [KP_HOW_PASS] = "pass",
+                [KP_HOW_ALONE] = "left alone",
+        };
+
+        return (unsigned)how < sizeof(names) / sizeof(names[0]) ? names[how] : "?";
+}
+
 bool kp_sweep_fits(uint64_t file, uint64_t min)
 {
         return file >= (min ? min : KP_SWEEP_MIN_FILE);
@@ -69,6 +110,12 @@ uint64_t kp_sweep_min_after(uint64_t file, uint64_t min)
         uint64_t now = min ? min : KP_SWEEP_MIN_FILE;
 
         return 2 * (file > now ? file : now);
+}
+
+void kp_pass_trim(struct kp_pass *p)
+{
+        p->trim = true;
+        p->step = KP_TRIM_STEP;
 }
 
 void kp_pass_sweep(struct kp_pass *p)
@@ -93,6 +140,11 @@ bool kp_pass_step(struct kp_pass *p, int error, uint64_t slab_before, uint64_t s
         p->asked += p->step;
         p->freed_bytes += freed;
         p->freed_dentries += dentries_freed;
+        if (p->trim) {
+                /* At most one walk, and usually the kernel's every retry: one write a rotation. */
+                p->end = KP_PASS_TRIMMED;
+                return false;
+        }
         if (p->sweep) {
                 /* One walk of the LRUs: the next would take the rotated, referenced ones. */
                 p->end = error == -EAGAIN ? KP_PASS_DRY : KP_PASS_SWEPT;
@@ -127,6 +179,9 @@ uint64_t kp_pass_base(const struct kp_pass *p, uint64_t after)
 
 bool kp_pass_again(const struct kp_pass *p, uint64_t min)
 {
+        /* A trim walks once at most: what it left may be junk it did not reach. */
+        if (p->end == KP_PASS_TRIMMED)
+                return p->freed_bytes >= min || p->freed_dentries * KP_DENTRY_BYTES >= min;
         /* A sweep walked the whole LRUs: what it left was referenced. */
         if (p->end == KP_PASS_DRY || p->end == KP_PASS_ERROR || p->end == KP_PASS_SWEPT ||
             p->steps == 0)
@@ -156,6 +211,8 @@ const char *kp_pass_end_name(enum kp_pass_end end)
                 return "its share of the page cache taken";
         case KP_PASS_SWEPT:
                 return "one sweep";
+        case KP_PASS_TRIMMED:
+                return "one trim";
         case KP_PASS_ERROR:
                 return "failed";
         }

@@ -67,6 +67,7 @@ enum kp_pass_end {
         KP_PASS_MAX,       /* max_reclaim asked, or the growth the pass was for */
         KP_PASS_CACHE,     /* the pass took its share of the group's page cache */
         KP_PASS_SWEPT,     /* a sweep: one write, one walk of the LRUs (kp_pass_sweep()) */
+        KP_PASS_TRIMMED,   /* a trim: one write at the lowest pressure (kp_pass_trim()) */
         KP_PASS_ERROR,     /* the write failed otherwise */
 };
 
@@ -97,6 +98,7 @@ uint64_t kp_file_ref(struct kp_file_window *w, uint64_t file);
 
 struct kp_pass {
         bool sweep;              /* one sweep (kp_pass_sweep()) */
+        bool trim;               /* one trim (kp_pass_trim()) */
         uint64_t step;           /* bytes per write */
         uint64_t max;            /* bytes asked at most per pass */
         uint64_t asked;          /* bytes asked so far */
@@ -144,6 +146,58 @@ void kp_pass_begin(struct kp_pass *p, uint64_t step, uint64_t max, uint64_t file
 #define KP_VFS_CACHE_PRESSURE_DEFAULT 100      /* the kernel's */
 
 /*
+ * A trim: the way to age a group that holds no page cache the kernel could reclaim (a service
+ * that only stats and opens: most of a slice's). There memory.reclaim meets no write: the
+ * kernel runs every priority from 12 to 0, then tries again while nothing was reclaimed
+ * (mm/memcontrol.c memory_reclaim, MAX_RECLAIM_RETRIES: 17 descents in all), and each priority
+ * scans (count >> priority) * 4 / seeks of the group's slab; at the kernel's default
+ * vm.vfs_cache_pressure (100) the seventeen walk its dentry LRU several times, and the second
+ * walk frees the dentries the first found referenced, the hot set (measured: a whole hot set
+ * gone to one write of 4K, on 6.1 and 6.12). A trim is one write of KP_TRIM_STEP with
+ * vm.vfs_cache_pressure at KP_TRIM_PRESSURE for its length: the count is then a hundredth,
+ * and the seventeen descents together walk the LRU about once, freeing what was not referenced
+ * since the last walk and rotating what was. Measured in the VM lab (bench/kernel-sweep.py,
+ * 6,000 negatives and 200 referenced dentries; 100,000 and 2,000): on 6.12 0.94 (0.93) of the
+ * storm freed, on 6.1 0.81 (0.41: there freed slab counts and ends the write sooner), none of
+ * the hot set on either; at pressure 3 and above the hot set went on 6.12. Anything that ends
+ * the write sooner (a page reclaimed, freed slab counted) only walks less: a trim walks the
+ * LRU once at most, whatever the group holds, and is one write per rotation. Where swap is on
+ * and the write cannot say swappiness=0 (6.1 refuses the key; swappiness = kernel or above 0
+ * in the configuration), such a write would swap the group's memory out instead: no trim.
+ */
+#define KP_TRIM_STEP 4096          /* bytes: the smallest write; the kernel asks 32 pages anyway */
+#define KP_TRIM_PRESSURE 1         /* vm.vfs_cache_pressure for a trim's write */
+
+/*
+ * Page cache a group on classic LRU holds for passes (kp_pass_begin()): measured safe in the
+ * VM lab's 6.1 with 16 MiB and more (bench/kernel-bench.py --file-mb). With less, and some, a
+ * write is met from its page cache at a priority where the slab scan may walk the LRU twice:
+ * one 4K write took the whole hot set of a group with 1 MiB at the default pressure, and kept
+ * it with 2 and 4 MiB (bench/kernel-sweep.py, 6.1), so no fixed amount is safe there.
+ */
+#define KP_PASS_MIN_FILE (16ULL << 20) /* bytes of page cache */
+
+/* What one rotation does to a group (kp_group_how()). */
+enum kp_how {
+        KP_HOW_TRIM,  /* no reclaimable page cache: a trim */
+        KP_HOW_SWEEP, /* MGLRU, page cache at its sweep floor or more: a sweep */
+        KP_HOW_PASS,  /* classic LRU, KP_PASS_MIN_FILE of page cache or more: a pass */
+        KP_HOW_ALONE, /* some page cache, under the floor: left alone (no safe write known) */
+};
+
+/*
+ * kp_group_how() - first, no harm: a group is acted on only the way measured to take what was
+ * not used and keep what was. @reclaimable is its page cache less what is swap-backed (shmem),
+ * @sweep_min its sweep floor (0: KP_SWEEP_MIN_FILE), @trim_ok whether a trim may be written
+ * (no swap, or the kernel takes swappiness=0 and the configuration keeps it). Says why a group is left alone in @why (may be NULL).
+ */
+enum kp_how kp_group_how(bool mglru, uint64_t reclaimable, uint64_t sweep_min, bool trim_ok,
+                         char *why, size_t why_len);
+
+/* kp_how_name() - "trim", "sweep", "pass", "left alone". */
+const char *kp_how_name(enum kp_how how);
+
+/*
  * kp_sweep_fits() - whether a group holding @file bytes of page cache may be swept: at least
  * @min (0: KP_SWEEP_MIN_FILE, measured on 6.12: 32 MiB met the write at priority 12, 24 MiB did
  * not, and the group's hot set went).
@@ -164,6 +218,14 @@ uint64_t kp_sweep_min_after(uint64_t file, uint64_t min);
 
 /* kp_pass_sweep() - make the pass begun one sweep: one write of KP_SWEEP_STEP, then done. */
 void kp_pass_sweep(struct kp_pass *p);
+
+/*
+ * kp_pass_trim() - make the pass begun one trim: one write of KP_TRIM_STEP, then done, whatever
+ * the kernel answered (EAGAIN is a trim's usual answer: nothing it could reclaim). The next
+ * rotation trims again while a trim freed @min (kp_pass_again()); the growth after one is
+ * counted from where it left the group (kp_pass_base()).
+ */
+void kp_pass_trim(struct kp_pass *p);
 
 /*
  * kp_pass_step() - one write was made (@error its result), and the group's reclaimable slab

@@ -505,6 +505,9 @@ int ks_read_group(int fd, enum ks_memcg_version version, struct ks_group *ret)
                 if (r == 0 && stat_value(buf, "workingset_refault_file", &g.refault_file) ==
                                       -EBADMSG)
                         r = -EBADMSG;
+                /* tmpfs pages: counted in "file", but swap-backed, not page cache to reclaim */
+                if (r == 0 && stat_value(buf, "shmem", &g.shmem_bytes) == -EBADMSG)
+                        r = -EBADMSG;
                 /* "kernel" is 5.18's; before it slab is the bulk of what we look at. */
                 if (r == 0 && stat_value(buf, "kernel", &g.kernel_bytes) == -ENOENT)
                         r = stat_value(buf, "slab", &g.kernel_bytes);
@@ -644,6 +647,21 @@ int ks_read_lru_gen(const char *root, unsigned *ret_flags)
         return r;
 }
 
+int ks_swap_active(const char *root)
+{
+        char *buf, *nl;
+        int r;
+
+        r = read_root_text(root, "/proc/swaps", KS_BIG_FILE_MAX, &buf);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r; /* no swap support at all */
+        /* A header line, then one line per active swap area. */
+        nl = strchr(buf, '\n');
+        r = nl && nl[1] != '\0';
+        free(buf);
+        return r;
+}
+
 int ks_read_slabs_scanned(const char *root, uint64_t *ret)
 {
         char *buf;
@@ -664,7 +682,7 @@ int ks_read_reclaim_activity(const char *root, const struct ks_memcg *mc, size_t
                                                    "pgscan_khugepaged", "slabs_scanned" };
         uint64_t sum = 0, v;
         char **names = NULL, *buf;
-        size_t n = 0;
+        size_t n = 0, found = 0;
         bool more;
         int fd, r;
 
@@ -672,9 +690,13 @@ int ks_read_reclaim_activity(const char *root, const struct ks_memcg *mc, size_t
         if (r < 0)
                 return r;
         for (size_t i = 0; i < sizeof(vmstat_keys) / sizeof(vmstat_keys[0]); i++)
-                if (stat_value(buf, vmstat_keys[i], &v) == 0)
+                if (stat_value(buf, vmstat_keys[i], &v) == 0) {
                         sum += v;
+                        found++;
+                }
         free(buf);
+        if (!found)
+                return -EBADMSG; /* not the kernel's vmstat: nothing can be said quiet */
         if (mc->version == KS_MEMCG_V2 && ks_cgroup_open(root, mc, "/", &fd, NULL, 0) == 0) {
                 if (ks_cgroup_children(fd, max_groups, &names, &n, &more) < 0)
                         n = 0;
@@ -702,16 +724,22 @@ int ks_read_vfs_cache_pressure(const char *root, uint64_t *ret)
         return read_root_u64(root, "/proc/sys/vm/vfs_cache_pressure", ret);
 }
 
-int ks_write_vfs_cache_pressure(const char *root, uint64_t value)
+/* One number written to a file below @root (a sysctl). */
+static int write_root_u64(const char *root, const char *file, uint64_t value)
 {
         char path[KS_PATH_MAX], text[32];
         int r;
 
-        r = root_path(root, "/proc/sys/vm/vfs_cache_pressure", path, sizeof(path));
+        r = root_path(root, file, path, sizeof(path));
         if (r < 0)
                 return r;
         snprintf(text, sizeof(text), "%" PRIu64, value);
         return write_at(AT_FDCWD, path, text);
+}
+
+int ks_write_vfs_cache_pressure(const char *root, uint64_t value)
+{
+        return write_root_u64(root, "/proc/sys/vm/vfs_cache_pressure", value);
 }
 
 int ks_reclaim_accepts(int fd, const char *key)
@@ -744,14 +772,7 @@ int ks_force_empty(int fd)
 
 int ks_drop_caches(const char *root, unsigned what)
 {
-        char path[KS_PATH_MAX], text[16];
-        int r;
-
-        r = root_path(root, "/proc/sys/vm/drop_caches", path, sizeof(path));
-        if (r < 0)
-                return r;
-        snprintf(text, sizeof(text), "%u", what);
-        return write_at(AT_FDCWD, path, text);
+        return write_root_u64(root, "/proc/sys/vm/drop_caches", what);
 }
 
 bool ks_shrinker_present(const char *root)

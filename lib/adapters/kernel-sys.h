@@ -5,7 +5,8 @@
  * The kernel's files that the kernel adapter reads and the few it writes, and nothing else:
  *
  *   read   /proc/sys/fs/dentry-state, /proc/sys/fs/dentry-negative, /proc/self/mountinfo,
- *          /sys/kernel/mm/lru_gen/enabled, /proc/sys/vm/vfs_cache_pressure;
+ *          /sys/kernel/mm/lru_gen/enabled, /proc/sys/vm/vfs_cache_pressure, /proc/vmstat,
+ *          /proc/swaps; the top-level groups' memory.stat and memory.events (v2);
  *          a memory cgroup's memory.current, memory.stat, memory.pressure (v2) or
  *          memory.usage_in_bytes, memory.kmem.usage_in_bytes, memory.stat (v1), and the
  *          names of its child groups (a slice);
@@ -98,6 +99,7 @@ struct ks_group {
         uint64_t file_bytes;          /* v2 memory.stat file, v1 memory.stat total_cache */
         uint64_t slab_reclaimable_bytes; /* v2 memory.stat slab_reclaimable */
         uint64_t active_file_bytes;   /* v2 memory.stat active_file, v1 total_active_file */
+        uint64_t shmem_bytes;         /* v2 memory.stat shmem: in file_bytes, but swap-backed */
         uint64_t refault_file;        /* v2 memory.stat workingset_refault_file (pages read
                                          again soon after reclaim took them); 0 without it */
         double pressure_some_avg10;   /* v2 memory.pressure, percent */
@@ -136,6 +138,12 @@ int ks_read_lru_gen(const char *root, unsigned *ret_flags);
  * host-wide, since boot.
  */
 int ks_read_slabs_scanned(const char *root, uint64_t *ret);
+
+/*
+ * ks_swap_active() - whether any swap area is on (/proc/swaps lists one): 1, 0, or -errno.
+ * Where it is, memory.reclaim may swap a group's memory out unless the swappiness=0 key holds.
+ */
+int ks_swap_active(const char *root);
 
 /*
  * ks_read_reclaim_activity() - a sum that grows whenever anything on the host reclaims: from

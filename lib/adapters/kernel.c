@@ -60,6 +60,7 @@
 #include <unistd.h>
 
 #include "cacheage/age.h"
+#include "adapter-stat.h"
 #include "adapter-worker.h"
 #include "cacheage/plugin.h"
 #include "cacheage/value.h"
@@ -82,6 +83,11 @@
 /* The window in which nothing else on the host may reclaim before a sweep raises the knob. */
 #define KN_QUIET_USEC 100000
 #define KN_WINDOWS 64                     /* sweeps' windows kept for their median */
+/*
+ * A rotation's actions (writes, and the quiet windows before sweeps) take this long at most;
+ * the groups left wait for the next rotation, first in line.
+ */
+#define KN_ROTATION_ACT_USEC 2000000
 
 enum kn_action {
         KN_ACTION_REPORT,
@@ -156,7 +162,10 @@ struct kn_part {
         /* the last rotation's */
         struct ks_group before, after;
         bool acted, put_off;
+        bool waits;                       /* the rotation's time for actions was spent first */
         struct kp_pass pass;              /* memory.reclaim */
+        enum kp_how how;                  /* memory.reclaim: what the last rotation chose */
+        char state[CA_CACHE_PART_STATE_MAX]; /* "", or why it is left alone (its part's) */
         uint64_t sweep_min_file;          /* page cache needed to sweep it; 0: the default */
         struct ks_shrinker_pass scan;     /* shrinker-scan */
         uint64_t act_usec;
@@ -190,7 +199,10 @@ struct kn_job {
         int act_error;
         uint64_t act_usec;
         char why[KN_MSG_MAX];             /* drop: what decided it (or why not) */
+        bool swap_on;                     /* a swap area is on (ks_swap_active()) */
+        bool trim_ok;                     /* trims may be written (no swap, or swappiness=0) */
         uint64_t sweeps, sweeps_cut, sweeps_put_off_reclaim, sweeps_put_off_busy;
+        uint64_t trims, trims_cut;
         uint64_t windows[KN_WINDOWS];     /* this job's sweeps' windows, usec */
         size_t n_windows;
         uint64_t quiet_read_usec, quiet_activity; /* kn_host_quiet()'s last reading */
@@ -222,6 +234,7 @@ struct kn {
         sd_bus *bus;
         struct kk_guard *guard;           /* sweeps' knob (made by create, freed by destroy) */
         unsigned listing;                 /* slice listings done */
+        size_t cursor;                    /* the part the next rotation's actions start at */
         bool read_only;                   /* the kernel files it writes are read-only here */
         bool said_too_many;
         bool said_missing;                /* the group (or slice) not found: said once */
@@ -246,6 +259,9 @@ struct kn {
         uint64_t host_memory_stall_usec;
         uint64_t loop_longest_usec;       /* the longest this adapter held the host's loop */
         uint64_t sweeps, sweeps_cut, sweeps_put_off_reclaim, sweeps_put_off_busy;
+        uint64_t trims, trims_cut;
+        uint64_t groups_trim, groups_sweep, groups_pass, groups_alone; /* at the last rotation */
+        uint64_t groups_waiting;
         uint64_t windows[KN_WINDOWS];     /* the last sweeps' windows, usec, a ring */
         size_t n_windows, at_window;
         uint64_t window_max_usec;
@@ -265,14 +281,18 @@ static uint64_t rise(uint64_t from, uint64_t to)
         return to > from ? to - from : 0;
 }
 
-/* A message for the loop to log when the job is done (the worker does not log). */
+/*
+ * A message for the loop to log when the job is done (the worker does not log). Debug messages
+ * (a slice's groups found, one by one) fill half of the job's room at most, so that a warning
+ * after a thousand of them is still said.
+ */
 static void job_say(struct kn_job *job, int level, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 static void job_say(struct kn_job *job, int level, const char *fmt, ...)
 {
         va_list ap;
 
-        if (job->n_msgs == KN_JOB_MSGS) {
+        if (job->n_msgs == KN_JOB_MSGS || (level >= LOG_DEBUG && job->n_msgs >= KN_JOB_MSGS / 2)) {
                 job->msgs_lost++;
                 return;
         }
@@ -555,7 +575,8 @@ static bool kn_host_quiet(struct kn *kn, uint64_t *last_read_usec, uint64_t *las
  * Tests only (tests/hooked/meson.build builds a second kernel.so with CA_KERNEL_TEST_HOOKS):
  * with CA_KERNEL_TEST_GATE=DIR, a sweep that has set vm.vfs_cache_pressure makes DIR/held and
  * waits for DIR/go before its write (taking it), so that a test can kill the daemon, reload it
- * or start another while the knob is set; CA_KERNEL_TEST_GUARD_USEC sets the guard's bound.
+ * or start another while the knob is set; CA_KERNEL_TEST_GUARD_USEC sets the guard's bound and
+ * CA_KERNEL_TEST_ACT_USEC a rotation's time for actions.
  * The shipped module has none of this.
  */
 static void kn_test_gate(struct kn *kn)
@@ -582,39 +603,40 @@ static uint64_t kn_guard_bound(void)
 
         return v ? strtoull(v, NULL, 10) : KN_SWEEP_BOUND_USEC;
 }
+
+/* CA_KERNEL_TEST_ACT_USEC: the rotation's time for actions (1: one group's). */
+static uint64_t kn_act_budget(void)
+{
+        const char *v = getenv("CA_KERNEL_TEST_ACT_USEC");
+
+        return v ? strtoull(v, NULL, 10) : KN_ROTATION_ACT_USEC;
+}
 #else
 static uint64_t kn_guard_bound(void)
 {
         return KN_SWEEP_BOUND_USEC;
 }
+
+static uint64_t kn_act_budget(void)
+{
+        return KN_ROTATION_ACT_USEC;
+}
 #endif
 
 /*
- * A sweep (MGLRU, where memory.reclaim meets a write from page cache at the kernel's lowest
- * priority and scans the slab in proportion to that priority: kernel-policy.h, KP_SWEEP_*):
- * the smallest write with vm.vfs_cache_pressure at KP_SWEEP_PRESSURE for its length, set and
- * put back through the knob's guard (kernel-knob.h: recorded, locked across processes, back
- * after KN_SWEEP_BOUND_USEC at most), and only while nothing else on the host reclaims. The
- * shrinkers' scan across it (/proc/vmstat slabs_scanned) tells whether the kernel walked the
- * LRUs more than once: then the group needs more page cache to be swept.
- *
- * -EAGAIN with nothing written when the sweep is put off (another reclaim, or another instance
- * holding the knob); the caller counts it in the job.
+ * One write of @bytes with vm.vfs_cache_pressure at @value for its length, set and put back
+ * through the knob's guard (kernel-knob.h: recorded, locked across processes, back after
+ * KN_SWEEP_BOUND_USEC at most; a lowered value's write is interrupted first). The window goes
+ * into the job's statistics (@windows: a sweep's). -EINPROGRESS with nothing written when
+ * another process or cache holds the knob.
  */
-static int kn_sweep(struct kn *kn, struct kn_part *p, int fd, struct kn_job *job)
+static int kn_knob_write(struct kn *kn, int fd, struct kn_job *job, uint64_t value,
+                         uint64_t bytes, struct kk_window *ret)
 {
-        uint64_t scanned0, scanned1;
         char msg[KK_MSG_MAX];
-        struct kk_window w;
-        int r, w_r;
+        int r, w;
 
-        if (!kn_host_quiet(kn, &job->quiet_read_usec, &job->quiet_activity)) {
-                job->sweeps_put_off_reclaim++;
-                return -EINPROGRESS;
-        }
-        if (ks_read_slabs_scanned(kn->root, &scanned0) < 0)
-                scanned0 = 0;
-        r = kk_set(kn->guard, KP_SWEEP_PRESSURE, msg, sizeof(msg));
+        r = kk_set(kn->guard, value, msg, sizeof(msg));
         if (msg[0])
                 job_say(job, r < 0 ? LOG_WARNING : LOG_NOTICE, "%s", msg);
         if (r == -EBUSY) {
@@ -626,12 +648,40 @@ static int kn_sweep(struct kn *kn, struct kn_part *p, int fd, struct kn_job *job
 #ifdef CA_KERNEL_TEST_HOOKS
         kn_test_gate(kn);
 #endif
-        r = kn_reclaim_write(kn, fd, KP_SWEEP_STEP, job);
-        w_r = kk_put_back(kn->guard, &w, msg, sizeof(msg));
+        kk_write_begin(kn->guard);
+        r = kn_reclaim_write(kn, fd, bytes, job);
+        kk_write_end(kn->guard);
+        w = kk_put_back(kn->guard, ret, msg, sizeof(msg));
         if (msg[0])
                 job_say(job, LOG_ERR, "%s", msg);
-        if (r == 0)
-                r = w_r;
+        if (r == -EINTR)
+                r = 0; /* stopped by the guard at its bound: it walked less */
+        return w < 0 ? w : r;
+}
+
+/*
+ * A sweep (MGLRU, where memory.reclaim meets a write from page cache at the kernel's lowest
+ * priority and scans the slab in proportion to that priority: kernel-policy.h, KP_SWEEP_*):
+ * the smallest write with vm.vfs_cache_pressure at KP_SWEEP_PRESSURE, and only while nothing
+ * else on the host reclaims. The shrinkers' scan across it (/proc/vmstat slabs_scanned) tells
+ * whether the kernel walked the LRUs more than once: then the group needs more page cache to be
+ * swept. -EINPROGRESS with nothing written when the sweep is put off.
+ */
+static int kn_sweep(struct kn *kn, struct kn_part *p, int fd, struct kn_job *job)
+{
+        uint64_t scanned0, scanned1;
+        struct kk_window w = { 0 };
+        int r;
+
+        if (!kn_host_quiet(kn, &job->quiet_read_usec, &job->quiet_activity)) {
+                job->sweeps_put_off_reclaim++;
+                return -EINPROGRESS;
+        }
+        if (ks_read_slabs_scanned(kn->root, &scanned0) < 0)
+                scanned0 = 0;
+        r = kn_knob_write(kn, fd, job, KP_SWEEP_PRESSURE, KP_SWEEP_STEP, &w);
+        if (r == -EINPROGRESS)
+                return r;
         job->sweeps++;
         job->sweeps_cut += w.cut;
         if (job->n_windows < KN_WINDOWS)
@@ -645,39 +695,72 @@ static int kn_sweep(struct kn *kn, struct kn_part *p, int fd, struct kn_job *job
                 job_say(job, LOG_NOTICE, "a sweep of %s scanned %" PRIu64 " objects, more than "
                         "twice what its %" PRIu64 " bytes of slab hold: the kernel met it below "
                         "its lowest priority, with %" PRIu64 " bytes of page cache; swept again "
-                        "only with %" PRIu64 " (passes meanwhile)", p->path, scanned1 - scanned0,
-                        p->before.slab_reclaimable_bytes, p->before.file_bytes,
-                        p->sweep_min_file);
+                        "only with %" PRIu64 " (left alone meanwhile)", p->path,
+                        scanned1 - scanned0, p->before.slab_reclaimable_bytes,
+                        p->before.file_bytes, p->sweep_min_file);
         }
         return r;
 }
 
 /*
- * A pass over the group's dentries (kernel-policy.h, struct kp_pass): steps over what its
- * reclaimable slab grew since the last pass; on MGLRU, with page cache enough, one sweep. With
- * reclaim_amount = SIZE instead: one write of that size (the bare loop, to compare).
+ * A trim (kernel-policy.h, KP_TRIM_*): one write of KP_TRIM_STEP with vm.vfs_cache_pressure at
+ * KP_TRIM_PRESSURE for its whole length. Lowering the knob takes no other group's dentries
+ * (their reclaim scans less slab meanwhile), so no quiet window is waited for.
+ */
+static int kn_trim(struct kn *kn, int fd, struct kn_job *job)
+{
+        struct kk_window w = { 0 };
+        int r;
+
+        r = kn_knob_write(kn, fd, job, KP_TRIM_PRESSURE, KP_TRIM_STEP, &w);
+        if (r == -EINPROGRESS)
+                return r;
+        job->trims++;
+        job->trims_cut += w.cut;
+        return r;
+}
+
+/*
+ * A rotation of a group by memory.reclaim (kernel-policy.h): first, no harm. A group with no page
+ * cache the kernel could reclaim is trimmed; one with page cache enough is swept (MGLRU) or
+ * passed over in steps (classic LRU, struct kp_pass: steps over what its reclaimable slab grew
+ * since the last one, at the first look all of it); one between is left alone, and its part
+ * says why. Each only when the slab grew min_reclaim since the last action, or the last one left
+ * much (draining), or a look is due (classic LRU). With reclaim_amount = SIZE instead: one write
+ * of that size, whatever the group (the bare loop, to compare).
  */
 static int kn_memory_reclaim(struct kn *kn, struct kn_part *p, int fd, struct kn_job *job)
 {
         uint64_t level = kn_level(&p->before), grown = rise(p->base_bytes, level), max;
         uint64_t file = kp_file_ref(&p->files, p->before.file_bytes);
-        bool sweep = kn->mglru && kp_sweep_fits(p->before.file_bytes, p->sweep_min_file);
+        uint64_t reclaimable = rise(p->before.shmem_bytes, p->before.file_bytes);
+        char why[CA_CACHE_PART_STATE_MAX - 32];
         struct ks_dentry_state a, b;
         struct ks_group g;
         int r;
 
+        p->how = kn->cfg.reclaim_amount ? KP_HOW_PASS
+                                        : kp_group_how(kn->mglru, reclaimable, p->sweep_min_file,
+                                                       job->trim_ok, why, sizeof(why));
+        if (p->how == KP_HOW_ALONE) {
+                if (strncmp(p->state, "left alone: ", 12) != 0 || strcmp(p->state + 12, why))
+                        job_say(job, LOG_DEBUG, "%s left alone: %s", p->path, why);
+                snprintf(p->state, sizeof(p->state), "left alone: %s", why);
+                return 0;
+        }
+        p->state[0] = '\0';
         if (kn->cfg.reclaim_amount) {
                 max = kn->cfg.reclaim_amount;
                 p->pass_for = NULL;
                 kp_pass_begin(&p->pass, max, max, p->before.file_bytes);
-        } else if (p->draining || (grown < kn->cfg.min_reclaim && !kn->mglru &&
+        } else if (p->draining || (grown < kn->cfg.min_reclaim && p->how == KP_HOW_PASS &&
                                    kp_look_due(p->quiet, level, kn->cfg.min_reclaim,
                                                p->before.file_bytes))) {
                 /*
                  * What the last pass left, or a look for what passes left: as much as
                  * max_reclaim, the steps say when it is all.
                  */
-                p->pass_for = p->draining ? "what the last pass left"
+                p->pass_for = p->draining ? "what the last one left"
                                           : "a look for what passes left";
                 kp_pass_begin(&p->pass, kn->cfg.reclaim_step, kn->cfg.max_reclaim, file);
         } else {
@@ -687,18 +770,21 @@ static int kn_memory_reclaim(struct kn *kn, struct kn_part *p, int fd, struct kn
                 max = grown < kn->cfg.max_reclaim ? grown : kn->cfg.max_reclaim;
                 kp_pass_begin(&p->pass, kn->cfg.reclaim_step, max, file);
         }
-        if (sweep && !kn->cfg.reclaim_amount)
+        if (p->how == KP_HOW_SWEEP && !kn->cfg.reclaim_amount)
                 kp_pass_sweep(&p->pass);
+        else if (p->how == KP_HOW_TRIM && !kn->cfg.reclaim_amount)
+                kp_pass_trim(&p->pass);
         p->acted = true;
         for (uint64_t slab = level;;) {
                 bool more;
 
                 if (ks_read_dentry_state(kn->root, &a) < 0)
                         a = (struct ks_dentry_state){ 0 };
-                r = p->pass.sweep ? kn_sweep(kn, p, fd, job)
-                                  : kn_reclaim_write(kn, fd, p->pass.step, job);
+                r = p->pass.sweep  ? kn_sweep(kn, p, fd, job)
+                    : p->pass.trim ? kn_trim(kn, fd, job)
+                                   : kn_reclaim_write(kn, fd, p->pass.step, job);
                 if (r == -EINPROGRESS) {
-                        /* Put off (kn_sweep()): nothing was written; the growth waits. */
+                        /* Put off (kn_sweep(), kn_trim()): nothing written, the growth waits. */
                         p->acted = false;
                         return 0;
                 }
@@ -751,7 +837,7 @@ static int kn_drop(struct kn *kn, struct kn_job *job)
 }
 
 /* One group's rotation: read it, act on it where the gate lets, read it again. */
-static void kn_part_run(struct kn *kn, struct kn_part *p, struct kn_job *job)
+static void kn_part_run(struct kn *kn, struct kn_part *p, struct kn_job *job, bool may_act)
 {
         struct ks_dentry_state a, b;
         char msg[KN_MSG_MAX];
@@ -760,8 +846,9 @@ static void kn_part_run(struct kn *kn, struct kn_part *p, struct kn_job *job)
         uint64_t t0;
         int fd, r;
 
-        p->acted = p->put_off = false;
+        p->acted = p->put_off = p->waits = false;
         p->act_error = 0;
+        p->act_usec = 0;
         p->freed_bytes = p->freed_dentries = 0;
         p->pass = (struct kp_pass){ 0 };
         p->scan = (struct ks_shrinker_pass){ 0 };
@@ -821,6 +908,20 @@ static void kn_part_run(struct kn *kn, struct kn_part *p, struct kn_job *job)
                 p->after = p->before;
                 close(fd);
                 return;
+        }
+        if (!may_act && kn->mech != KN_MECH_REPORT) {
+                /* The rotation's time for actions is spent: its turn comes first next time. */
+                p->waits = true;
+                p->after = p->before;
+                close(fd);
+                return;
+        }
+        if (kn->mech == KN_MECH_MEMORY_RECLAIM && !kn->cfg.reclaim_amount) {
+                /* Trims only where they cannot swap the group's memory out. */
+                if (job->swap_on && kn->key_state == KN_KEY_UNKNOWN)
+                        (void)kn_reclaim_key(kn, fd, job);
+                job->trim_ok = !job->swap_on ||
+                               (kn->key_state == KN_KEY_ACCEPTED && kn->cfg.swappiness == 0);
         }
         if (ks_read_dentry_state(kn->root, &a) < 0)
                 a = (struct ks_dentry_state){ 0 };
@@ -896,6 +997,33 @@ out_base:
                 p->base_bytes = kn_level(&p->after);
 }
 
+/*
+ * Every group of the rotation, read and, within the rotation's time for actions
+ * (KN_ROTATION_ACT_USEC), acted on: a slice's first look, or a rotation after a storm in many
+ * services, is spread over the rotations that follow, starting each where the last one stopped,
+ * so that a rotation's cost to the daemon (the kernel's reclaim runs in its thread) stays bounded.
+ */
+static void kn_parts_run(struct kn *kn, struct kn_job *job)
+{
+        size_t n = kn->n_parts, start = kn->cursor < n ? kn->cursor : 0;
+        uint64_t spent = 0, budget = kn_act_budget();
+        bool may_act = true;
+
+        for (size_t k = 0; k < n && !aw_stopping(kn->worker); k++) {
+                size_t i = (start + k) % n;
+                struct kn_part *p = kn->parts[i];
+
+                kn_part_run(kn, p, job, may_act);
+                spent += p->act_usec;
+                if (may_act && spent >= budget) {
+                        may_act = false;
+                        kn->cursor = (i + 1) % n;
+                }
+        }
+        if (may_act)
+                kn->cursor = start; /* nobody waited: the same order next time */
+}
+
 static void kn_run_job(struct kn *kn, struct kn_job *job)
 {
         uint64_t t0;
@@ -908,10 +1036,10 @@ static void kn_run_job(struct kn *kn, struct kn_job *job)
                 kn->have_dentry_negative &&
                 ks_read_dentry_negative(kn->root, &job->dentry_negative) == 0;
         job->gate = kp_gate(job->idle, job->host_memory_pct, -1);
+        job->swap_on = ks_swap_active(kn->root) == 1;
         if (kn->group_target) {
                 if (kn_parts_refresh(kn, job) == 0)
-                        for (size_t i = 0; i < kn->n_parts && !aw_stopping(kn->worker); i++)
-                                kn_part_run(kn, kn->parts[i], job);
+                        kn_parts_run(kn, job);
                 else
                         for (size_t i = 0; i < kn->n_parts; i++)
                                 kn->parts[i]->found = false;
@@ -1012,9 +1140,13 @@ static void kn_publish_parts(struct kn *kn)
 
                 if (!p->found)
                         continue;
-                v[n++] = (struct ca_cache_part){ .name = p->path, .bytes = kn_level(&p->after),
-                                                 .reclaimed = p->reclaimed_dentries,
-                                                 .reclaimed_bytes = p->reclaimed_bytes };
+                v[n++] = (struct ca_cache_part){
+                        .name = p->path, .bytes = kn_level(&p->after),
+                        .reclaimed = p->reclaimed_dentries,
+                        .reclaimed_bytes = p->reclaimed_bytes,
+                        .state = p->state[0] ? p->state
+                                 : p->waits ? "waits: the rotation's time for actions was spent"
+                                            : NULL };
         }
         (void)ca_cache_set_parts(kn->cache, v, n);
         free(v);
@@ -1041,12 +1173,18 @@ static void kn_done_job(struct kn *kn)
         }
         kn->logged_read_error = false;
 
+        uint64_t how[KP_HOW_ALONE + 1] = { 0 }, waiting = 0;
+
         for (size_t i = 0; i < kn->n_parts; i++) {
                 struct kn_part *p = kn->parts[i];
 
                 if (!p->found)
                         continue;
                 groups++;
+                if (kn->mech == KN_MECH_MEMORY_RECLAIM && !kn->read_only && !p->put_off &&
+                    !p->waits)
+                        how[p->how]++;
+                waiting += p->waits;
                 kn_sum(&before, &p->before);
                 kn_sum(&after, &p->after);
                 put_off |= p->put_off;
@@ -1068,6 +1206,18 @@ static void kn_done_job(struct kn *kn)
                 kn->last_action_usec = p->act_usec;
         }
         before.have_slab = after.have_slab = kn->memcg.version == KS_MEMCG_V2;
+        if (how[KP_HOW_ALONE] != kn->groups_alone)
+                ca_host_log(kn->host, LOG_INFO, "%" PRIu64 " of %" PRIu64 " group%s left alone: "
+                            "page cache the kernel would take before their dentries, under the "
+                            "floor where that is safe (cacheagectl show shows each)",
+                            how[KP_HOW_ALONE], groups, groups == 1 ? "" : "s");
+        kn->groups_trim = how[KP_HOW_TRIM];
+        kn->groups_sweep = how[KP_HOW_SWEEP];
+        kn->groups_pass = how[KP_HOW_PASS];
+        kn->groups_alone = how[KP_HOW_ALONE];
+        kn->groups_waiting = waiting;
+        kn->trims += job->trims;
+        kn->trims_cut += job->trims_cut;
         kn->sweeps += job->sweeps;
         kn->sweeps_cut += job->sweeps_cut;
         kn->sweeps_put_off_reclaim += job->sweeps_put_off_reclaim;
@@ -1226,150 +1376,178 @@ static uint64_t kn_window_p50(const struct kn *kn)
         return v[kn->n_windows / 2];
 }
 
-#define EMIT(name_, kind_, unit_, help_, value_)                                               \
-        emit(eu,                                                                               \
-             &(const struct ca_adapter_stat){ .name = name_, .kind = kind_, .unit = unit_,     \
-                                              .help = help_ },                                 \
-             value_)
-
 static void kn_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit, void *eu)
 {
         struct kn *kn = userdata;
         const struct ks_dentry_state *ds = &kn->last_ds;
         const struct ks_group *g = &kn->sum;
 
-        EMIT("nr_dentry", CA_STAT_GAUGE, "dentries", "dentries in the host's dentry cache",
-             ds->nr_dentry);
-        EMIT("nr_unused", CA_STAT_GAUGE, "dentries", "unused dentries, on the LRU",
-             ds->nr_unused);
-        EMIT("nr_negative", CA_STAT_GAUGE, "dentries", "negative dentries", ds->nr_negative);
-        EMIT("age_limit", CA_STAT_GAUGE, "seconds", "dentry-state's age_limit", ds->age_limit);
-        EMIT("want_pages", CA_STAT_GAUGE, "pages", "dentry-state's want_pages", ds->want_pages);
+        AD_GAUGE("nr_dentry", "dentries", "dentries in the host's dentry cache", ds->nr_dentry);
+        AD_GAUGE("nr_unused", "dentries", "unused dentries, on the LRU", ds->nr_unused);
+        AD_GAUGE("nr_negative", "dentries", "negative dentries", ds->nr_negative);
+        AD_GAUGE("age_limit", "seconds", "dentry-state's age_limit", ds->age_limit);
+        AD_GAUGE("want_pages", "pages", "dentry-state's want_pages", ds->want_pages);
         if (kn->have_dentry_negative)
-                EMIT("dentry_negative", CA_STAT_GAUGE, NULL,
-                     "fs.dentry-negative: 1 when unlink deletes the dentry",
-                     kn->last_dentry_negative);
-        EMIT("nr_dentry_growth", CA_STAT_GAUGE, "dentries",
-             "rise of nr_dentry between the last two rotations (0 when it fell)",
-             kn->nr_dentry_growth);
-        EMIT("nr_negative_growth", CA_STAT_GAUGE, "dentries",
-             "rise of nr_negative between the last two rotations (0 when it fell)",
-             kn->nr_negative_growth);
-        EMIT("host_memory_stall_usec", CA_STAT_COUNTER, "usec",
-             "host memory pressure, some tasks stalled (/proc/pressure/memory total)",
-             kn->host_memory_stall_usec);
-        EMIT("loop_longest_usec", CA_STAT_GAUGE, "usec",
-             "the longest this cache held the daemon's loop (the kernel's work is on a thread)",
-             kn->loop_longest_usec);
-        EMIT("read_only", CA_STAT_GAUGE, NULL,
-             "1 when the kernel's files it writes were found read-only (the unit's sandbox)",
-             kn->pub_read_only);
-        EMIT("mglru", CA_STAT_GAUGE, NULL,
-             "1 when the kernel reclaims page cache with MGLRU (memory.reclaim takes page cache "
-             "before dentries)", kn->mglru);
+                AD_GAUGE("dentry_negative", NULL,
+                         "fs.dentry-negative: 1 when unlink deletes the dentry",
+                         kn->last_dentry_negative);
+        AD_GAUGE("nr_dentry_growth", "dentries",
+                 "rise of nr_dentry between the last two rotations (0 when it fell)",
+                 kn->nr_dentry_growth);
+        AD_GAUGE("nr_negative_growth", "dentries",
+                 "rise of nr_negative between the last two rotations (0 when it fell)",
+                 kn->nr_negative_growth);
+        AD_COUNTER("host_memory_stall_usec", "usec",
+                   "host memory pressure, some tasks stalled (/proc/pressure/memory total)",
+                   kn->host_memory_stall_usec);
+        AD_GAUGE("loop_longest_usec", "usec",
+                 "the longest this cache held the daemon's loop (the kernel's work is on a thread)",
+                 kn->loop_longest_usec);
+        AD_GAUGE("read_only", NULL,
+                 "1 when the kernel's files it writes were found read-only (the unit's sandbox)",
+                 kn->pub_read_only);
+        AD_GAUGE(
+                "mglru", NULL,
+                "1 when the kernel reclaims page cache with MGLRU (memory.reclaim takes page cache "
+                "before dentries)",
+                kn->mglru);
         if (kn->group_target) {
                 if (kn->slice)
-                        EMIT("groups", CA_STAT_GAUGE, "groups",
-                             "groups of the slice followed (found at the last rotation)",
-                             kn->groups);
+                        AD_GAUGE("groups", "groups",
+                                 "groups of the slice followed (found at the last rotation)",
+                                 kn->groups);
                 else {
-                        EMIT("group_missing", CA_STAT_GAUGE, NULL,
-                             "1 when the group was not found at the last rotation",
-                             kn->group_missing);
-                        EMIT("group_vanished", CA_STAT_COUNTER, NULL,
-                             "times the group went missing", kn->group_vanished);
+                        AD_GAUGE("group_missing", NULL,
+                                 "1 when the group was not found at the last rotation",
+                                 kn->group_missing);
+                        AD_COUNTER("group_vanished", NULL, "times the group went missing",
+                                   kn->group_vanished);
                 }
-                EMIT("group_memory_bytes", CA_STAT_GAUGE, "bytes",
-                     "memory charged to the group(s)", g->memory_bytes);
-                EMIT("group_kernel_bytes", CA_STAT_GAUGE, "bytes",
-                     "kernel memory charged to the group(s) (dentries among it)",
-                     g->kernel_bytes);
-                EMIT("group_kernel_growth_bytes", CA_STAT_GAUGE, "bytes",
-                     "rise of group_kernel_bytes between the last two rotations",
-                     kn->kernel_growth);
-                EMIT("group_file_bytes", CA_STAT_GAUGE, "bytes", "page cache of the group(s)",
-                     g->file_bytes);
-                EMIT("group_active_file_bytes", CA_STAT_GAUGE, "bytes",
-                     "page cache of the group(s) on the active list", g->active_file_bytes);
+                AD_GAUGE("group_memory_bytes", "bytes", "memory charged to the group(s)",
+                         g->memory_bytes);
+                AD_GAUGE("group_kernel_bytes", "bytes",
+                         "kernel memory charged to the group(s) (dentries among it)",
+                         g->kernel_bytes);
+                AD_GAUGE("group_kernel_growth_bytes", "bytes",
+                         "rise of group_kernel_bytes between the last two rotations",
+                         kn->kernel_growth);
+                AD_GAUGE("group_file_bytes", "bytes", "page cache of the group(s)", g->file_bytes);
+                AD_GAUGE("group_active_file_bytes", "bytes",
+                         "page cache of the group(s) on the active list", g->active_file_bytes);
                 if (kn->memcg.version == KS_MEMCG_V2) {
-                        EMIT("group_slab_reclaimable_bytes", CA_STAT_GAUGE, "bytes",
-                             "reclaimable slab of the group(s) (memory.stat): their dentries "
-                             "and inodes", g->slab_reclaimable_bytes);
-                        EMIT("group_slab_reclaimable_growth_bytes", CA_STAT_GAUGE, "bytes",
-                             "rise of group_slab_reclaimable_bytes between the last two rotations",
-                             kn->slab_growth);
-                        EMIT("group_refault_file", CA_STAT_COUNTER, "pages",
-                             "page cache of the group(s) read again soon after reclaim took it "
-                             "(memory.stat workingset_refault_file)", g->refault_file);
-                        EMIT("group_memory_stall_usec", CA_STAT_COUNTER, "usec",
-                             "the group's memory pressure, some tasks stalled (memory.pressure)",
-                             g->pressure_some_usec);
+                        AD_GAUGE("group_slab_reclaimable_bytes", "bytes",
+                                 "reclaimable slab of the group(s) (memory.stat): their dentries "
+                                 "and inodes",
+                                 g->slab_reclaimable_bytes);
+                        AD_GAUGE("group_slab_reclaimable_growth_bytes", "bytes",
+                                 "rise of group_slab_reclaimable_bytes between the last two "
+                                 "rotations",
+                                 kn->slab_growth);
+                        AD_COUNTER(
+                                "group_refault_file", "pages",
+                                "page cache of the group(s) read again soon after reclaim took it "
+                                "(memory.stat workingset_refault_file)",
+                                g->refault_file);
+                        AD_COUNTER(
+                                "group_memory_stall_usec", "usec",
+                                "the group's memory pressure, some tasks stalled (memory.pressure)",
+                                g->pressure_some_usec);
                 }
         }
         if (kn->mech == KN_MECH_REPORT)
                 return;
-        EMIT("actions", CA_STAT_COUNTER, NULL, "passes, reclaims or drops done", kn->actions);
-        EMIT("actions_put_off_busy", CA_STAT_COUNTER, NULL,
-             "rotations whose action was put off: not idle time", kn->put_off_busy);
-        EMIT("actions_put_off_pressure", CA_STAT_COUNTER, NULL,
-             "rotations whose action was put off: memory pressure", kn->put_off_pressure);
-        EMIT("put_off_usec", CA_STAT_GAUGE, "usec",
-             "how long actions have been put off now (0: they run)",
-             kn->put_off_since_usec ? now_usec() - kn->put_off_since_usec : 0);
-        EMIT("action_errors", CA_STAT_COUNTER, NULL, "actions the kernel refused",
-             kn->action_errors);
-        EMIT("last_action_usec", CA_STAT_GAUGE, "usec", "time the last action took",
-             kn->last_action_usec);
-        EMIT("last_action_freed_dentries", CA_STAT_GAUGE, "dentries",
-             "fall of nr_dentry across the last rotation's actions (host-wide: others count in)",
-             kn->last_freed_dentries);
-        EMIT("last_action_freed_negative", CA_STAT_GAUGE, "dentries",
-             "fall of nr_negative across the last rotation's actions (host-wide: others count "
-             "in)", kn->last_freed_negative);
+        AD_COUNTER("actions", NULL, "passes, reclaims or drops done", kn->actions);
+        AD_COUNTER("actions_put_off_busy", NULL,
+                   "rotations whose action was put off: not idle time", kn->put_off_busy);
+        AD_COUNTER("actions_put_off_pressure", NULL,
+                   "rotations whose action was put off: memory pressure", kn->put_off_pressure);
+        AD_GAUGE("put_off_usec", "usec", "how long actions have been put off now (0: they run)",
+                 kn->put_off_since_usec ? now_usec() - kn->put_off_since_usec : 0);
+        AD_COUNTER("action_errors", NULL, "actions the kernel refused", kn->action_errors);
+        AD_GAUGE("last_action_usec", "usec", "time the last action took", kn->last_action_usec);
+        AD_GAUGE(
+                "last_action_freed_dentries", "dentries",
+                "fall of nr_dentry across the last rotation's actions (host-wide: others count in)",
+                kn->last_freed_dentries);
+        AD_GAUGE("last_action_freed_negative", "dentries",
+                 "fall of nr_negative across the last rotation's actions (host-wide: others count "
+                 "in)",
+                 kn->last_freed_negative);
         if (kn->group_target) {
-                EMIT("reclaimed_bytes", CA_STAT_COUNTER, "bytes",
-                     "fall of the groups' reclaimable slab (v2) or kernel memory (v1) across "
-                     "the actions", kn->reclaimed_bytes);
-                EMIT("reclaimed_dentries", CA_STAT_COUNTER, "dentries",
-                     "fall of nr_dentry across the actions (host-wide: exact in a quiet "
-                     "kernel, others count in elsewhere)", kn->reclaimed_dentries);
+                AD_COUNTER("reclaimed_bytes", "bytes",
+                           "fall of the groups' reclaimable slab (v2) or kernel memory (v1) across "
+                           "the actions",
+                           kn->reclaimed_bytes);
+                AD_COUNTER("reclaimed_dentries", "dentries",
+                           "fall of nr_dentry across the actions (host-wide: exact in a quiet "
+                           "kernel, others count in elsewhere)",
+                           kn->reclaimed_dentries);
         }
         if (kn->mech == KN_MECH_MEMORY_RECLAIM) {
-                EMIT("reclaim_asked_bytes", CA_STAT_COUNTER, "bytes",
-                     "bytes asked of memory.reclaim", kn->reclaim_asked_bytes);
-                EMIT("reclaim_steps", CA_STAT_COUNTER, "writes",
-                     "writes to memory.reclaim (steps of the passes)", kn->reclaim_steps);
-                EMIT("reclaim_dry", CA_STAT_COUNTER, NULL,
-                     "passes the kernel ended with EAGAIN: less reclaimable than asked",
-                     kn->reclaim_dry);
+                AD_COUNTER("reclaim_asked_bytes", "bytes", "bytes asked of memory.reclaim",
+                           kn->reclaim_asked_bytes);
+                AD_COUNTER("reclaim_steps", "writes",
+                           "writes to memory.reclaim (steps of the passes)", kn->reclaim_steps);
+                AD_COUNTER("reclaim_dry", NULL,
+                           "passes the kernel ended with EAGAIN: less reclaimable than asked",
+                           kn->reclaim_dry);
+        }
+        if (kn->mech == KN_MECH_MEMORY_RECLAIM && !kn->cfg.reclaim_amount) {
+                AD_GAUGE("groups_trimmed", "groups",
+                         "groups with no page cache to reclaim, trimmed (a write at "
+                         "vm.vfs_cache_pressure 1) when they grow, at the last rotation",
+                         kn->groups_trim);
+                AD_GAUGE(
+                        "groups_swept", "groups",
+                        "groups with page cache at their sweep floor (MGLRU), swept when they grow",
+                        kn->groups_sweep);
+                AD_GAUGE("groups_passed", "groups",
+                         "groups with 16 MiB of page cache or more (classic LRU), passed over",
+                         kn->groups_pass);
+                AD_GAUGE(
+                        "groups_left_alone", "groups",
+                        "groups left alone: some page cache, under the floor where a write is safe",
+                        kn->groups_alone);
+                AD_GAUGE("groups_waiting", "groups",
+                         "groups whose action waits for the next rotation: the rotation's time for "
+                         "actions was spent",
+                         kn->groups_waiting);
+                AD_COUNTER("trims", "writes",
+                           "trims: writes with vm.vfs_cache_pressure lowered to 1 for their length",
+                           kn->trims);
+                AD_COUNTER("trims_cut", "writes", "trims the guard interrupted at its bound",
+                           kn->trims_cut);
         }
         if (kn->guard) {
-                EMIT("sweeps", CA_STAT_COUNTER, "writes",
-                     "sweeps: writes with vm.vfs_cache_pressure raised for their length",
-                     kn->sweeps);
-                EMIT("sweep_window_p50_usec", CA_STAT_GAUGE, "usec",
-                     "median time vm.vfs_cache_pressure stayed raised, of the last 64 sweeps",
-                     kn_window_p50(kn));
-                EMIT("sweep_window_max_usec", CA_STAT_GAUGE, "usec",
-                     "longest time vm.vfs_cache_pressure stayed raised by a sweep",
-                     kn->window_max_usec);
-                EMIT("sweeps_cut", CA_STAT_COUNTER, "writes",
-                     "sweeps whose vm.vfs_cache_pressure the guard put back while the write "
-                     "was still in the kernel", kn->sweeps_cut);
-                EMIT("sweeps_put_off_reclaim", CA_STAT_COUNTER, "writes",
-                     "sweeps put off: something else on the host reclaimed",
-                     kn->sweeps_put_off_reclaim);
-                EMIT("sweeps_put_off_busy", CA_STAT_COUNTER, "writes",
-                     "sweeps put off: another cacheaged or cache had vm.vfs_cache_pressure set",
-                     kn->sweeps_put_off_busy);
-                EMIT("sweep_guard_normal_priority", CA_STAT_GAUGE, NULL,
-                     "1 when the guard's thread runs at normal CPU priority (the drop-in's "
-                     "LimitNICE=), 0 at the daemon's idle priority",
-                     kk_guard_normal_sched(kn->guard));
+                AD_COUNTER("sweeps", "writes",
+                           "sweeps: writes with vm.vfs_cache_pressure raised for their length",
+                           kn->sweeps);
+                AD_GAUGE("sweep_window_p50_usec", "usec",
+                         "median time vm.vfs_cache_pressure stayed raised, of the last 64 sweeps",
+                         kn_window_p50(kn));
+                AD_GAUGE("sweep_window_max_usec", "usec",
+                         "longest time vm.vfs_cache_pressure stayed raised by a sweep",
+                         kn->window_max_usec);
+                AD_COUNTER("sweeps_cut", "writes",
+                           "sweeps whose vm.vfs_cache_pressure the guard put back while the write "
+                           "was still in the kernel",
+                           kn->sweeps_cut);
+                AD_COUNTER("sweeps_put_off_reclaim", "writes",
+                           "sweeps put off: something else on the host reclaimed",
+                           kn->sweeps_put_off_reclaim);
+                AD_COUNTER(
+                        "sweeps_put_off_busy", "writes",
+                        "sweeps put off: another cacheaged or cache had vm.vfs_cache_pressure set",
+                        kn->sweeps_put_off_busy);
+                AD_GAUGE("sweep_guard_normal_priority", NULL,
+                         "1 when the guard's thread runs at normal CPU priority (the drop-in's "
+                         "LimitNICE=), 0 at the daemon's idle priority",
+                         kk_guard_normal_sched(kn->guard));
         }
         if (kn->mech == KN_MECH_SHRINKER_SCAN)
-                EMIT("shrinker_scanned", CA_STAT_COUNTER, "objects",
-                     "objects the superblock shrinkers were asked to scan", kn->shrinker_scanned);
+                AD_COUNTER("shrinker_scanned", "objects",
+                           "objects the superblock shrinkers were asked to scan",
+                           kn->shrinker_scanned);
 }
 
 static const struct ca_cache_hooks kn_hooks = {
@@ -1412,29 +1590,18 @@ static int kn_check_size(const char *v, uint64_t *field, bool auto_ok, char *msg
         return 0;
 }
 
-static int kn_check_reclaim_amount(const char *v, void *target, char *msg, size_t len)
-{
-        return kn_check_size(v, target ? &((struct kn_config *)target)->reclaim_amount : NULL,
-                             true, msg, len);
-}
-
-static int kn_check_max_reclaim(const char *v, void *target, char *msg, size_t len)
-{
-        return kn_check_size(v, target ? &((struct kn_config *)target)->max_reclaim : NULL,
-                             false, msg, len);
-}
-
-static int kn_check_min_reclaim(const char *v, void *target, char *msg, size_t len)
-{
-        return kn_check_size(v, target ? &((struct kn_config *)target)->min_reclaim : NULL,
-                             false, msg, len);
-}
-
-static int kn_check_reclaim_step(const char *v, void *target, char *msg, size_t len)
-{
-        return kn_check_size(v, target ? &((struct kn_config *)target)->reclaim_step : NULL,
-                             false, msg, len);
-}
+/* The size keys' checks: each its field of struct kn_config, "auto" or not. */
+#define KN_CHECK_SIZE(field_, auto_ok_)                                                         \
+        static int kn_check_##field_(const char *v, void *target, char *msg, size_t len)      \
+        {                                                                                      \
+                return kn_check_size(v, target ? &((struct kn_config *)target)->field_ : NULL,\
+                                     auto_ok_, msg, len);                                      \
+        }
+KN_CHECK_SIZE(reclaim_amount, true)
+KN_CHECK_SIZE(max_reclaim, false)
+KN_CHECK_SIZE(min_reclaim, false)
+KN_CHECK_SIZE(reclaim_step, false)
+#undef KN_CHECK_SIZE
 
 /* A group, or every child group of one: "/system.slice/\*" (a trailing "/\*" only). */
 static int kn_check_cgroup(const char *v, void *target, char *msg, size_t len)
@@ -1686,12 +1853,13 @@ static int kn_parse(struct ca_host *host, const struct ca_section *s, const char
                                           "(it drops the group's page cache too)");
                         goto out_inval;
                 }
-                if (mech == KN_MECH_MEMORY_RECLAIM && mglru)
-                        ca_host_log(host, LOG_INFO, "the kernel reclaims page cache with MGLRU: "
-                                    "a group holding %llu MiB of page cache or more is swept, "
-                                    "vm.vfs_cache_pressure raised for each sweep's write; one "
-                                    "with less gets passes, which reach few of its dentries "
-                                    "(cacheaged.conf(5))", KP_SWEEP_MIN_FILE >> 20);
+                if (mech == KN_MECH_MEMORY_RECLAIM)
+                        ca_host_log(host, LOG_INFO, "the kernel reclaims page cache with %s: a "
+                                    "group holding %llu MiB of page cache or more gets %s, one "
+                                    "without page cache trims, one between is left alone "
+                                    "(cacheaged.conf(5))", mglru ? "MGLRU" : "the classic LRU",
+                                    (mglru ? KP_SWEEP_MIN_FILE : KP_PASS_MIN_FILE) >> 20,
+                                    mglru ? "sweeps" : "passes");
                 break;
         default:
                 break;
@@ -1844,7 +2012,7 @@ static int kn_create(struct ca_host *host, const struct ca_section *s, void **re
          * ExecStopPost= (kernel-knob.h), whatever the configuration: not here, where a reload's
          * check in a child would write the host too.
          */
-        if (mech == KN_MECH_MEMORY_RECLAIM && kn->mglru) {
+        if (mech == KN_MECH_MEMORY_RECLAIM) {
                 r = kk_guard_new(root, kn_guard_bound(), &kn->guard);
                 if (r < 0)
                         goto out_destroy;

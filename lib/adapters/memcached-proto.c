@@ -6,25 +6,9 @@
  */
 
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "memcached-proto.h"
-
-static int bad(char *err, size_t err_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int bad(char *err, size_t err_len, const char *fmt, ...)
-{
-        va_list ap;
-
-        if (err && err_len) {
-                va_start(ap, fmt);
-                vsnprintf(err, err_len, fmt, ap);
-                va_end(ap);
-        }
-        return -EBADMSG;
-}
 
 static bool word_is(const char *line, size_t len, const char *word)
 {
@@ -75,23 +59,23 @@ int mc_uri_decode(const char *s, size_t len, uint8_t *out, size_t out_max, size_
                 unsigned char c = (unsigned char)s[i];
 
                 if (n == out_max)
-                        return bad(err, err_len, "key longer than %zu bytes", out_max);
+                        return ad_bad(err, err_len, "key longer than %zu bytes", out_max);
                 if (c == '%') {
                         int hi = i + 2 < len ? hex_digit(s[i + 1]) : -1;
                         int lo = i + 2 < len ? hex_digit(s[i + 2]) : -1;
 
                         if (hi < 0 || lo < 0)
-                                return bad(err, err_len, "bad %%-escape in the key");
+                                return ad_bad(err, err_len, "bad %%-escape in the key");
                         out[n++] = (uint8_t)(hi << 4 | lo);
                         i += 2;
                         continue;
                 }
                 if (c <= ' ' || c >= 0x7f)
-                        return bad(err, err_len, "byte 0x%02x in the key, unescaped", c);
+                        return ad_bad(err, err_len, "byte 0x%02x in the key, unescaped", c);
                 out[n++] = c;
         }
         if (n == 0)
-                return bad(err, err_len, "empty key");
+                return ad_bad(err, err_len, "empty key");
         *ret_len = n;
         return 0;
 }
@@ -130,53 +114,53 @@ static int field(struct fields *f, const char *t, size_t n, const char **key_out
         int r;
 
         if (!eq || eq == t)
-                return bad(err, err_len, "a field without a name=value form");
+                return ad_bad(err, err_len, "a field without a name=value form");
         kl = (size_t)(eq - t);
         v = eq + 1;
         vl = n - kl - 1;
 #define IS(name) (kl == sizeof(name) - 1 && memcmp(t, name, kl) == 0)
         if (IS("key")) {
                 if (!key_out)
-                        return bad(err, err_len, "unexpected key field");
+                        return ad_bad(err, err_len, "unexpected key field");
                 if (*key_out)
-                        return bad(err, err_len, "two key fields");
+                        return ad_bad(err, err_len, "two key fields");
                 *key_out = v;
                 *key_len = vl;
                 return 0;
         }
         if (IS("la")) {
                 if (f->has_la)
-                        return bad(err, err_len, "two la fields");
+                        return ad_bad(err, err_len, "two la fields");
                 r = ad_parse_u64(v, vl, UINT32_MAX, &f->la);
                 if (r < 0)
-                        return bad(err, err_len, "la is not a time in seconds");
+                        return ad_bad(err, err_len, "la is not a time in seconds");
                 f->has_la = true;
         } else if (IS("cas")) {
                 if (f->has_cas)
-                        return bad(err, err_len, "two cas fields");
+                        return ad_bad(err, err_len, "two cas fields");
                 if (ad_parse_u64(v, vl, UINT64_MAX, &f->cas) < 0)
-                        return bad(err, err_len, "cas is not a 64-bit number");
+                        return ad_bad(err, err_len, "cas is not a 64-bit number");
                 f->has_cas = true;
         } else if (IS("fetch")) {
                 if (f->has_fetch)
-                        return bad(err, err_len, "two fetch fields");
+                        return ad_bad(err, err_len, "two fetch fields");
                 if (vl == 3 && memcmp(v, "yes", 3) == 0)
                         f->fetched = true;
                 else if (vl == 2 && memcmp(v, "no", 2) == 0)
                         f->fetched = false;
                 else
-                        return bad(err, err_len, "fetch is neither yes nor no");
+                        return ad_bad(err, err_len, "fetch is neither yes nor no");
                 f->has_fetch = true;
         } else if (IS("cls")) {
                 if (f->has_cls)
-                        return bad(err, err_len, "two cls fields");
+                        return ad_bad(err, err_len, "two cls fields");
                 if (ad_parse_u64(v, vl, MC_CLASSES - 1, &f->cls) < 0)
-                        return bad(err, err_len, "cls is not a slab class (0..%d)",
-                                   MC_CLASSES - 1);
+                        return ad_bad(err, err_len, "cls is not a slab class (0..%d)",
+                                      MC_CLASSES - 1);
                 f->has_cls = true;
         } else if (IS("size")) {
                 if (ad_parse_u64(v, vl, UINT32_MAX, &f->size) < 0)
-                        return bad(err, err_len, "size is not a 32-bit number");
+                        return ad_bad(err, err_len, "size is not a 32-bit number");
         }
         /* exp, flags, ext_page, ext_offset and keys to come: not needed. */
 #undef IS
@@ -186,13 +170,13 @@ static int field(struct fields *f, const char *t, size_t n, const char **key_out
 static int fields_complete(const struct fields *f, char *err, size_t err_len)
 {
         if (!f->has_la)
-                return bad(err, err_len, "no la field");
+                return ad_bad(err, err_len, "no la field");
         if (!f->has_cas)
-                return bad(err, err_len, "no cas field");
+                return ad_bad(err, err_len, "no cas field");
         if (!f->has_fetch)
-                return bad(err, err_len, "no fetch field");
+                return ad_bad(err, err_len, "no fetch field");
         if (!f->has_cls)
-                return bad(err, err_len, "no cls field");
+                return ad_bad(err, err_len, "no cls field");
         return 0;
 }
 
@@ -205,16 +189,16 @@ int mc_parse_dump_line(const char *line, size_t len, struct mc_dump_entry *ret, 
         int r;
 
         if (len == 0)
-                return bad(err, err_len, "empty line");
+                return ad_bad(err, err_len, "empty line");
         if (len < 4 || memcmp(line, "key=", 4) != 0)
-                return bad(err, err_len, "not a metadump line (no key= first)");
+                return ad_bad(err, err_len, "not a metadump line (no key= first)");
         while (next_token(&p, end, &t, &n)) {
                 r = field(&f, t, n, &key, &key_len, err, err_len);
                 if (r < 0)
                         return r;
         }
         if (!key)
-                return bad(err, err_len, "no key field");
+                return ad_bad(err, err_len, "no key field");
         r = fields_complete(&f, err, err_len);
         if (r < 0)
                 return r;
@@ -248,10 +232,10 @@ int mc_parse_meta(const char *line, size_t len, struct mc_meta *ret, char *err, 
         int r;
 
         if (len < 4 || memcmp(line, "ME ", 3) != 0)
-                return bad(err, err_len, "not a meta debug reply");
+                return ad_bad(err, err_len, "not a meta debug reply");
         p = memrmem(line + 3, len - 3, " exp=");
         if (!p || p == line + 3)
-                return bad(err, err_len, "a meta debug reply without exp=");
+                return ad_bad(err, err_len, "a meta debug reply without exp=");
         while (next_token(&p, end, &t, &n)) {
                 r = field(&f, t, n, NULL, NULL, err, err_len);
                 if (r < 0)

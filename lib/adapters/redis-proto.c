@@ -6,26 +6,10 @@
  */
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "redis-proto.h"
-
-static int bad(char *err, size_t err_len, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-
-static int bad(char *err, size_t err_len, const char *fmt, ...)
-{
-        va_list ap;
-
-        if (err && err_len) {
-                va_start(ap, fmt);
-                vsnprintf(err, err_len, fmt, ap);
-                va_end(ap);
-        }
-        return -EBADMSG;
-}
 
 /* A signed decimal of a header (":", "$" or "*"): digits, an optional '-', 18 digits at most. */
 static int parse_i64(const char *s, size_t len, int64_t *ret)
@@ -52,13 +36,13 @@ static int line_at(const char *buf, size_t len, size_t pos, size_t *ret_len, cha
 
         if (!cr) {
                 if (len - pos >= RP_LINE_MAX + 2)
-                        return bad(err, err_len, "a line longer than %d bytes", RP_LINE_MAX);
+                        return ad_bad(err, err_len, "a line longer than %d bytes", RP_LINE_MAX);
                 return -EAGAIN;
         }
         if ((size_t)(cr - buf) + 1 >= len)
                 return -EAGAIN;
         if (cr[1] != '\n')
-                return bad(err, err_len, "a carriage return without a line feed");
+                return ad_bad(err, err_len, "a carriage return without a line feed");
         *ret_len = (size_t)(cr - (buf + pos));
         return 0;
 }
@@ -85,7 +69,7 @@ int rp_parse(const char *buf, size_t len, struct rp_value *v, size_t max_values,
                         return -EAGAIN;
                 }
                 if (n >= max_values)
-                        return bad(err, err_len, "a reply of more than %zu values", max_values);
+                        return ad_bad(err, err_len, "a reply of more than %zu values", max_values);
                 r = line_at(buf, len, pos, &line_len, err, err_len);
                 if (r == -EAGAIN) {
                         *ret_len = len + 1;
@@ -96,7 +80,7 @@ int rp_parse(const char *buf, size_t len, struct rp_value *v, size_t max_values,
                 x = &v[n];
                 *x = (struct rp_value){ .str = buf + pos + 1, .len = line_len - (line_len > 0) };
                 if (line_len == 0)
-                        return bad(err, err_len, "an empty line where a reply was due");
+                        return ad_bad(err, err_len, "an empty line where a reply was due");
                 switch (buf[pos]) {
                 case '+':
                         x->type = RP_STATUS;
@@ -107,54 +91,55 @@ int rp_parse(const char *buf, size_t len, struct rp_value *v, size_t max_values,
                 case ':':
                         x->type = RP_INTEGER;
                         if (parse_i64(x->str, x->len, &x->integer) < 0)
-                                return bad(err, err_len, "an integer that is not one");
+                                return ad_bad(err, err_len, "an integer that is not one");
                         break;
                 case '$':
                         if (parse_i64(x->str, x->len, &num) < 0 || num < -1)
-                                return bad(err, err_len, "a bulk string of no length");
+                                return ad_bad(err, err_len, "a bulk string of no length");
                         if (num == -1) {
                                 *x = (struct rp_value){ .type = RP_NIL };
                                 break;
                         }
                         if (num > RP_BULK_MAX)
-                                return bad(err, err_len, "a bulk string of %lld bytes (more "
-                                           "than %d)", (long long)num, RP_BULK_MAX);
+                                return ad_bad(err, err_len, "a bulk string of %lld bytes (more "
+                                              "than %d)", (long long)num, RP_BULK_MAX);
                         x->type = RP_BULK;
                         x->str = buf + pos + line_len + 2;
                         x->len = (size_t)num;
                         if (pos + line_len + 2 + x->len + 2 > RP_REPLY_MAX)
-                                return bad(err, err_len, "a reply longer than %d bytes",
-                                           RP_REPLY_MAX);
+                                return ad_bad(err, err_len, "a reply longer than %d bytes",
+                                              RP_REPLY_MAX);
                         if (pos + line_len + 2 + x->len + 2 > len) {
                                 *ret_len = pos + line_len + 2 + x->len + 2;
                                 return -EAGAIN;
                         }
                         if (memcmp(x->str + x->len, "\r\n", 2) != 0)
-                                return bad(err, err_len, "a bulk string longer than it said");
+                                return ad_bad(err, err_len, "a bulk string longer than it said");
                         pos += x->len + 2;
                         break;
                 case '*':
                         if (parse_i64(x->str, x->len, &num) < 0 || num < -1)
-                                return bad(err, err_len, "an array of no length");
+                                return ad_bad(err, err_len, "an array of no length");
                         if (num == -1) {
                                 *x = (struct rp_value){ .type = RP_NIL_ARRAY };
                                 break;
                         }
                         if (num > (int64_t)(max_values - n - 1))
-                                return bad(err, err_len, "an array of %lld elements (more "
-                                           "than %zu values in all)", (long long)num, max_values);
+                                return ad_bad(err, err_len, "an array of %lld elements (more "
+                                              "than %zu values in all)", (long long)num,
+                                              max_values);
                         if (depth == RP_DEPTH_MAX && num > 0)
-                                return bad(err, err_len, "arrays nested deeper than %d",
-                                           RP_DEPTH_MAX);
+                                return ad_bad(err, err_len, "arrays nested deeper than %d",
+                                              RP_DEPTH_MAX);
                         *x = (struct rp_value){ .type = RP_ARRAY, .integer = num };
                         break;
                 default:
-                        return bad(err, err_len, "not a RESP2 reply (type byte 0x%02x)",
-                                   (unsigned char)buf[pos]);
+                        return ad_bad(err, err_len, "not a RESP2 reply (type byte 0x%02x)",
+                                      (unsigned char)buf[pos]);
                 }
                 pos += line_len + 2;
                 if (pos > RP_REPLY_MAX)
-                        return bad(err, err_len, "a reply longer than %d bytes", RP_REPLY_MAX);
+                        return ad_bad(err, err_len, "a reply longer than %d bytes", RP_REPLY_MAX);
                 n++;
                 x->next = n;
                 if (x->type == RP_ARRAY && x->integer > 0) {
@@ -199,19 +184,20 @@ int rp_parse_scan(const struct rp_value *v, size_t n, uint64_t *ret_cursor, size
         const struct rp_value *cursor = &v[1], *keys;
 
         if (n < 3 || v[0].type != RP_ARRAY || v[0].integer != 2)
-                return bad(err, err_len, "%s where SCAN's [cursor, keys] was due",
-                           type_name(v[0].type));
+                return ad_bad(err, err_len, "%s where SCAN's [cursor, keys] was due",
+                              type_name(v[0].type));
         if (cursor->type != RP_BULK || ad_parse_u64(cursor->str, cursor->len, UINT64_MAX,
                                                     ret_cursor) < 0)
-                return bad(err, err_len, "a SCAN cursor that is not a number");
+                return ad_bad(err, err_len, "a SCAN cursor that is not a number");
         keys = &v[2];
         if (keys->type != RP_ARRAY)
-                return bad(err, err_len, "SCAN's keys are %s, not an array", type_name(keys->type));
+                return ad_bad(err, err_len, "SCAN's keys are %s, not an array",
+                              type_name(keys->type));
         for (size_t i = 3; i < 3 + (size_t)keys->integer; i++)
                 if (v[i].type != RP_BULK)
-                        return bad(err, err_len, "a SCAN key that is %s", type_name(v[i].type));
+                        return ad_bad(err, err_len, "a SCAN key that is %s", type_name(v[i].type));
         if (n != 3 + (size_t)keys->integer)
-                return bad(err, err_len, "a SCAN reply with more than [cursor, keys]");
+                return ad_bad(err, err_len, "a SCAN reply with more than [cursor, keys]");
         *ret_first = 3;
         *ret_keys = (size_t)keys->integer;
         return 0;
@@ -223,17 +209,17 @@ int rp_parse_integers(const struct rp_value *v, size_t n, size_t count, int64_t 
         const int64_t exact = (int64_t)1 << 53;
 
         if (v[0].type != RP_ARRAY)
-                return bad(err, err_len, "%s where an array of %zu integers was due",
-                           type_name(v[0].type), count);
+                return ad_bad(err, err_len, "%s where an array of %zu integers was due",
+                              type_name(v[0].type), count);
         if ((size_t)v[0].integer != count || n != count + 1)
-                return bad(err, err_len, "an array of %lld values where %zu were due",
-                           (long long)v[0].integer, count);
+                return ad_bad(err, err_len, "an array of %lld values where %zu were due",
+                              (long long)v[0].integer, count);
         for (size_t i = 0; i < count; i++) {
                 if (v[i + 1].type != RP_INTEGER)
-                        return bad(err, err_len, "value %zu is %s, not an integer", i + 1,
-                                   type_name(v[i + 1].type));
+                        return ad_bad(err, err_len, "value %zu is %s, not an integer", i + 1,
+                                      type_name(v[i + 1].type));
                 if (v[i + 1].integer < -exact || v[i + 1].integer > exact)
-                        return bad(err, err_len, "value %zu is out of range", i + 1);
+                        return ad_bad(err, err_len, "value %zu is out of range", i + 1);
                 out[i] = v[i + 1].integer;
         }
         return 0;
@@ -242,11 +228,12 @@ int rp_parse_integers(const struct rp_value *v, size_t n, size_t count, int64_t 
 int rp_parse_sha(const struct rp_value *v, size_t n, char *out, char *err, size_t err_len)
 {
         if (n != 1 || v[0].type != RP_BULK || v[0].len != RP_SHA_LEN)
-                return bad(err, err_len, "%s where a script's SHA1 was due", type_name(v[0].type));
+                return ad_bad(err, err_len, "%s where a script's SHA1 was due",
+                              type_name(v[0].type));
         for (size_t i = 0; i < RP_SHA_LEN; i++)
                 if (!((v[0].str[i] >= '0' && v[0].str[i] <= '9') ||
                       (v[0].str[i] >= 'a' && v[0].str[i] <= 'f')))
-                        return bad(err, err_len, "a script's SHA1 that is not hex");
+                        return ad_bad(err, err_len, "a script's SHA1 that is not hex");
         memcpy(out, v[0].str, RP_SHA_LEN);
         out[RP_SHA_LEN] = '\0';
         return 0;
@@ -258,13 +245,13 @@ int rp_parse_config_u64(const struct rp_value *v, size_t n, const char *name, ui
         if (v[0].type == RP_ARRAY && v[0].integer == 0)
                 return -ENOENT;
         if (n != 3 || v[0].type != RP_ARRAY || v[1].type != RP_BULK || v[2].type != RP_BULK)
-                return bad(err, err_len, "%s where CONFIG GET's [name, value] was due",
-                           type_name(v[0].type));
+                return ad_bad(err, err_len, "%s where CONFIG GET's [name, value] was due",
+                              type_name(v[0].type));
         if (v[1].len != strlen(name) || memcmp(v[1].str, name, v[1].len) != 0)
-                return bad(err, err_len, "CONFIG GET answered for another parameter");
+                return ad_bad(err, err_len, "CONFIG GET answered for another parameter");
         if (ad_parse_u64(v[2].str, v[2].len, max, ret) < 0)
-                return bad(err, err_len, "%s is not a number up to %llu", name,
-                           (unsigned long long)max);
+                return ad_bad(err, err_len, "%s is not a number up to %llu", name,
+                              (unsigned long long)max);
         return 0;
 }
 

@@ -51,46 +51,38 @@
  * everything); a key with a TTL (left to Redis) unless ttl_keys = age; anything while the last
  * refresh failed, on a replica, or in cluster mode.
  *
- * Errors (connection refused or lost, timeout, a reply that is not RESP2 or not what was
- * asked, an error reply): counted, logged once per change (and once when the server answers
- * again), retried at the next rotation; the host's loop and its other caches never wait for
- * this one. A script the server forgot (a restart, SCRIPT FLUSH: NOSCRIPT) is sent again
- * whole (EVAL), which loads it.
+ * A script the server forgot (a restart, SCRIPT FLUSH: NOSCRIPT) is sent again whole (EVAL),
+ * which loads it.
  *
- * Loop discipline (as the memcached adapter's, adapter-net.h): every read, parse and sweep
- * runs in steps of at most RD_STEP_USEC at the base's lowest priority; replies are buffered up
- * to RD_INPUT_MAX; one SCAN and its probes, or one batch of deletes, is in flight at a time;
- * scans are paced to `rate` keys a second, deletes to `delete_rate` victims a second; keys live
- * in a pool of their own.
+ * The rotation around this protocol is the frame's (adapter-round.h): the connection, the
+ * refresh's deadline, the index and its sweep, the victims, failures said once per kind, steps
+ * of at most AD_STEP_USEC in the host's loop. Here: replies are buffered up to RD_INPUT_MAX;
+ * one SCAN and its probes, or one batch of deletes, is in flight at a time; scans are paced to
+ * `rate` keys a second, deletes to `delete_rate` victims a second.
  */
 
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
-#include <event2/event.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
 #include "cacheage/plugin.h"
-#include "cacheage/value.h"
-#include "adapter-net.h"
-#include "adapter-pool.h"
+#include "adapter-round.h"
 #include "redis-proto.h"
 #include "trust.h"
 
-#define RD_STEP_USEC 500                  /* longest run of one step in the host's loop */
 #define RD_RATE_DEFAULT 25000             /* keys per second scanned */
 #define RD_DELETE_RATE_DEFAULT 250        /* victims per second checked and deleted */
-#define RD_RATE_MAX 100000000             /* keys per second */
 #define RD_INPUT_MAX (1024 * 1024)        /* bytes of replies buffered before reading stops */
 #define RD_READ_MAX (16 * 1024)           /* bytes read from the socket at once */
 /*
@@ -127,8 +119,6 @@
 #define RD_REAP_BATCH 64                  /* victims per reap script */
 #define RD_QUEUE_MAX 64                   /* requests in flight, at most */
 #define RD_MAX_KEYS_DEFAULT 1000000       /* keys */
-#define RD_MAX_KEYS_MAX 100000000         /* keys */
-#define RD_BUCKETS_MIN 1024               /* hash buckets */
 #define RD_PASSWORD_MAX 512               /* bytes of a password */
 #define RD_LRU_CLOCK_MASK 0xffffffu       /* Redis' LRU clock: 24 bits of seconds */
 /*
@@ -233,41 +223,63 @@ static const char rd_reap_script[] =
         "end\n"
         "return r\n";
 
+/*
+ * acl: whether the user may run each command of ARGV, each a command line without keys
+ * ("object idletime"), as redis.acl_check_cmd() says (Redis 7.0 and later): the place in ARGV of
+ * the first it may not, true when it may run them all, false when the server cannot tell
+ * (older). Sent when a script was refused a command and the error names none (Redis 7's
+ * "can't run this command"), to name it. Each line is whole: Redis 7.0.15 reads EVAL's numkeys from
+ * the arguments it is given, and an "eval" alone crashed the server (seen with a user whose keys
+ * are limited, "~x*").
+ */
+static const char rd_acl_script[] =
+        "if not redis.acl_check_cmd then\n"
+        "  return false\n"
+        "end\n"
+        "for i = 1, #ARGV do\n"
+        "  local w = {}\n"
+        "  for p in string.gmatch(ARGV[i], '[^ ]+') do\n"
+        "    w[#w + 1] = p\n"
+        "  end\n"
+        "  local ok, allowed = pcall(redis.acl_check_cmd, unpack(w))\n"
+        "  if ok and not allowed then\n"
+        "    return tostring(i)\n"
+        "  end\n"
+        "end\n"
+        "return true\n";
+
+/* What the adapter runs, by ACL name, and as the acl script asks about it. */
+static const struct {
+        const char *name;        /* "object|idletime": as ACL SETUSER writes it */
+        const char *line;        /* a whole command line, without keys */
+} rd_acl_commands[] = {
+        { "select", "select 0" },
+        { "scan", "scan 0" },
+        { "info", "info" },
+        { "time", "time" },
+        { "eval", "eval return 0" },
+        { "evalsha", "evalsha 0 0" },
+        { "script|load", "script load return" },
+        { "pttl", "pttl" },
+        { "memory|usage", "memory usage" },
+        { "object|idletime", "object idletime" }, /* LRU policies */
+        { "object|freq", "object freq" },         /* LFU policies */
+        { "unlink", "unlink" },                   /* not in a dry run */
+};
+#define RD_ACL_COMMON 9                          /* the first 9: always */
+
 /* ---- configuration ---- */
 
 enum { RD_TTL_LEAVE, RD_TTL_AGE };
 
 struct rd_config {
-        const char *server;  /* as written */
+        struct ad_net_config net; /* first: the frame's keys (adapter-round.h) */
         uint64_t db;
         const char *user;
         const char *password_file;
-        uint64_t timeout_usec;
-        uint64_t refresh_timeout_usec; /* 0: derived, rd_refresh_deadline_usec() */
         const char *match;
         int ttl_keys;
-        uint64_t max_keys;
-        uint64_t rate;       /* keys per second scanned, 0: as fast as the server answers */
-        uint64_t delete_rate; /* victims per second checked, 0: as fast as the server answers */
-        bool dry_run;
-        /* From server, by rd_check_server(). */
-        struct sockaddr_storage addr;
-        socklen_t addr_len;
 };
-
-static int rd_check_server(const char *v, void *target, char *msg, size_t msg_len)
-{
-        struct rd_config *cfg = target;
-        struct sockaddr_storage ss;
-        socklen_t len;
-        int r = ad_server_parse(v, &ss, &len, msg, msg_len);
-
-        if (r == 0 && cfg) {
-                cfg->addr = ss;
-                cfg->addr_len = len;
-        }
-        return r;
-}
 
 /* An ACL user name or a SCAN pattern: 1..@max bytes, printable, no blank (one argument). */
 static int rd_check_word(const char *v, size_t max, const char *what, char *msg, size_t msg_len)
@@ -297,9 +309,7 @@ static int rd_check_match(const char *v, void *target, char *msg, size_t msg_len
 }
 
 static const struct ca_key_spec rd_keys[] = {
-        { .name = "server", .type = CA_KEY_STRING, CA_KEY_FIELD(struct rd_config, server),
-          .def = "127.0.0.1:6379", .check = rd_check_server,
-          .help = "IPv4:PORT, [IPv6]:PORT, localhost:PORT or a unix socket path" },
+        AD_KEY_SERVER(struct rd_config, "127.0.0.1:6379"),
         { .name = "db", .type = CA_KEY_UINT, CA_KEY_FIELD(struct rd_config, db), .def = "0",
           .min = 0, .max = 65535, .help = "the database (SELECT) whose keys are aged" },
         { .name = "user", .type = CA_KEY_STRING, CA_KEY_FIELD(struct rd_config, user),
@@ -307,14 +317,9 @@ static const struct ca_key_spec rd_keys[] = {
         { .name = "password_file", .type = CA_KEY_PATH,
           CA_KEY_FIELD(struct rd_config, password_file),
           .help = "a file holding the password, readable by nobody but root and its group" },
-        { .name = "timeout", .type = CA_KEY_DURATION,
-          CA_KEY_FIELD(struct rd_config, timeout_usec), .def = "5s", .min = 10000,
-          .max = 600000000, .help = "longest wait for the server's next bytes" },
-        { .name = "refresh_timeout", .type = CA_KEY_DURATION,
-          CA_KEY_FIELD(struct rd_config, refresh_timeout_usec), .def = "0", .min = 0,
-          .max = AD_REFRESH_TIMEOUT_MAX_USEC,
-          .help = "longest refresh, from before_rotate to the scan swept (0: 1min + 3 x "
-                  "max_keys / rate)" },
+        AD_KEY_TIMEOUT(struct rd_config),
+        AD_KEY_REFRESH_TIMEOUT(struct rd_config, "longest refresh, from before_rotate to the scan "
+                               "swept (0: 1min + 3 x max_keys / rate)"),
         { .name = "match", .type = CA_KEY_STRING, CA_KEY_FIELD(struct rd_config, match),
           .check = rd_check_match, .help = "a SCAN MATCH pattern: only those keys are aged" },
         { .name = "ttl_keys", .type = CA_KEY_CHOICE, CA_KEY_FIELD(struct rd_config, ttl_keys),
@@ -322,68 +327,42 @@ static const struct ca_key_spec rd_keys[] = {
           .choices = (const struct ca_key_choice[]){ { "leave", RD_TTL_LEAVE },
                                                      { "age", RD_TTL_AGE }, { NULL, 0 } },
           .help = "keys with a TTL: leave them to Redis, or age them too" },
-        { .name = "max_keys", .type = CA_KEY_UINT, CA_KEY_FIELD(struct rd_config, max_keys),
-          .def = STR(RD_MAX_KEYS_DEFAULT), .min = 1, .max = RD_MAX_KEYS_MAX,
-          .help = "keys tracked at most; the rest is not aged (and said so)" },
-        { .name = "rate", .type = CA_KEY_UINT, CA_KEY_FIELD(struct rd_config, rate),
-          .def = STR(RD_RATE_DEFAULT), .min = 0, .max = RD_RATE_MAX,
-          .help = "keys per second scanned (0: no limit)" },
-        { .name = "delete_rate", .type = CA_KEY_UINT, CA_KEY_FIELD(struct rd_config, delete_rate),
-          .def = STR(RD_DELETE_RATE_DEFAULT), .min = 0, .max = RD_RATE_MAX,
+        AD_KEY_MAX_ITEMS(struct rd_config, "max_keys", "keys", STR(RD_MAX_KEYS_DEFAULT)),
+        AD_KEY_RATE(struct rd_config, STR(RD_RATE_DEFAULT),
+                    "keys per second scanned (0: no limit)"),
+        { .name = "delete_rate", .type = CA_KEY_UINT,
+          CA_KEY_FIELD(struct rd_config, net.delete_rate), .def = STR(RD_DELETE_RATE_DEFAULT),
+          .min = 0, .max = AD_RATE_MAX,
           .help = "victims per second checked and deleted (0: no limit)" },
-        { .name = "dry_run", .type = CA_KEY_BOOL, CA_KEY_FIELD(struct rd_config, dry_run),
-          .def = "no", .help = "check and count the victims, delete nothing" },
+        AD_KEY_DRY_RUN(struct rd_config),
         CA_KEY_END
 };
 
 /* ---- state ---- */
 
-/* rd_key.flags */
+/* rd_key's flags (AD_ITEM_OWN) */
 #define RD_KEY_AMBIGUOUS 0x01  /* LRU: seen at idle time 0: a use in that second leaves no trace */
-#define RD_KEY_VICTIM 0x02     /* in rd->victims, out of the cache, being checked */
-#define RD_KEY_CONDEMNED 0x04  /* dry_run: would have been deleted; out of the cache */
-#define RD_KEY_DEAD 0x08       /* deleted or gone: out of the index, freed by the next sweep */
 
-/*
- * A tracked key: the node first, so that the framework's node is the key. The list of all keys
- * owns them (a sweep walks it: a refresh costs what the server holds, not max_keys); the hash
- * table is an index.
- */
 struct rd_key {
-        struct ca_node node;
-        struct rd_key *next;     /* hash chain */
-        struct rd_key *all;      /* the list of all keys */
+        struct ad_item ad;       /* first: the frame's head, whose node is the cache's */
         uint32_t seen;           /* LRU: its lru (24 bits) as last seen; LFU: its frequency */
-        uint32_t gen;            /* the scan that saw it last */
-        uint16_t key_len;
-        uint8_t flags;           /* RD_KEY_* */
         uint8_t key[];
 };
 
 enum rd_phase {
-        RD_DOWN,       /* no connection */
-        RD_CONNECTING,
-        RD_HELLO,      /* AUTH, SELECT and the scripts' SCRIPT LOAD asked */
-        RD_IDLE,       /* connected, nothing asked */
-        RD_INFO,       /* INFO (and CONFIG GET) asked */
-        RD_SCAN,       /* SCAN and probes */
-        RD_SCANNED,    /* INFO asked again: the forks during the scan */
-        RD_SWEEP,      /* the scan done: forgetting the keys it did not return */
-        RD_ROUND,      /* checking and deleting victims */
-        RD_MEMORY,     /* INFO asked: used_memory after the rotation */
+        RD_HELLO = AD_PHASE_ADAPTER, /* AUTH, SELECT and the scripts' SCRIPT LOAD asked */
+        RD_INFO,                     /* INFO (and CONFIG GET) asked */
+        RD_SCAN,                     /* SCAN and probes */
+        RD_SCANNED,                  /* INFO asked again: the forks during the scan */
+        RD_MEMORY,                   /* INFO asked: used_memory after the rotation */
 };
 
 static const char *const rd_phase_name[] = {
-        [RD_DOWN] = "not connected",
-        [RD_CONNECTING] = "connecting",
-        [RD_HELLO] = "authenticating",
-        [RD_IDLE] = "idle",
-        [RD_INFO] = "reading INFO",
-        [RD_SCAN] = "scanning",
-        [RD_SCANNED] = "reading INFO after the scan",
-        [RD_SWEEP] = "sweeping",
-        [RD_ROUND] = "checking and deleting",
-        [RD_MEMORY] = "reading INFO memory",
+        [RD_HELLO - AD_PHASE_ADAPTER] = "authenticating",
+        [RD_INFO - AD_PHASE_ADAPTER] = "reading INFO",
+        [RD_SCAN - AD_PHASE_ADAPTER] = "scanning",
+        [RD_SCANNED - AD_PHASE_ADAPTER] = "reading INFO after the scan",
+        [RD_MEMORY - AD_PHASE_ADAPTER] = "reading INFO memory",
 };
 
 /* What a reply in flight answers. */
@@ -394,6 +373,7 @@ enum rd_req {
         RQ_LOAD_REAP,
         RQ_INFO,       /* at the refresh's start */
         RQ_CONFIG,     /* lfu-decay-time */
+        RQ_ACL,        /* the acl script: may the user run what the adapter needs? */
         RQ_SCAN,
         RQ_PROBE,      /* keys [first, first + count) of the batch */
         RQ_INFO_END,   /* the scan is done */
@@ -404,6 +384,7 @@ enum rd_req {
 static const char *const rd_req_name[] = {
         [RQ_AUTH] = "AUTH", [RQ_SELECT] = "SELECT", [RQ_LOAD_PROBE] = "SCRIPT LOAD",
         [RQ_LOAD_REAP] = "SCRIPT LOAD", [RQ_INFO] = "INFO", [RQ_CONFIG] = "CONFIG GET",
+        [RQ_ACL] = "the acl script",
         [RQ_SCAN] = "SCAN", [RQ_PROBE] = "the probe script", [RQ_INFO_END] = "INFO",
         [RQ_REAP] = "the reap script", [RQ_INFO_MEMORY] = "INFO",
 };
@@ -431,17 +412,11 @@ struct rd_info {
 };
 
 struct rd {
-        struct ca_host *host;
+        struct ad_round ad;       /* first: the frame (connection, index, victims, statistics) */
         struct rd_config cfg;
-        char *server;             /* the key's text, for messages */
         char *password;           /* from password_file, or NULL */
         size_t password_len;
-        struct ca_cache *cache;
-        struct ad_conn conn;      /* the connection, its steps, the refresh handshake */
 
-        enum rd_phase phase;
-        bool want_scan;           /* a refresh waits for the connection to be ready */
-        bool stale;               /* no complete scan since the start or the last error */
         bool blind;               /* this rotation cannot tell a key unused: nothing goes */
         bool paced_send;          /* a batch waits for its pace */
         size_t need;              /* bytes the next reply needs at least */
@@ -468,145 +443,49 @@ struct rd {
         size_t probes_out;        /* probes in flight */
         struct rd_keyset batch;   /* the keys of the last SCAN reply */
         size_t batch_cap, batch_keys_cap;
+        uint64_t scan_ttl, scan_long; /* keys of the scan under way with a TTL, too long */
 
-        /* The keys: a list that owns them, and a fixed array of buckets sized from max_keys. */
-        struct ad_pool pool;
-        struct rd_key *all;
-        struct rd_key **buckets;
-        size_t n_buckets;
-        size_t n_keys;            /* in the index: dead ones waiting for a sweep are not */
-        uint32_t gen;             /* the current scan */
-        uint32_t reset_gen;       /* keys seen before this scan belong to an older instance */
-        struct rd_key **sweep_at; /* the sweep's place in the list, between two steps */
-        uint64_t scan_keys, scan_ttl, scan_untracked, scan_long;
-
-        /* The victims of the round: [0, checked) done, [checked, batch_end) being checked. */
-        struct rd_key **victims;
-        size_t n_victims, cap_victims, checked, batch_end;
         uint64_t lfu_deadline_usec; /* LFU: the last moment a check proves no read since */
 
-        /* The rotation's deletes, said in one line once its aging and rounds are done. */
-        bool summary_due, aged;
-        uint64_t rot_victims, rot_start_usec;
-
-        /* Health, for logging once per change. */
-        struct ad_health health;
+        /* Said once. */
         char blind_reason[AD_MSG_MAX];
-        bool over_max_logged, long_logged;
+        bool long_logged;
+        char denied[32];          /* a command the user may not run ("unlink"), "" when none */
+        enum rd_req denied_req;   /* the request it refused: its success takes it back */
+        bool naming;              /* the acl script asked which (for acl_for): the rest waits */
+        enum rd_req acl_for;
 
         /* Statistics. */
-        uint64_t aged_total, deleted, would_delete, kept_touched, kept_unsure, gone;
+        uint64_t aged_total, kept_touched, kept_unsure;
         uint64_t bytes_freed;     /* estimated: a batch's sample times its deletes */
-        uint64_t errors, scans, blind_rotations, noscript, scan_usec, refresh_timeouts;
-        uint64_t scan_keys_most;  /* the most keys a scan returned (or had when cut short) */
-        uint64_t keys_seen, ttl_keys, untracked_keys;
-        uint64_t refresh_start_usec;
-        struct ad_pace pace;
+        uint64_t blind_rotations, noscript;
+        uint64_t keys_seen, ttl_keys; /* of the last scan */
 };
 
-static void rd_close(struct rd *rd);
-static void rd_round_abort(struct rd *rd);
-static void rd_round_next(struct rd *rd);
-static void rd_rotation_end(struct rd *rd);
+_Static_assert(offsetof(struct rd, ad) == 0 && offsetof(struct rd_config, net) == 0,
+               "the frame and its keys first (adapter-round.h)");
 
-/* ---- the index ---- */
-
-static struct rd_key **rd_bucket(struct rd *rd, const uint8_t *key, size_t len)
+static struct rd *rd_of(struct ad_round *r)
 {
-        return &rd->buckets[ad_hash(key, len) & (rd->n_buckets - 1)];
+        return (struct rd *)r;
 }
 
-static struct rd_key *rd_lookup(struct rd *rd, const uint8_t *key, size_t len)
+static void rd_check(struct ad_round *r);
+
+/* A key that the key's text would print as: printable bytes as is, others escaped. */
+static char *rd_key_excerpt(const struct rd_key *k, char *buf)
 {
-        for (struct rd_key *k = *rd_bucket(rd, key, len); k; k = k->next)
-                if (k->key_len == len && memcmp(k->key, key, len) == 0)
-                        return k;
-        return NULL;
-}
-
-/* Take @k out of the index and the cache; the next sweep frees it. */
-static void rd_forget(struct rd *rd, struct rd_key *k)
-{
-        struct rd_key **p = rd_bucket(rd, k->key, k->key_len);
-
-        while (*p != k)
-                p = &(*p)->next;
-        *p = k->next;
-        ca_cache_remove(rd->cache, &k->node);
-        rd->n_keys--;
-        k->flags = RD_KEY_DEAD;
-}
-
-static struct rd_key *rd_key_new(struct rd *rd, const uint8_t *key, size_t len)
-{
-        struct rd_key *k = ad_pool_get(&rd->pool, sizeof(*k) + len);
-        struct rd_key **b;
-
-        if (!k)
-                return NULL;
-        memcpy(k->key, key, len);
-        k->key_len = (uint16_t)len;
-        b = rd_bucket(rd, key, len);
-        k->next = *b;
-        *b = k;
-        k->all = rd->all;
-        rd->all = k;
-        rd->n_keys++;
-        return k;
+        return ad_excerpt((const char *)k->key, k->ad.key_len, buf);
 }
 
 /* A fresh start in the cache: a new object (its first use). */
 static void rd_key_start(struct rd *rd, struct rd_key *k, uint32_t seen, bool ambiguous)
 {
-        ca_cache_remove(rd->cache, &k->node);
-        k->node = (struct ca_node){ 0 };
+        ca_cache_remove(rd->ad.cache, &k->ad.node);
+        k->ad.node = (struct ca_node){ 0 };
         k->seen = seen;
-        k->flags = ambiguous ? RD_KEY_AMBIGUOUS : 0;
-        ca_cache_insert(rd->cache, &k->node);
-}
-
-/* A key that the key's text would print as: printable bytes as is, others escaped. */
-static char *rd_key_excerpt(const struct rd_key *k, char *buf)
-{
-        return ad_excerpt((const char *)k->key, k->key_len, buf);
-}
-
-/* ---- health ---- */
-
-/*
- * Something went wrong with the server: count, log once per change of kind, drop the
- * connection. The kind is what went wrong without the particulars: the message's format for
- * most (rd_fail()), the request's name for an error reply; the excerpt or the number in the
- * message does not make it another, so a server that fails the same way at every rotation is
- * said once, as memcached's is.
- */
-static void rd_fail_kind(struct rd *rd, const char *kind, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-#define RD_FIRST_(first, ...) first
-#define rd_fail(rd, ...) rd_fail_kind(rd, RD_FIRST_(__VA_ARGS__, ), __VA_ARGS__)
-
-static void rd_fail_kind(struct rd *rd, const char *kind, const char *fmt, ...)
-{
-        char msg[AD_MSG_MAX];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
-        va_end(ap);
-
-        rd->errors++;
-        if (ad_health_fail(&rd->health, kind))
-                ca_host_log(rd->host, LOG_WARNING, "redis at %s: %s; nothing is deleted until a "
-                            "scan succeeds, retrying at the next rotation", rd->server, msg);
-        else
-                ca_host_log(rd->host, LOG_DEBUG, "redis at %s: %s (again)", rd->server, msg);
-        rd->stale = true;
-        rd->prev_known = false;
-        rd_round_abort(rd);
-        rd_close(rd);
-        rd->want_scan = false;
-        rd->summary_due = false;
-        ad_conn_refresh_done(&rd->conn);
+        k->ad.flags = ambiguous ? RD_KEY_AMBIGUOUS : 0;
+        ca_cache_insert(rd->ad.cache, &k->ad.node);
 }
 
 static void rd_keyset_free(struct rd_keyset *ks)
@@ -643,10 +522,11 @@ static struct rd_keyset *rd_keyset_copy(const struct rd_keyset *from, size_t fir
         return ks;
 }
 
-static void rd_close(struct rd *rd)
+/* The connection is gone: what was in flight with it. */
+static void rd_dropped(struct ad_round *r)
 {
-        ad_conn_close(&rd->conn);
-        rd->phase = RD_DOWN;
+        struct rd *rd = rd_of(r);
+
         rd->paced_send = false;
         for (; rd->q_len > 0; rd->q_len--, rd->q_head = (rd->q_head + 1) % RD_QUEUE_MAX)
                 rd_keyset_free(rd->queue[rd->q_head].own);
@@ -654,6 +534,14 @@ static void rd_close(struct rd *rd)
         rd->need = 0;
         rd->scan_out = false;
         rd->probes_out = 0;
+        rd->naming = false;
+}
+
+/* A failure: the next scan judges its period from its own start, and the rotation says nothing. */
+static void rd_failed(struct ad_round *r)
+{
+        rd_of(r)->prev_known = false;
+        r->summary_due = false;
 }
 
 /* A rotation that cannot tell a key unused: said once per reason, counted each time. */
@@ -669,17 +557,17 @@ static void rd_set_blind(struct rd *rd, const char *fmt, ...)
         va_end(ap);
         rd->blind = true;
         rd->blind_rotations++;
-        ca_host_log(rd->host, strcmp(msg, rd->blind_reason) != 0 ? LOG_NOTICE : LOG_DEBUG,
+        ca_host_log(rd->ad.host, strcmp(msg, rd->blind_reason) != 0 ? LOG_NOTICE : LOG_DEBUG,
                     "redis at %s: %s: every key counts as used this rotation, none is deleted",
-                    rd->server, msg);
+                    rd->ad.server, msg);
         snprintf(rd->blind_reason, sizeof(rd->blind_reason), "%s", msg);
 }
 
 /* ---- requests ---- */
 
-static void rd_timeouts(struct rd *rd)
+static bool rd_waiting(const struct ad_round *r)
 {
-        ad_conn_timeouts(&rd->conn, rd->q_len > 0 || rd->phase == RD_CONNECTING);
+        return ((const struct rd *)r)->q_len > 0;
 }
 
 /*
@@ -690,7 +578,7 @@ static void rd_timeouts(struct rd *rd)
 static void rd_send(struct rd *rd, const struct rd_pending *p, size_t argc,
                     const char *const *argv, const size_t *lens)
 {
-        struct evbuffer *out = bufferevent_get_output(rd->conn.bev);
+        struct evbuffer *out = bufferevent_get_output(rd->ad.conn.bev);
         struct evbuffer_iovec vec;
         size_t n = rp_command(NULL, 0, argc, argv, lens);
 
@@ -698,21 +586,24 @@ static void rd_send(struct rd *rd, const struct rd_pending *p, size_t argc,
                 abort();
         if (evbuffer_reserve_space(out, (ev_ssize_t)n, &vec, 1) < 1 || vec.iov_len < n) {
                 rd_keyset_free(p->own);
-                return rd_fail(rd, "out of memory for a request");
+                return ad_round_fail(&rd->ad, "out of memory for a request");
         }
         rp_command(vec.iov_base, n, argc, argv, lens);
         vec.iov_len = n;
         evbuffer_commit_space(out, &vec, 1);
         rd->queue[(rd->q_head + rd->q_len) % RD_QUEUE_MAX] = *p;
         rd->q_len++;
-        rd_timeouts(rd);
+        ad_round_timeouts(&rd->ad);
 }
 
-/* A command of NUL-ended words. */
+/* A command of NUL-ended words, RD_SENDV_MAX at most. */
+#define RD_SENDV_MAX 16
 static void rd_sendv(struct rd *rd, enum rd_req req, size_t argc, const char *const *argv)
 {
-        size_t lens[8];
+        size_t lens[RD_SENDV_MAX];
 
+        if (argc > RD_SENDV_MAX)
+                abort();
         for (size_t i = 0; i < argc; i++)
                 lens[i] = strlen(argv[i]);
         rd_send(rd, &(const struct rd_pending){ .req = req }, argc, argv, lens);
@@ -720,14 +611,15 @@ static void rd_sendv(struct rd *rd, enum rd_req req, size_t argc, const char *co
 
 /* ---- connecting: AUTH, SELECT, the scripts ---- */
 
-static void rd_refresh_start(struct rd *rd);
 static void rd_scan_start(struct rd *rd);
+static void rd_scan_or_ask(struct rd *rd);
 
-static void rd_hello(struct rd *rd)
+static void rd_hello(struct ad_round *r)
 {
+        struct rd *rd = rd_of(r);
         char db[24];
 
-        rd->phase = RD_HELLO;
+        r->phase = RD_HELLO;
         if (rd->password) {
                 const char *argv[3] = { "AUTH" };
                 size_t lens[3] = { 4 }, argc = 1;
@@ -748,48 +640,26 @@ static void rd_hello(struct rd *rd)
 
 static void rd_hello_done(struct rd *rd)
 {
-        ca_host_log(rd->host, LOG_DEBUG, "connected to redis at %s, scripts %s and %s",
-                    rd->server, rd->probe_sha, rd->reap_sha);
-        rd->phase = RD_IDLE;
-        rd_timeouts(rd);
-        if (rd->want_scan)
-                rd_refresh_start(rd);
+        ca_host_log(rd->ad.host, LOG_DEBUG, "connected to redis at %s, scripts %s and %s",
+                    rd->ad.server, rd->probe_sha, rd->reap_sha);
+        ad_round_ready(&rd->ad);
 }
 
 /* ---- refresh: INFO, then the scan ---- */
 
-static void rd_refresh_start(struct rd *rd)
+static void rd_refresh(struct ad_round *r)
 {
-        rd->want_scan = false;
-        rd->phase = RD_INFO;
-        rd->refresh_start_usec = ca_now_usec();
-        ad_steps_mark(&rd->conn.steps);
-        ca_host_log(rd->host, LOG_DEBUG, "refresh: INFO, then the scan");
-        rd->info_start = (struct rd_info){ .start_usec = rd->refresh_start_usec };
+        struct rd *rd = rd_of(r);
+
+        r->phase = RD_INFO;
+        ca_host_log(r->host, LOG_DEBUG, "refresh: INFO, then the scan");
+        rd->info_start = (struct rd_info){ .start_usec = r->refresh_start_usec };
         rd_sendv(rd, RQ_INFO, 1, (const char *[]){ "INFO" });
 }
 
-/* Say once that a limit holds keys out of aging, and once that it no longer does. */
-static void rd_log_limits(struct rd *rd)
-{
-        if (rd->scan_untracked && !rd->over_max_logged)
-                ca_host_log(rd->host, LOG_WARNING, "redis at %s holds more than max_keys (%"
-                            PRIu64 ") keys: %" PRIu64 " are not aged (logged once)", rd->server,
-                            rd->cfg.max_keys, rd->scan_untracked);
-        else if (!rd->scan_untracked && rd->over_max_logged)
-                ca_host_log(rd->host, LOG_INFO, "every key of redis at %s is tracked again "
-                            "(max_keys %" PRIu64 ")", rd->server, rd->cfg.max_keys);
-        rd->over_max_logged = rd->scan_untracked > 0;
-        if (rd->scan_long && !rd->long_logged)
-                ca_host_log(rd->host, LOG_NOTICE, "%" PRIu64 " keys of redis at %s are longer "
-                            "than %d bytes: they are not aged (logged once)", rd->scan_long,
-                            rd->server, RP_KEY_MAX);
-        rd->long_logged = rd->long_logged || rd->scan_long > 0;
-}
-
 /* Parse one INFO reply's figures into @i; -EBADMSG with a message when one is missing. */
-static int rd_info_parse(struct rd *rd, const char *text, size_t len, struct rd_info *i,
-                         char *msg, size_t msg_len)
+static int rd_info_parse(const char *text, size_t len, struct rd_info *i, char *msg,
+                         size_t msg_len)
 {
         static const char *const child[] = { "rdb_bgsave_in_progress", "aof_rewrite_in_progress",
                                              "module_fork_in_progress" };
@@ -812,6 +682,7 @@ static int rd_info_parse(struct rd *rd, const char *text, size_t len, struct rd_
 /* The INFO that starts a refresh: is this a server we can age, and the one we knew? */
 static void rd_info_start(struct rd *rd, const char *text, size_t len)
 {
+        struct ad_round *r = &rd->ad;
         const char *v;
         size_t vl;
         uint64_t major, hz;
@@ -820,42 +691,42 @@ static void rd_info_start(struct rd *rd, const char *text, size_t len)
 
         if (rp_info_field(text, len, "redis_version", &v, &vl) < 0 ||
             ad_parse_u64(v, strcspn(v, ".") < vl ? strcspn(v, ".") : vl, 1000, &major) < 0)
-                return rd_fail(rd, "INFO without a redis_version (is this Redis?): \"%s\"",
-                               ad_excerpt(text, len, ex));
+                return ad_round_fail(r, "INFO without a redis_version (is this Redis?): \"%s\"",
+                                     ad_excerpt(text, len, ex));
         if (major < 5)
-                return rd_fail(rd, "Redis %s: the adapter needs 5.0 or later (older servers "
-                               "replicate scripts verbatim and refuse a delete after an idle "
-                               "time read)", ad_excerpt(v, vl, ex));
+                return ad_round_fail(r, "Redis %s: the adapter needs 5.0 or later (older servers "
+                                     "replicate scripts verbatim and refuse a delete after an "
+                                     "idle time read)", ad_excerpt(v, vl, ex));
         if (rp_info_field(text, len, "role", &v, &vl) == 0 && !(vl == 6 && !memcmp(v, "master", 6)))
-                return rd_fail(rd, "a replica (role:%s): its keys are its master's, and reads "
-                               "on the master leave no trace here; age the master",
-                               ad_excerpt(v, vl, ex));
+                return ad_round_fail(r, "a replica (role:%s): its keys are its master's, and "
+                                     "reads on the master leave no trace here; age the master",
+                                     ad_excerpt(v, vl, ex));
         if (rp_info_field(text, len, "cluster_enabled", &v, &vl) == 0 && vl == 1 && v[0] == '1')
-                return rd_fail(rd, "cluster mode is not supported (a script's keys must share a "
-                               "slot)");
+                return ad_round_fail(r, "cluster mode is not supported (a script's keys must "
+                                     "share a slot)");
         if (rp_info_field(text, len, "maxmemory_policy", &v, &vl) < 0)
-                return rd_fail(rd, "INFO without a maxmemory_policy (is this Redis?)");
+                return ad_round_fail(r, "INFO without a maxmemory_policy (is this Redis?)");
         lfu = vl >= 4 && memcmp(v + vl - 4, "-lfu", 4) == 0;
-        if (rd_info_parse(rd, text, len, &rd->info_start, msg, sizeof(msg)) < 0)
-                return rd_fail_kind(rd, msg, "%s", msg);
+        if (rd_info_parse(text, len, &rd->info_start, msg, sizeof(msg)) < 0)
+                return ad_round_fail_kind(r, msg, "%s", msg);
         if (rp_info_field(text, len, "run_id", &v, &vl) < 0 || vl >= sizeof(rd->run_id))
-                return rd_fail(rd, "INFO without a run_id (is this Redis?)");
+                return ad_round_fail(r, "INFO without a run_id (is this Redis?)");
 
         /* Another server, or the same restarted: what was known of its keys is not theirs now. */
         if (rd->run_id[0] && (strlen(rd->run_id) != vl || memcmp(rd->run_id, v, vl) != 0)) {
-                ca_host_log(rd->host, LOG_NOTICE, "redis at %s restarted (run_id %.*s, was %s): "
-                            "the %zu keys known from before are forgotten", rd->server, (int)vl,
-                            v, rd->run_id, rd->n_keys);
+                ca_host_log(r->host, LOG_NOTICE, "redis at %s restarted (run_id %.*s, was %s): "
+                            "the %zu keys known from before are forgotten", r->server, (int)vl,
+                            v, rd->run_id, r->n_items);
                 reset = true;
         } else if (rd->lfu_known && lfu != rd->lfu) {
-                ca_host_log(rd->host, LOG_NOTICE, "redis at %s: maxmemory-policy went from %s to "
+                ca_host_log(r->host, LOG_NOTICE, "redis at %s: maxmemory-policy went from %s to "
                             "%s: the %zu keys known are forgotten (their counters mean something "
-                            "else now)", rd->server, rd->lfu ? "LFU" : "LRU", lfu ? "LFU" : "LRU",
-                            rd->n_keys);
+                            "else now)", r->server, rd->lfu ? "LFU" : "LRU", lfu ? "LFU" : "LRU",
+                            r->n_items);
                 reset = true;
         }
         if (reset) {
-                rd->reset_gen = rd->gen + 1;
+                r->reset_gen = r->gen + 1;
                 rd->prev_known = false;
         }
         memcpy(rd->run_id, v, vl);
@@ -871,6 +742,159 @@ static void rd_info_start(struct rd *rd, const char *text, size_t len)
                 return;
         }
         rd->lfu_decay_known = false;
+        rd_scan_or_ask(rd);
+}
+
+/* ---- the ACL: commands the user may not run, a configuration error said once ---- */
+
+/* @cmd ("object|idletime") as Redis' commands are written: "OBJECT IDLETIME". */
+static char *rd_command_words(const char *cmd, char *buf, size_t len)
+{
+        size_t i;
+
+        for (i = 0; cmd[i] && i + 1 < len; i++)
+                buf[i] = cmd[i] == '|' ? ' ' : (char)(cmd[i] >= 'a' && cmd[i] <= 'z'
+                                                              ? cmd[i] - 'a' + 'A' : cmd[i]);
+        buf[i] = '\0';
+        return buf;
+}
+
+/*
+ * The user may not run @cmd ("unlink"; "keys": read the keys it is asked about; "": a command of
+ * @req, which the server did not name): the server is fine, its configuration is not. Said once
+ * at error with the rule that would allow it, the cache's state says so, nothing is deleted; the
+ * rotations go on asking (a grant needs no reload), and say nothing more until it changes.
+ */
+static void rd_denied(struct rd *rd, const char *cmd, enum rd_req req)
+{
+        struct ad_round *r = &rd->ad;
+        const char *user = rd->cfg.user ? rd->cfg.user : "default";
+        char words[64], what[160], state[CA_COUNTS_NAME_MAX];
+        bool news = strcmp(cmd, rd->denied) != 0 || !rd->denied[0];
+
+        rd_command_words(cmd, words, sizeof(words));
+        snprintf(rd->denied, sizeof(rd->denied), "%s", cmd[0] ? cmd : "?");
+        rd->denied_req = req;
+        if (strcmp(cmd, "keys") == 0)
+                snprintf(what, sizeof(what), "read every key it is asked about (ACL SETUSER %s "
+                         "~*, or the pattern of match)", user);
+        else if (cmd[0])
+                snprintf(what, sizeof(what), "run %s (ACL SETUSER %s +%s)", words, user, cmd);
+        else
+                snprintf(what, sizeof(what), "run a command of %s (its ACL)", rd_req_name[req]);
+        snprintf(state, sizeof(state), "acl denies %s", cmd[0] ? cmd : "a command");
+        for (char *p = state; *p; p++)
+                if (*p == '|')
+                        *p = ' ';
+        (void)ca_cache_set_deferred(r->cache, state);
+        if (news)
+                ca_host_log(r->host, LOG_ERR, "redis at %s: the ACL user %s may not %s: a "
+                            "configuration error; nothing is deleted until it may, and each "
+                            "rotation asks again", r->server, user, what);
+        else
+                ca_host_log(r->host, LOG_DEBUG, "redis at %s: the ACL user %s still may not "
+                            "run %s (again)", r->server, user, strcmp(cmd, "keys") == 0
+                            ? "a command on every key" : cmd[0] ? words : "a command");
+        ad_round_drop(r);
+}
+
+/* The user may run what it was refused: said once, and the cache's state back. */
+static void rd_allowed(struct rd *rd)
+{
+        if (!rd->denied[0])
+                return;
+        rd->denied[0] = '\0';
+        (void)ca_cache_set_deferred(rd->ad.cache, NULL);
+        ca_host_log(rd->ad.host, LOG_NOTICE, "redis at %s: the ACL user %s may run every command "
+                    "it needs again", rd->ad.server, rd->cfg.user ? rd->cfg.user : "default");
+}
+
+/*
+ * Whether the error @v is a refusal by the user's ACL, and of what: NOPERM, or inside a script
+ * Redis 7's "can't run this command" (which names none) or "can't access" a key. The command in
+ * @cmd ("" when unnamed).
+ */
+static bool rd_denial_of(const struct rp_value *v, char *cmd, size_t len)
+{
+        static const char run[] = "run the '";
+        const char *p, *q;
+
+        cmd[0] = '\0';
+        if (!memmem(v->str, v->len, "NOPERM", 6) &&
+            !memmem(v->str, v->len, "can't run this command", 22) &&
+            !memmem(v->str, v->len, "can't access", 12))
+                return false;
+        if (memmem(v->str, v->len, "access", 6) && !memmem(v->str, v->len, run, sizeof(run) - 1)) {
+                snprintf(cmd, len, "keys");
+                return true;
+        }
+        p = memmem(v->str, v->len, run, sizeof(run) - 1);
+        if (p) {
+                p += sizeof(run) - 1;
+                q = memchr(p, '\'', v->len - (size_t)(p - v->str));
+                if (q && q > p && (size_t)(q - p) < len) {
+                        for (const char *c = p; c < q; c++)
+                                if (!(*c >= 'a' && *c <= 'z') && *c != '|' && *c != '-' &&
+                                    *c != '_')
+                                        return true;
+                        snprintf(cmd, len, "%.*s", (int)(q - p), p);
+                }
+        }
+        return true;
+}
+
+/*
+ * A script was refused a command the error does not name (@req): ask which, on the same
+ * connection, before saying anything; the replies still owed before it are let go. @req RQ_ACL:
+ * whether a command refused before still is.
+ */
+static void rd_acl_request(struct rd *rd, enum rd_req req)
+{
+        const char *argv[RD_SENDV_MAX] = { "EVAL", rd_acl_script, "0" };
+        size_t argc = 3;
+
+        for (size_t i = 0; i < RD_ACL_COMMON; i++)
+                argv[argc++] = rd_acl_commands[i].line;
+        argv[argc++] = rd_acl_commands[rd->lfu ? 10 : 9].line;
+        if (!rd->ad.cfg->dry_run)
+                argv[argc++] = rd_acl_commands[11].line;
+        rd->naming = true;
+        rd->acl_for = req;
+        rd_sendv(rd, RQ_ACL, argc, argv);
+}
+
+static void rd_acl_reply(struct rd *rd, const struct rp_value *v, size_t n)
+{
+        const char *name = "";
+        uint64_t i;
+
+        if (!rd->naming)
+                return ad_round_fail(&rd->ad, "a reply to the acl script, which was not sent");
+        rd->naming = false;
+        /* The place in what rd_acl_request() sent: RD_ACL_COMMON, the policy's OBJECT, UNLINK. */
+        if (n == 1 && v->type == RP_BULK &&
+            ad_parse_u64(v->str, v->len, RD_ACL_COMMON + 2, &i) == 0 && i >= 1)
+                name = rd_acl_commands[i <= RD_ACL_COMMON ? i - 1 : i == RD_ACL_COMMON + 1
+                                       ? (rd->lfu ? 10 : 9) : 11].name;
+        if (rd->acl_for != RQ_ACL)
+                /* True (it may run them all) or false (a server before 7.0): still unnamed. */
+                return rd_denied(rd, name, rd->acl_for);
+        /* Asked before a scan: still refused, granted, or the server cannot tell (scan). */
+        if (name[0])
+                return rd_denied(rd, name, RQ_ACL);
+        if (n == 1 && v->type == RP_INTEGER && v->integer == 1)
+                rd_allowed(rd);
+        rd_scan_start(rd);
+}
+
+/*
+ * The scan, unless a command it needs was refused and still is: asked first (the acl script, on
+ * Redis 7), so that a misconfigured user costs a round trip a rotation, not a whole scan.
+ */
+static void rd_scan_or_ask(struct rd *rd)
+{
+        if (rd->denied[0] && strcmp(rd->denied, "keys") != 0 && strcmp(rd->denied, "?") != 0)
+                return rd_acl_request(rd, RQ_ACL);
         rd_scan_start(rd);
 }
 
@@ -896,13 +920,12 @@ static void rd_scan_request(struct rd *rd)
 
 static void rd_scan_start(struct rd *rd)
 {
-        rd->phase = RD_SCAN;
-        rd->gen++;
+        rd->ad.phase = RD_SCAN;
+        ad_round_walk_begin(&rd->ad);
         rd->cursor = 0;
         rd->scan_done = false;
         rd->batch.n = 0;
-        rd->scan_keys = rd->scan_ttl = rd->scan_untracked = rd->scan_long = 0;
-        ad_pace_start(&rd->pace, rd->cfg.rate);
+        rd->scan_ttl = rd->scan_long = 0;
         rd_scan_request(rd);
 }
 
@@ -939,7 +962,7 @@ static void rd_probe_request(struct rd *rd, const struct rd_keyset *ks, size_t f
 /* The next SCAN, once nothing of the last one's batch is in flight. */
 static void rd_scan_next(struct rd *rd)
 {
-        if (rd->phase == RD_SCAN && !rd->scan_done && !rd->scan_out && rd->probes_out == 0)
+        if (rd->ad.phase == RD_SCAN && !rd->scan_done && !rd->scan_out && rd->probes_out == 0)
                 rd_scan_request(rd);
 }
 
@@ -949,12 +972,10 @@ static void rd_scan_next(struct rd *rd)
  */
 static void rd_batch_send(struct rd *rd)
 {
-        uint64_t wait = ad_pace(&rd->pace, rd->batch.n);
-
-        if (wait > 0) {
+        if (ad_round_paced(&rd->ad, rd->batch.n)) {
                 rd->paced_send = true;
-                rd_timeouts(rd);
-                return ad_conn_schedule(&rd->conn, wait);
+                ad_round_timeouts(&rd->ad);
+                return;
         }
         rd->paced_send = false;
         for (size_t i = 0; i < rd->batch.n; i += RD_PROBE_BATCH)
@@ -971,7 +992,7 @@ static void rd_scan_end(struct rd *rd)
 {
         if (!rd->scan_done || rd->scan_out || rd->probes_out > 0 || rd->paced_send)
                 return;
-        rd->phase = RD_SCANNED;
+        rd->ad.phase = RD_SCANNED;
         rd->info_end = (struct rd_info){ .start_usec = ca_now_usec() };
         rd_sendv(rd, RQ_INFO_END, 1, (const char *[]){ "INFO" });
 }
@@ -986,14 +1007,15 @@ static void rd_scan_reply(struct rd *rd, const struct rp_value *v, size_t n)
 
         rd->scan_out = false;
         if (rp_parse_scan(v, n, &cursor, &first, &keys, err, sizeof(err)) < 0)
-                return rd_fail(rd, "bad SCAN reply: %s", err);
+                return ad_round_fail(&rd->ad, "bad SCAN reply: %s", err);
         for (size_t i = first; i < first + keys; i++)
                 bytes += v[i].len;
         if (bytes > rd->batch_cap) {
                 uint8_t *p = realloc(b->bytes, bytes);
 
                 if (!p)
-                        return rd_fail(rd, "out of memory for a SCAN reply of %zu bytes", bytes);
+                        return ad_round_fail(&rd->ad, "out of memory for a SCAN reply of %zu "
+                                             "bytes", bytes);
                 b->bytes = p;
                 rd->batch_cap = bytes;
         }
@@ -1005,13 +1027,14 @@ static void rd_scan_reply(struct rd *rd, const struct rp_value *v, size_t n)
                         b->off = off;
                 len = off ? realloc(b->len, keys * sizeof(*len)) : NULL;
                 if (!len)
-                        return rd_fail(rd, "out of memory for a SCAN reply of %zu keys", keys);
+                        return ad_round_fail(&rd->ad, "out of memory for a SCAN reply of %zu "
+                                             "keys", keys);
                 b->len = len;
                 rd->batch_keys_cap = keys;
         }
         b->n = 0;
         for (size_t i = first; i < first + keys; i++) {
-                rd->scan_keys++;
+                rd->ad.walk_items++;
                 if (v[i].len > RP_KEY_MAX || v[i].len == 0) {
                         /* Not worth a probe: never tracked (nor is a key of 0 bytes). */
                         rd->scan_long += v[i].len > RP_KEY_MAX;
@@ -1033,6 +1056,7 @@ static void rd_scan_reply(struct rd *rd, const struct rp_value *v, size_t n)
 static void rd_observe(struct rd *rd, const uint8_t *key, size_t len, uint32_t seen,
                        bool ambiguous, bool ttl)
 {
+        struct ad_round *r = &rd->ad;
         struct rd_key *k;
         bool used;
 
@@ -1041,44 +1065,39 @@ static void rd_observe(struct rd *rd, const uint8_t *key, size_t len, uint32_t s
                 rd->scan_ttl++;
                 return;
         }
-        k = rd_lookup(rd, key, len);
+        k = (struct rd_key *)ad_round_lookup(r, key, len);
         if (!k) {
-                if (rd->n_keys >= rd->cfg.max_keys) {
-                        rd->scan_untracked++;
+                k = (struct rd_key *)ad_round_add(r, key, len);
+                if (!k)
                         return;
-                }
-                k = rd_key_new(rd, key, len);
-                if (!k) {
-                        rd->scan_untracked++;
-                        return;
-                }
                 rd_key_start(rd, k, seen, ambiguous);
-        } else if (k->gen < rd->reset_gen) {
+        } else if (k->ad.gen < r->reset_gen) {
                 /* Another instance's key of that name: a new object. */
                 rd_key_start(rd, k, seen, ambiguous);
         } else {
-                used = rd->lfu ? seen > 0 : seen != k->seen || (k->flags & RD_KEY_AMBIGUOUS);
-                if (k->flags & RD_KEY_CONDEMNED) {
+                used = rd->lfu ? seen > 0 : seen != k->seen || (k->ad.flags & RD_KEY_AMBIGUOUS);
+                if (k->ad.flags & AD_ITEM_CONDEMNED) {
                         /* dry_run: out of the cache since judged; a use brings it back. */
                         if (used) {
-                                k->flags &= (uint8_t)~RD_KEY_CONDEMNED;
-                                k->node = (struct ca_node){ 0 };
-                                ca_cache_insert(rd->cache, &k->node);
+                                k->ad.flags &= (uint8_t)~AD_ITEM_CONDEMNED;
+                                k->ad.node = (struct ca_node){ 0 };
+                                ca_cache_insert(r->cache, &k->ad.node);
                         }
-                } else if (used && ca_node_linked(&k->node)) {
-                        ca_touch(rd->cache, &k->node);
+                } else if (used && ca_node_linked(&k->ad.node)) {
+                        ca_touch(r->cache, &k->ad.node);
                 }
                 k->seen = seen;
-                k->flags = (uint8_t)((k->flags & ~RD_KEY_AMBIGUOUS) |
-                                     (ambiguous ? RD_KEY_AMBIGUOUS : 0));
+                k->ad.flags = (uint8_t)((k->ad.flags & ~RD_KEY_AMBIGUOUS) |
+                                        (ambiguous ? RD_KEY_AMBIGUOUS : 0));
         }
-        k->gen = rd->gen;
+        k->ad.gen = r->gen;
 }
 
 /* A probe's reply: {clock, v1, t1, v2, t2, ...} for keys [first, first + count). */
 static void rd_probe_reply(struct rd *rd, const struct rd_pending *p, const struct rp_value *v,
                            size_t n)
 {
+        struct ad_round *r = &rd->ad;
         const struct rd_keyset *ks = p->own ? p->own : &rd->batch;
         size_t first = p->own ? 0 : p->first;
         int64_t out[1 + 2 * RD_PROBE_BATCH];
@@ -1093,35 +1112,35 @@ static void rd_probe_reply(struct rd *rd, const struct rd_pending *p, const stru
                  * the next SCAN's reply, already on its way, comes before this one's.
                  */
                 rd->noscript++;
-                ca_host_log(rd->host, LOG_INFO, "redis at %s forgot the probe script: sent again "
-                            "whole", rd->server);
+                ca_host_log(r->host, LOG_INFO, "redis at %s forgot the probe script: sent again "
+                            "whole", r->server);
                 own = rd_keyset_copy(ks, first, p->count);
                 if (!own)
-                        return rd_fail(rd, "out of memory for a probe sent again");
+                        return ad_round_fail(r, "out of memory for a probe sent again");
                 return rd_probe_request(rd, own, 0, p->count, own);
         }
         if (first + p->count > ks->n)
-                return rd_fail(rd, "a probe reply for keys no longer known");
+                return ad_round_fail(r, "a probe reply for keys no longer known");
         if (rp_parse_integers(v, n, 1 + 2 * p->count, out, err, sizeof(err)) < 0)
-                return rd_fail(rd, "bad reply to the probe script: %s", err);
+                return ad_round_fail(r, "bad reply to the probe script: %s", err);
         clock = (uint64_t)out[0];
         if (!rd->lfu && (out[0] < 0 || clock > RD_LRU_CLOCK_MASK))
-                return rd_fail(rd, "an LRU clock out of range from the probe script");
+                return ad_round_fail(r, "an LRU clock out of range from the probe script");
         for (size_t i = 0; i < p->count; i++) {
                 int64_t val = out[1 + 2 * i], ttl = out[2 + 2 * i];
                 size_t k = first + i;
                 uint32_t seen;
 
                 if (val < -1 || (rd->lfu && val > 255) || ttl < 0 || ttl > 1)
-                        return rd_fail(rd, "a probe result out of range (%" PRId64 ", %" PRId64
-                                       ")", val, ttl);
+                        return ad_round_fail(r, "a probe result out of range (%" PRId64 ", %"
+                                             PRId64 ")", val, ttl);
                 if (val == -1)
                         continue; /* gone since SCAN returned it */
                 seen = rd->lfu ? (uint32_t)val
                                : (uint32_t)((clock - (uint64_t)val) & RD_LRU_CLOCK_MASK);
                 rd_observe(rd, ks->bytes + ks->off[k], ks->len[k], seen, !rd->lfu && val == 0,
                            ttl == 1);
-                rd->conn.steps.work++;
+                r->conn.steps.work++;
         }
         rd_scan_next(rd);
         rd_scan_end(rd);
@@ -1174,90 +1193,54 @@ static void rd_info_end(struct rd *rd, const char *text, size_t len)
 {
         char msg[AD_MSG_MAX];
 
-        if (rd_info_parse(rd, text, len, &rd->info_end, msg, sizeof(msg)) < 0)
-                return rd_fail_kind(rd, msg, "%s", msg);
+        if (rd_info_parse(text, len, &rd->info_end, msg, sizeof(msg)) < 0)
+                return ad_round_fail_kind(&rd->ad, msg, "%s", msg);
         rd_judge_period(rd);
-        rd->phase = RD_SWEEP;
-        rd->sweep_at = &rd->all;
-        rd_timeouts(rd);
-        ad_conn_schedule(&rd->conn, 0);
+        ad_round_walk_end(&rd->ad);
 }
 
-/* The scan is read and swept: the cache holds what the server holds. */
-static void rd_scan_done(struct rd *rd)
+/* In a blind rotation every key seen counts as used (a read may have left no trace). */
+static void rd_swept(struct ad_round *r, struct ad_item *it)
 {
-        uint64_t usec = ca_now_usec() - rd->refresh_start_usec;
+        if (rd_of(r)->blind && ca_node_linked(&it->node))
+                ca_touch(r->cache, &it->node);
+}
 
-        rd->scans++;
-        rd->scan_usec = usec;
-        rd->keys_seen = rd->scan_keys;
-        if (rd->scan_keys > rd->scan_keys_most)
-                rd->scan_keys_most = rd->scan_keys;
+/* The scan is read and swept: its figures, and its lines. */
+static void rd_walked(struct ad_round *r, uint64_t usec)
+{
+        struct rd *rd = rd_of(r);
+
+        rd->keys_seen = r->walk_items;
         rd->ttl_keys = rd->scan_ttl;
-        rd->untracked_keys = rd->scan_untracked + rd->scan_long;
-        rd_log_limits(rd);
-        if (ad_health_ok(&rd->health))
-                ca_host_log(rd->host, LOG_NOTICE, "redis at %s answers again", rd->server);
+        r->untracked += rd->scan_long;
+        if (rd->scan_long && !rd->long_logged)
+                ca_host_log(r->host, LOG_NOTICE, "%" PRIu64 " keys of redis at %s are longer "
+                            "than %d bytes: they are not aged (logged once)", rd->scan_long,
+                            r->server, RP_KEY_MAX);
+        rd->long_logged = rd->long_logged || rd->scan_long > 0;
         if (!rd->blind && rd->blind_reason[0]) {
-                ca_host_log(rd->host, LOG_INFO, "redis at %s: every use can be seen again",
-                            rd->server);
+                ca_host_log(r->host, LOG_INFO, "redis at %s: every use can be seen again",
+                            r->server);
                 rd->blind_reason[0] = '\0';
         }
-        rd->stale = false;
         rd->prev_start = rd->info_start;
         rd->prev_known = true;
-        ca_host_log(rd->host, LOG_DEBUG, "scan: %" PRIu64 " keys in %" PRIu64 " ms (%" PRIu64
+        ca_host_log(r->host, LOG_DEBUG, "scan: %" PRIu64 " keys in %" PRIu64 " ms (%" PRIu64
                     " with a TTL, left to Redis), %zu tracked, %s, longest step %" PRIu64
                     " us (%" PRIu64 " us on the CPU)",
-                    rd->scan_keys, usec / 1000, rd->scan_ttl, rd->n_keys,
-                    rd->lfu ? "LFU" : "LRU", rd->conn.steps.longest_usec,
-                    rd->conn.steps.longest_cpu_usec);
-        rd->phase = RD_IDLE;
-        rd_timeouts(rd);
-        rd->summary_due = true;
-        rd->aged = false;
-        rd->rot_victims = 0;
-        rd->rot_start_usec = ca_now_usec();
-        ad_conn_refresh_done(&rd->conn);
+                    r->walk_items, usec / 1000, rd->scan_ttl, r->n_items,
+                    rd->lfu ? "LFU" : "LRU", r->conn.steps.longest_usec,
+                    r->conn.steps.longest_cpu_usec);
 }
 
-/*
- * Forget, a step at a time, every key the scan did not return; free the dead ones. In a blind
- * rotation every key seen counts as used (a read may have left no trace).
- */
-static void rd_sweep(struct rd *rd)
-{
-        uint64_t deadline = ca_now_usec() + RD_STEP_USEC;
-        unsigned n = 0;
-
-        while (*rd->sweep_at) {
-                struct rd_key *k = *rd->sweep_at;
-
-                if (k->gen == rd->gen && !(k->flags & RD_KEY_DEAD)) {
-                        if (rd->blind && ca_node_linked(&k->node))
-                                ca_touch(rd->cache, &k->node);
-                        rd->sweep_at = &k->all;
-                } else {
-                        if (!(k->flags & RD_KEY_DEAD))
-                                rd_forget(rd, k);
-                        *rd->sweep_at = k->all;
-                        ad_pool_put(&rd->pool, k, sizeof(*k) + k->key_len);
-                }
-                rd->conn.steps.work++;
-                if (++n % 4 == 0 && ca_now_usec() >= deadline) {
-                        ad_conn_schedule(&rd->conn, 0);
-                        return;
-                }
-        }
-        rd_scan_done(rd);
-}
-
-/* ---- the round: check the victims, delete the ones still as seen ---- */
+/* ---- the check: each victim still as seen, deleted by the reap script ---- */
 
 static void rd_reap_request(struct rd *rd, bool whole)
 {
+        struct ad_round *r = &rd->ad;
         const char *argv[8 + 2 * RD_REAP_BATCH];
-        size_t lens[8 + 2 * RD_REAP_BATCH], argc = 0, count = rd->batch_end - rd->checked;
+        size_t lens[8 + 2 * RD_REAP_BATCH], argc = 0, count = r->batch_end - r->checked;
         char nkeys[8], forks[24], after[24], seen[RD_REAP_BATCH][12];
 
         snprintf(nkeys, sizeof(nkeys), "%zu", count);
@@ -1268,16 +1251,19 @@ static void rd_reap_request(struct rd *rd, bool whole)
         argv[argc++] = nkeys;
         for (size_t i = 0; i < 3; i++)
                 lens[i] = strlen(argv[i]);
-        for (size_t i = rd->checked; i < rd->batch_end; i++) {
-                argv[argc] = (const char *)rd->victims[i]->key;
-                lens[argc++] = rd->victims[i]->key_len;
+        for (size_t i = r->checked; i < r->batch_end; i++) {
+                const struct rd_key *k = (const struct rd_key *)r->victims[i];
+
+                argv[argc] = (const char *)k->key;
+                lens[argc++] = k->ad.key_len;
         }
         argv[argc++] = rd->lfu ? "lfu" : "lru";
         argv[argc++] = after;
         argv[argc++] = forks;
-        argv[argc++] = rd->cfg.dry_run ? "1" : "0";
+        argv[argc++] = r->cfg->dry_run ? "1" : "0";
         for (size_t i = 0; i < count; i++) {
-                snprintf(seen[i], sizeof(seen[i]), "%" PRIu32, rd->victims[rd->checked + i]->seen);
+                snprintf(seen[i], sizeof(seen[i]), "%" PRIu32,
+                         ((const struct rd_key *)r->victims[r->checked + i])->seen);
                 argv[argc++] = seen[i];
         }
         for (size_t i = 3 + count; i < argc; i++)
@@ -1286,63 +1272,27 @@ static void rd_reap_request(struct rd *rd, bool whole)
                 lens);
 }
 
-static void rd_round_start(struct rd *rd)
+/* The next batch of victims, once the pace allows it; or the check's end. */
+static void rd_check(struct ad_round *r)
 {
-        rd->phase = RD_ROUND;
-        rd->checked = rd->batch_end = 0;
-        ad_pace_start(&rd->pace, rd->cfg.delete_rate);
-        rd_round_next(rd);
-}
+        struct rd *rd = rd_of(r);
 
-/* A victim that is not to go: back into the cache, as a new object (its next use counts). */
-static void rd_spare(struct rd *rd, struct rd_key *k)
-{
-        k->flags &= (uint8_t)~RD_KEY_VICTIM;
-        k->node = (struct ca_node){ 0 };
-        ca_cache_insert(rd->cache, &k->node);
-}
-
-/* The connection is gone mid-round: every victim not yet judged stays. */
-static void rd_round_abort(struct rd *rd)
-{
-        for (size_t i = rd->checked; i < rd->n_victims; i++)
-                rd_spare(rd, rd->victims[i]);
-        rd->n_victims = rd->checked = rd->batch_end = 0;
-}
-
-static void rd_round_done(struct rd *rd)
-{
-        rd->n_victims = rd->checked = rd->batch_end = 0;
-        rd->phase = RD_IDLE;
-        rd_timeouts(rd);
-        rd_rotation_end(rd);
-}
-
-/* The next batch of victims, once the pace allows it; or the round's end. */
-static void rd_round_next(struct rd *rd)
-{
-        uint64_t wait;
-
-        if (rd->checked == rd->n_victims)
-                return rd_round_done(rd);
+        if (r->checked == r->n_victims)
+                return ad_round_check_done(r);
         if (rd->lfu && ca_now_usec() > rd->lfu_deadline_usec) {
                 /* A frequency of 0 proves nothing about the scan's time any more. */
-                rd->kept_unsure += rd->n_victims - rd->checked;
-                ca_host_log(rd->host, LOG_INFO, "redis at %s: %zu victims kept: the deletes "
+                rd->kept_unsure += r->n_victims - r->checked;
+                ca_host_log(r->host, LOG_INFO, "redis at %s: %zu victims kept: the deletes "
                             "outlasted what lfu-decay-time lets a frequency of 0 prove",
-                            rd->server, rd->n_victims - rd->checked);
-                rd_round_abort(rd);
-                return rd_round_done(rd);
+                            r->server, r->n_victims - r->checked);
+                ad_round_spare_rest(r);
+                return ad_round_check_done(r);
         }
-        rd->batch_end = rd->checked + RD_REAP_BATCH;
-        if (rd->batch_end > rd->n_victims)
-                rd->batch_end = rd->n_victims;
-        wait = ad_pace(&rd->pace, rd->batch_end - rd->checked);
-        if (wait > 0) {
-                rd->batch_end = rd->checked;
+        if (ad_round_paced(r, ad_round_batch(r, RD_REAP_BATCH))) {
+                r->batch_end = r->checked;
                 rd->paced_send = true;
-                rd_timeouts(rd);
-                return ad_conn_schedule(&rd->conn, wait);
+                ad_round_timeouts(r);
+                return;
         }
         rd->paced_send = false;
         rd_reap_request(rd, false);
@@ -1350,113 +1300,109 @@ static void rd_round_next(struct rd *rd)
 
 static void rd_reap_reply(struct rd *rd, const struct rp_value *v, size_t n)
 {
+        struct ad_round *r = &rd->ad;
         int64_t out[1 + RD_REAP_BATCH], sample = 0;
-        size_t count = rd->batch_end - rd->checked, deleted = 0;
+        size_t count = r->batch_end - r->checked, deleted = 0;
         char err[RP_ERR_MAX], ex[AD_EXCERPT_BUF];
-
 
         if (rp_is_error(v, "NOSCRIPT")) {
                 rd->noscript++;
-                ca_host_log(rd->host, LOG_INFO, "redis at %s forgot the reap script: sent again "
-                            "whole", rd->server);
+                ca_host_log(r->host, LOG_INFO, "redis at %s forgot the reap script: sent again "
+                            "whole", r->server);
                 return rd_reap_request(rd, true);
         }
         if (v[0].type == RP_ARRAY && v[0].integer == 1 && n == 2 && v[1].type == RP_INTEGER &&
             v[1].integer == -1) {
                 /* A fork since the scan: a read may have left no trace. */
-                rd->kept_unsure += rd->n_victims - rd->checked;
-                ca_host_log(rd->host, LOG_INFO, "redis at %s forked since the scan: %zu victims "
-                            "kept", rd->server, rd->n_victims - rd->checked);
-                rd_round_abort(rd);
-                return rd_round_done(rd);
+                rd->kept_unsure += r->n_victims - r->checked;
+                ca_host_log(r->host, LOG_INFO, "redis at %s forked since the scan: %zu victims "
+                            "kept", r->server, r->n_victims - r->checked);
+                ad_round_spare_rest(r);
+                return ad_round_check_done(r);
         }
         if (rp_parse_integers(v, n, 1 + count, out, err, sizeof(err)) < 0 || out[0] != 0)
-                return rd_fail(rd, "bad reply to the reap script: %s",
-                               out[0] != 0 ? "a status other than 0" : err);
+                return ad_round_fail(r, "bad reply to the reap script: %s",
+                                     out[0] != 0 ? "a status other than 0" : err);
         for (size_t i = 0; i < count; i++) {
-                struct rd_key *k = rd->victims[rd->checked++];
-                int64_t r = out[1 + i];
+                struct rd_key *k = (struct rd_key *)r->victims[r->checked++];
+                int64_t res = out[1 + i];
 
                 rd->aged_total++;
-                if (r > 0)
-                        sample = r;
-                if (r >= 0) {
-                        if (rd->cfg.dry_run) {
-                                rd->would_delete++;
-                                k->flags = (uint8_t)((k->flags & ~RD_KEY_VICTIM) |
-                                                     RD_KEY_CONDEMNED);
-                                ca_host_log(rd->host, LOG_DEBUG, "dry run: would delete \"%s\"",
+                if (res > 0)
+                        sample = res;
+                if (res >= 0) {
+                        if (r->cfg->dry_run) {
+                                ad_round_condemn(r, &k->ad);
+                                ca_host_log(r->host, LOG_DEBUG, "dry run: would delete \"%s\"",
                                             rd_key_excerpt(k, ex));
                                 continue;
                         }
-                        rd->deleted++;
+                        r->deleted++;
                         deleted++;
-                        rd_forget(rd, k);
-                } else if (r == -1) {
-                        rd->gone++;
-                        rd_forget(rd, k);
-                } else if (r == -2) {
+                        ad_round_forget(r, &k->ad);
+                } else if (res == -1) {
+                        r->gone++;
+                        ad_round_forget(r, &k->ad);
+                } else if (res == -2) {
                         rd->kept_touched++;
-                        rd_spare(rd, k);
+                        ad_round_spare(r, &k->ad);
                 } else {
-                        return rd_fail(rd, "a reap result out of range (%" PRId64 ")", r);
+                        return ad_round_fail(r, "a reap result out of range (%" PRId64 ")", res);
                 }
         }
         /* The batch's sample stands for each of its deletes. */
         rd->bytes_freed += (uint64_t)sample * deleted;
-        rd_round_next(rd);
+        rd_check(r);
 }
 
-/* The rotation's aging is done and its last round settled: INFO for the memory, then a line. */
-static void rd_rotation_end(struct rd *rd)
+/* The rotation's aging is done and its last check settled: INFO for the memory, then a line. */
+static void rd_rotation_end(struct ad_round *r)
 {
-        if (!rd->summary_due || !rd->aged || rd->phase != RD_IDLE || rd->n_victims > 0)
+        if (r->phase != AD_PHASE_IDLE)
                 return;
-        rd->phase = RD_MEMORY;
-        rd_sendv(rd, RQ_INFO_MEMORY, 2, (const char *[]){ "INFO", "memory" });
+        r->phase = RD_MEMORY;
+        rd_sendv(rd_of(r), RQ_INFO_MEMORY, 2, (const char *[]){ "INFO", "memory" });
 }
 
-static void rd_rotation_summary(struct rd *rd)
+static void rd_summary(struct ad_round *r, char *buf, size_t len)
 {
-        rd->summary_due = false;
-        ca_host_log(rd->host, LOG_DEBUG, "aged: %" PRIu64 " victims checked and settled in %"
-                    PRIu64 " ms, longest step %" PRIu64 " us (%" PRIu64 " us on the CPU), %"
-                    PRIu64 " of %" PRIu64 " steps over slice_time; in all %" PRIu64 " deleted (%"
-                    PRIu64 " bytes), %" PRIu64 " kept as used since, %" PRIu64 " kept unsure, %"
-                    PRIu64 " gone, %" PRIu64 " would delete; "
-                    "used_memory %" PRIu64 " -> %" PRIu64 ", rss %" PRIu64 " -> %" PRIu64,
-                    rd->rot_victims, (ca_now_usec() - rd->rot_start_usec) / 1000,
-                    rd->conn.steps.longest_usec, rd->conn.steps.longest_cpu_usec,
-                    rd->conn.steps.over_slice - rd->conn.steps.mark_over,
-                    rd->conn.steps.steps - rd->conn.steps.mark_steps, rd->deleted, rd->bytes_freed,
-                    rd->kept_touched, rd->kept_unsure, rd->gone, rd->would_delete,
-                    rd->used_memory_before, rd->used_memory_after, rd->rss_before,
-                    rd->rss_after);
+        struct rd *rd = rd_of(r);
+
+        snprintf(buf, len, "%" PRIu64 " deleted (%" PRIu64 " bytes), %" PRIu64
+                 " kept as used since, %" PRIu64 " kept unsure, %" PRIu64 " gone, %" PRIu64
+                 " would delete; used_memory %" PRIu64 " -> %" PRIu64 ", rss %" PRIu64
+                 " -> %" PRIu64, r->deleted, rd->bytes_freed, rd->kept_touched, rd->kept_unsure,
+                 r->gone, r->would_delete, rd->used_memory_before, rd->used_memory_after,
+                 rd->rss_before, rd->rss_after);
 }
 
 static void rd_info_memory(struct rd *rd, const char *text, size_t len)
 {
         if (rp_info_u64(text, len, "used_memory", UINT64_MAX, &rd->used_memory_after) < 0 ||
             rp_info_u64(text, len, "used_memory_rss", UINT64_MAX, &rd->rss_after) < 0)
-                return rd_fail(rd, "INFO memory without used_memory or used_memory_rss");
-        rd->phase = RD_IDLE;
-        rd_timeouts(rd);
-        rd_rotation_summary(rd);
-        if (rd->want_scan)
-                rd_refresh_start(rd);
+                return ad_round_fail(&rd->ad, "INFO memory without used_memory or "
+                                     "used_memory_rss");
+        ad_round_summary(&rd->ad);
+        ad_round_ready(&rd->ad);
 }
 
 /* ---- reading replies ---- */
 
 static void rd_error_reply(struct rd *rd, enum rd_req req, const struct rp_value *v)
 {
-        char ex[AD_EXCERPT_BUF];
+        char ex[AD_EXCERPT_BUF], cmd[sizeof(rd->denied)];
+
+        if (rd_denial_of(v, cmd, sizeof(cmd)) && !cmd[0] && req != RQ_ACL)
+                return rd_acl_request(rd, req);
+        if (rd_denial_of(v, cmd, sizeof(cmd)))
+                return rd_denied(rd, cmd, req);
 
         if (rp_is_error(v, "NOAUTH"))
-                return rd_fail(rd, "%s: the server wants a password (password_file, user): "
-                               "\"%s\"", rd_req_name[req], ad_excerpt(v->str, v->len, ex));
-        rd_fail_kind(rd, rd_req_name[req], "%s refused: \"%s\"", rd_req_name[req],
-                     ad_excerpt(v->str, v->len, ex));
+                return ad_round_fail(&rd->ad, "%s: the server wants a password (password_file, "
+                                     "user): \"%s\"", rd_req_name[req],
+                                     ad_excerpt(v->str, v->len, ex));
+        ad_round_fail_kind(&rd->ad, rd_req_name[req], "%s refused: \"%s\"", rd_req_name[req],
+                           ad_excerpt(v->str, v->len, ex));
 }
 
 static bool rd_is_ok(const struct rp_value *v, size_t n)
@@ -1473,26 +1419,34 @@ static void rd_reply(struct rd *rd, const struct rp_value *v, size_t n)
 
         rd->q_head = (rd->q_head + 1) % RD_QUEUE_MAX;
         rd->q_len--;
-        rd_timeouts(rd);
+        ad_round_timeouts(&rd->ad);
+        /* Asking which command was refused: what was owed before is let go. */
+        if (rd->naming && p.req != RQ_ACL) {
+                rd_keyset_free(p.own);
+                return;
+        }
         /* NOSCRIPT is an answer to EVALSHA (the script goes again whole), not to EVAL. */
         if (v->type == RP_ERROR && p.req != RQ_CONFIG &&
             !((p.req == RQ_PROBE || p.req == RQ_REAP) && !p.whole && rp_is_error(v, "NOSCRIPT"))) {
                 rd_keyset_free(p.own);
                 return rd_error_reply(rd, p.req, v);
         }
+        /* What was refused went through: a grant (older servers cannot say it otherwise). */
+        if (rd->denied[0] && p.req == rd->denied_req && p.req != RQ_ACL && v->type != RP_ERROR)
+                rd_allowed(rd);
         switch (p.req) {
         case RQ_AUTH:
         case RQ_SELECT:
                 if (!rd_is_ok(v, n))
-                        return rd_fail(rd, "%s answered %s", rd_req_name[p.req],
-                                       v->type == RP_STATUS || v->type == RP_BULK
-                                               ? ad_excerpt(v->str, v->len, ex) : "no OK");
+                        return ad_round_fail(&rd->ad, "%s answered %s", rd_req_name[p.req],
+                                             v->type == RP_STATUS || v->type == RP_BULK
+                                                     ? ad_excerpt(v->str, v->len, ex) : "no OK");
                 return;
         case RQ_LOAD_PROBE:
         case RQ_LOAD_REAP:
                 if (rp_parse_sha(v, n, p.req == RQ_LOAD_PROBE ? rd->probe_sha : rd->reap_sha, err,
                                  sizeof(err)) < 0)
-                        return rd_fail(rd, "bad reply to SCRIPT LOAD: %s", err);
+                        return ad_round_fail(&rd->ad, "bad reply to SCRIPT LOAD: %s", err);
                 if (p.req == RQ_LOAD_REAP)
                         rd_hello_done(rd);
                 return;
@@ -1500,7 +1454,7 @@ static void rd_reply(struct rd *rd, const struct rp_value *v, size_t n)
         case RQ_INFO_END:
         case RQ_INFO_MEMORY:
                 if (n != 1 || v->type != RP_BULK)
-                        return rd_fail(rd, "bad reply to INFO: not a bulk string");
+                        return ad_round_fail(&rd->ad, "bad reply to INFO: not a bulk string");
                 if (p.req == RQ_INFO)
                         return rd_info_start(rd, v->str, v->len);
                 if (p.req == RQ_INFO_END)
@@ -1509,17 +1463,19 @@ static void rd_reply(struct rd *rd, const struct rp_value *v, size_t n)
         case RQ_CONFIG:
                 if (v->type == RP_ERROR) {
                         rd->lfu_decay_known = false;
-                        ca_host_log(rd->host, LOG_DEBUG, "redis at %s: CONFIG GET refused: %s",
-                                    rd->server, ad_excerpt(v->str, v->len, ex));
+                        ca_host_log(rd->ad.host, LOG_DEBUG, "redis at %s: CONFIG GET refused: %s",
+                                    rd->ad.server, ad_excerpt(v->str, v->len, ex));
                 } else {
                         r = rp_parse_config_u64(v, n, "lfu-decay-time", UINT32_MAX, &u, err,
                                                 sizeof(err));
                         if (r == -EBADMSG)
-                                return rd_fail(rd, "bad reply to CONFIG GET: %s", err);
+                                return ad_round_fail(&rd->ad, "bad reply to CONFIG GET: %s", err);
                         rd->lfu_decay_known = r == 0;
                         rd->lfu_decay_min = r == 0 ? u : 0;
                 }
-                return rd_scan_start(rd);
+                return rd_scan_or_ask(rd);
+        case RQ_ACL:
+                return rd_acl_reply(rd, v, n);
         case RQ_SCAN:
                 return rd_scan_reply(rd, v, n);
         case RQ_PROBE:
@@ -1531,270 +1487,77 @@ static void rd_reply(struct rd *rd, const struct rp_value *v, size_t n)
         }
 }
 
-/*
- * Between two requests: bytes nobody asked for are garbage; a close (a restart, the server's
- * idle timeout) is no error, the next rotation connects again.
- */
-static void rd_check_idle(struct rd *rd)
-{
-        struct evbuffer *in;
-        size_t len;
-
-        if (!rd->conn.bev || rd->q_len > 0 || rd->phase == RD_CONNECTING)
-                return;
-        in = bufferevent_get_input(rd->conn.bev);
-        len = evbuffer_get_length(in);
-        if (len > 0) {
-                char ex[AD_EXCERPT_BUF];
-
-                if (len > AD_EXCERPT_MAX)
-                        len = AD_EXCERPT_MAX;
-                rd_fail(rd, "bytes when nothing was asked: \"%s\"",
-                        ad_excerpt((const char *)evbuffer_pullup(in, (ev_ssize_t)len), len, ex));
-                return;
-        }
-        if (rd->conn.eof) {
-                ca_host_log(rd->host, LOG_DEBUG, "redis at %s closed the connection", rd->server);
-                rd_close(rd);
-        }
-}
-
-/* Read whole replies for at most RD_STEP_USEC; the rest at the next step. */
-static void rd_read(struct rd *rd)
+/* One whole reply from @in. */
+static int rd_take(struct ad_round *r, struct evbuffer *in)
 {
         static struct rp_value values[RP_VALUES_MAX];
-        uint64_t deadline = ca_now_usec() + RD_STEP_USEC;
+        struct rd *rd = rd_of(r);
+        size_t avail = evbuffer_get_length(in), used, n;
+        char err[RP_ERR_MAX], ex[AD_EXCERPT_BUF];
+        const char *buf;
+        int e;
 
-        while (rd->conn.bev && rd->q_len > 0) {
-                struct evbuffer *in = bufferevent_get_input(rd->conn.bev);
-                size_t avail = evbuffer_get_length(in), used, n;
-                char err[RP_ERR_MAX], ex[AD_EXCERPT_BUF];
-                const char *buf;
-                int r;
-
-                if (avail == 0 || avail < rd->need) {
-                        if (rd->conn.eof)
-                                return rd_fail(rd, "connection closed by the server");
-                        return;
-                }
-                buf = (const char *)evbuffer_pullup(in, (ev_ssize_t)avail);
-                r = rp_parse(buf, avail, values, RP_VALUES_MAX, &n, &used, err, sizeof(err));
-                if (r == -EAGAIN) {
-                        rd->need = used;
-                        if (rd->conn.eof)
-                                return rd_fail(rd, "connection closed by the server");
-                        return;
-                }
-                if (r < 0)
-                        return rd_fail_kind(rd, err, "bad reply to %s: %s: \"%s\"",
-                                            rd_req_name[rd->queue[rd->q_head].req], err,
-                                            ad_excerpt(buf, avail, ex));
-                rd->need = 0;
-                rd_reply(rd, values, n);
-                if (rd->conn.bev)
-                        evbuffer_drain(in, used);
-                rd->conn.steps.work++;
-                if (ca_now_usec() >= deadline) {
-                        ad_conn_schedule(&rd->conn, 0);
-                        return;
-                }
+        if (avail == 0 || avail < rd->need)
+                return AD_REPLY_MORE;
+        buf = (const char *)evbuffer_pullup(in, (ev_ssize_t)avail);
+        e = rp_parse(buf, avail, values, RP_VALUES_MAX, &n, &used, err, sizeof(err));
+        if (e == -EAGAIN) {
+                rd->need = used;
+                return AD_REPLY_MORE;
         }
-        rd_check_idle(rd);
+        if (e < 0) {
+                ad_round_fail_kind(r, err, "bad reply to %s: %s: \"%s\"",
+                                   rd_req_name[rd->queue[rd->q_head].req], err,
+                                   ad_excerpt(buf, avail, ex));
+                return AD_REPLY_STOP;
+        }
+        rd->need = 0;
+        rd_reply(rd, values, n);
+        /* A failure freed the connection, and @in with it. */
+        if (r->conn.bev)
+                evbuffer_drain(in, used);
+        return AD_REPLY_TAKEN;
 }
 
-/* ---- the connection's callbacks (adapter-net.h) ---- */
-
-static void rd_connected(void *userdata)
+/* A step of its own: a paced send. */
+static bool rd_step(struct ad_round *r)
 {
-        rd_hello(userdata);
-}
+        struct rd *rd = rd_of(r);
 
-static void rd_read_ready(void *userdata)
-{
-        rd_read(userdata);
-}
-
-/* The next step: a sweep, a paced send, or what came. */
-static void rd_step(void *userdata)
-{
-        struct rd *rd = userdata;
-
-        if (rd->phase == RD_SWEEP)
-                rd_sweep(rd);
-        else if (rd->paced_send && rd->phase == RD_SCAN)
+        if (rd->paced_send && r->phase == RD_SCAN)
                 rd_batch_send(rd);
-        else if (rd->paced_send && rd->phase == RD_ROUND)
-                rd_round_next(rd);
+        else if (rd->paced_send && r->phase == AD_PHASE_CHECK)
+                rd_check(r);
         else
-                rd_read(rd);
+                return false;
+        return true;
 }
 
-/* A connection's failure: its message is its kind ("cannot connect: ...", "no reply ..."). */
-static void rd_failed(void *userdata, const char *msg)
-{
-        rd_fail_kind(userdata, msg, "%s", msg);
-}
-
-static void rd_refresh_timeout(void *userdata);
-
-static const char *rd_doing(void *userdata)
-{
-        return rd_phase_name[((struct rd *)userdata)->phase];
-}
-
-static const struct ad_conn_ops rd_conn_ops = {
-        .connected = rd_connected,
-        .read = rd_read_ready,
-        .step = rd_step,
-        .failed = rd_failed,
-        .refresh_timeout = rd_refresh_timeout,
-        .doing = rd_doing,
-        .work_unit = "replies or keys",
-};
-
-static int rd_connect(struct rd *rd)
-{
-        int r = ad_conn_connect(&rd->conn, &rd->cfg.addr, rd->cfg.addr_len, RD_READ_MAX,
-                                RD_INPUT_MAX);
-
-        if (r < 0)
-                return r;
-        rd->phase = RD_CONNECTING;
-        return 0;
-}
-
-/* ---- the refresh's deadline ---- */
+/* ---- the policy ---- */
 
 /*
- * How long a refresh may take, from before_rotate to the rotation it owes: refresh_timeout,
- * or by default a minute plus three times what scanning max_keys (or the most keys a scan
- * returned, when more) at `rate` takes, plus what checking as many victims takes at
- * `delete_rate`: a round of deletes under way, INFO, the scan and its sweep; 1 h 9 min 40 s with
- * the defaults. timeout only bounds a silence: a server that sends a byte every few seconds
- * would hold the cache's rotations for ever.
+ * A rotation that could not see every use, or a key in use the very second it was seen:
+ * counted as used.
  */
-static uint64_t rd_refresh_deadline_usec(const struct rd *rd)
+static bool rd_keep(struct ad_round *r, struct ad_item *it)
 {
-        uint64_t keys = rd->scan_keys_most > rd->cfg.max_keys ? rd->scan_keys_most
-                                                              : rd->cfg.max_keys;
-
-        if (rd->cfg.refresh_timeout_usec)
-                return rd->cfg.refresh_timeout_usec;
-        /* Every key of a scan is read at `rate`, tracked or not: a server may hold more. */
-        return ad_refresh_deadline_usec(0, rd->cfg.max_keys, rd->scan_keys_most,
-                                        rd->cfg.rate ? rd->cfg.rate : RD_RATE_DEFAULT) +
-               (rd->cfg.delete_rate ? keys * 1000000 / rd->cfg.delete_rate : 0);
+        return rd_of(r)->blind || (it->flags & RD_KEY_AMBIGUOUS);
 }
 
-/* The refresh under way missed its deadline (ad_conn_refresh()): it fails. */
-static void rd_refresh_timeout(void *userdata)
+static void rd_stats(struct ad_round *r, ca_stat_emit_t emit, void *eu)
 {
-        struct rd *rd = userdata;
-        char d[CA_DURATION_MAX_STR];
+        struct rd *rd = rd_of(r);
 
-        rd->refresh_timeouts++;
-        /* A scan cut short that was longer than thought: the next deadline knows. */
-        if (rd->phase == RD_SCAN && rd->scan_keys > rd->scan_keys_most)
-                rd->scan_keys_most = rd->scan_keys;
-        rd_fail(rd, "no whole refresh within refresh_timeout (%s; the server was %s)",
-                ca_format_duration(rd_refresh_deadline_usec(rd), d, sizeof(d)),
-                rd_phase_name[rd->phase]);
-}
-
-/* ---- hooks ---- */
-
-static int rd_before_rotate(struct ca_cache *cache, void *userdata)
-{
-        struct rd *rd = userdata;
-        struct ad_step step = ad_conn_begin(&rd->conn);
-        int r;
-
-        ad_conn_refresh(&rd->conn, rd_refresh_deadline_usec(rd));
-        rd->want_scan = true;
-        switch (rd->phase) {
-        case RD_DOWN:
-                r = rd_connect(rd);
-                if (r < 0)
-                        rd_fail(rd, "cannot connect: %s", strerror(-r));
-                break;
-        case RD_IDLE:
-                rd_refresh_start(rd);
-                break;
-        default:
-                /* Connecting, or a round under way: the scan starts when it is done. */
-                break;
-        }
-        ad_conn_end(&rd->conn, &step);
-        return CA_ROTATE_LATER;
-}
-
-static enum ca_status rd_reclaim(struct ca_cache *cache, struct ca_node *node, void *userdata)
-{
-        struct rd *rd = userdata;
-        struct rd_key *k = (struct rd_key *)node;
-
-        /* Nothing goes on a scan not trusted, nor while one is being read. */
-        if (rd->stale || (rd->phase != RD_IDLE && rd->phase != RD_ROUND))
-                return CA_BUSY;
-        /*
-         * A rotation that could not see every use, or a key in use the very second it was seen:
-         * counted as used, a touch (CA_KEEP alone is no use: it would be asked again at once).
-         */
-        if (rd->blind || (k->flags & RD_KEY_AMBIGUOUS)) {
-                ca_touch(cache, node);
-                return CA_KEEP;
-        }
-        if (ad_reserve(&rd->victims, &rd->cap_victims, rd->n_victims, sizeof(*rd->victims)) < 0)
-                return CA_BUSY;
-        rd->victims[rd->n_victims++] = k;
-        rd->rot_victims++;
-        k->flags |= RD_KEY_VICTIM;
-        return CA_RECLAIMED;
-}
-
-static const struct ca_cache_ops rd_ops = {
-        .reclaim = rd_reclaim,
-};
-
-static void rd_after_age(struct ca_cache *cache, void *userdata)
-{
-        struct rd *rd = userdata;
-        struct ad_step step = ad_conn_begin(&rd->conn);
-
-        /* A round under way takes the new victims in its next batches. */
-        if (rd->phase == RD_IDLE && rd->n_victims > 0)
-                rd_round_start(rd);
-        if (ca_cache_pending(cache) == 0 && !rd->aged) {
-                rd->aged = true;
-                rd_rotation_end(rd);
-        }
-        ad_conn_end(&rd->conn, &step);
-}
-
-static void rd_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit, void *eu)
-{
-        struct rd *rd = userdata;
-
-        AD_GAUGE("keys", "keys", "keys tracked (at most max_keys)", rd->n_keys);
         AD_GAUGE("scan_keys", "keys", "keys the last scan returned", rd->keys_seen);
         AD_GAUGE("ttl_keys", "keys", "keys of the last scan with a TTL, left to Redis",
                  rd->ttl_keys);
-        AD_GAUGE("untracked_keys", "keys",
-                 "keys of the last scan over max_keys or longer than 1024 bytes, not aged",
-                 rd->untracked_keys);
-        AD_GAUGE("round_victims", "keys", "victims of the round under way (checked, deleted)",
-                 rd->n_victims);
         AD_GAUGE("requests_in_flight", "requests", "requests sent and not yet answered",
                  rd->q_len);
         AD_COUNTER("aged", "keys", "victims checked: idle past their age", rd->aged_total);
-        AD_COUNTER("deleted", "keys", "keys deleted, still as idle as seen", rd->deleted);
-        AD_COUNTER("would_delete", "keys", "dry_run: keys that would have been deleted",
-                   rd->would_delete);
         AD_COUNTER("kept_touched", "keys", "victims read or written since the scan, kept",
                    rd->kept_touched);
         AD_COUNTER("kept_unsure", "keys",
                    "victims kept: a fork since the scan, or LFU's window passed", rd->kept_unsure);
-        AD_COUNTER("gone", "keys", "victims already gone (expired, deleted)", rd->gone);
         AD_COUNTER("bytes_freed", "bytes",
                    "estimated: MEMORY USAGE of one victim of each batch, times the keys deleted",
                    rd->bytes_freed);
@@ -1811,31 +1574,18 @@ static void rd_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit
                    rd->blind_rotations);
         AD_COUNTER("scripts_reloaded", "scripts", "scripts the server had forgotten (NOSCRIPT)",
                    rd->noscript);
-        AD_COUNTER("refresh_timeouts", "refreshes",
-                   "refreshes cut short by refresh_timeout (counted in errors too)",
-                   rd->refresh_timeouts);
-        AD_COUNTER("errors", "errors", "connection failures, timeouts, bad and error replies",
-                   rd->errors);
-        AD_COUNTER("scans", "scans", "complete scans of the keyspace", rd->scans);
-        AD_GAUGE("scan_usec", "usec", "time of the last refresh: INFO, scan and sweep",
-                 rd->scan_usec);
-        ad_conn_stats(&rd->conn, emit, eu);
-        AD_GAUGE("pool_bytes", "bytes", "memory of the tracked keys (kept for reuse)",
-                 rd->pool.bytes);
+        AD_GAUGE("acl_denied", NULL,
+                 "1 while the ACL user may not run a command the adapter needs (nothing deleted)",
+                 rd->denied[0] != '\0');
 }
 
-static const struct ca_cache_hooks rd_hooks = {
-        .before_rotate = rd_before_rotate,
-        .after_age = rd_after_age,
-        .stats = rd_stats,
-};
-
-/* ---- create / destroy ---- */
+/* ---- the instance ---- */
 
 /*
  * The password, from a file the daemon may trust (trust.h: root's or its own, writable by
  * nobody else, reached through directories only they may change, no symlink swapped in) that
- * nobody else may read either. One line; a final newline is not part of it.
+ * nobody but its group may read either, by its mode or by its ACL (fd_readable_by_others()).
+ * One line; a final newline is not part of it.
  */
 static int rd_password_read(struct ca_host *host, const struct ca_section *s, const char *path,
                             char **ret, size_t *ret_len)
@@ -1855,10 +1605,9 @@ static int rd_password_read(struct ca_host *host, const struct ca_section *s, co
                 ca_host_key_error(host, s, "password_file", "%s: %s", path, strerror(-r));
                 goto out_close;
         }
-        if (st.st_mode & S_IROTH) {
-                ca_host_key_error(host, s, "password_file", "%s is readable by everyone "
-                                  "(chmod o-r)", path);
-                r = -EPERM;
+        r = fd_readable_by_others(fd, &st, path, reason, sizeof(reason));
+        if (r < 0) {
+                ca_host_key_error(host, s, "password_file", "%s", reason);
                 goto out_close;
         }
         n = read(fd, buf, sizeof(buf));
@@ -1895,110 +1644,77 @@ out_close:
         return r;
 }
 
-static void rd_destroy(void *instance)
+/* A user needs a password; the password's file is checked as it will be read. */
+static int rd_validate(struct ca_host *host, const struct ca_section *s, const void *config)
 {
-        struct rd *rd = instance;
+        const struct rd_config *cfg = config;
 
-        if (!rd)
-                return;
-        if (rd->cache)
-                ca_host_unregister_cache(rd->host, rd->cache);
-        rd_close(rd);
-        ad_conn_free(&rd->conn);
-        rd->cache = ca_cache_free(rd->cache);
-        ad_pool_free(&rd->pool);
-        free(rd->buckets);
-        free(rd->victims);
+        if (cfg->user && !cfg->password_file) {
+                ca_host_key_error(host, s, "user", "a user needs a password_file");
+                return -EINVAL;
+        }
+        if (cfg->password_file)
+                return rd_password_read(host, s, cfg->password_file, NULL, NULL);
+        return 0;
+}
+
+/* The section's text does not outlive create(): copies of what is kept, and the password. */
+static int rd_setup(struct ad_round *r, const struct ca_section *s)
+{
+        struct rd *rd = rd_of(r);
+        const char *user = rd->cfg.user, *match = rd->cfg.match;
+        const char *password_file = rd->cfg.password_file;
+
+        rd->cfg.password_file = NULL;
+        rd->cfg.user = user ? strdup(user) : NULL;
+        rd->cfg.match = match ? strdup(match) : NULL;
+        if ((user && !rd->cfg.user) || (match && !rd->cfg.match))
+                return -ENOMEM;
+        if (password_file)
+                return rd_password_read(r->host, s, password_file, &rd->password,
+                                        &rd->password_len);
+        return 0;
+}
+
+static void rd_cleanup(struct ad_round *r)
+{
+        struct rd *rd = rd_of(r);
+
         free(rd->batch.bytes);
         free(rd->batch.off);
         free(rd->batch.len);
-        free(rd->server);
         free((char *)rd->cfg.user);
         free((char *)rd->cfg.match);
         if (rd->password)
                 explicit_bzero(rd->password, rd->password_len);
         free(rd->password);
-        free(rd);
 }
 
-static int rd_create(struct ca_host *host, const struct ca_section *s, void **ret_instance)
+static void rd_describe(struct ad_round *r, char *buf, size_t len)
 {
-        struct rd_config cfg = { 0 };
-        struct rd *rd;
-        int r;
+        struct rd *rd = rd_of(r);
 
-        r = ca_section_parse(host, s, rd_keys, &cfg);
-        if (r < 0)
-                return r;
-        if (cfg.user && !cfg.password_file) {
-                ca_host_key_error(host, s, "user", "a user needs a password_file");
-                return -EINVAL;
-        }
-        if (cfg.password_file) {
-                r = rd_password_read(host, s, cfg.password_file, NULL, NULL);
-                if (r < 0)
-                        return r;
-        }
-        if (ca_host_check_only(host)) {
-                *ret_instance = NULL;
-                return 0;
-        }
-
-        rd = calloc(1, sizeof(*rd));
-        if (!rd)
-                return -ENOMEM;
-        rd->host = host;
-        rd->cfg = cfg;
-        /* The section's text does not outlive create(): copies of what is kept. */
-        rd->cfg.server = NULL;
-        rd->cfg.password_file = NULL;
-        rd->cfg.user = cfg.user ? strdup(cfg.user) : NULL;
-        rd->cfg.match = cfg.match ? strdup(cfg.match) : NULL;
-        rd->stale = true; /* nothing goes before a first complete scan */
-        rd->server = strdup(cfg.server);
-        /* A fixed table, half a bucket per key at most: no rehash ever blocks the loop. */
-        rd->n_buckets = ad_buckets_for(cfg.max_keys, RD_BUCKETS_MIN);
-        rd->buckets = calloc(rd->n_buckets, sizeof(*rd->buckets));
-        if (!rd->server || !rd->buckets || (cfg.user && !rd->cfg.user) ||
-            (cfg.match && !rd->cfg.match) ||
-            ad_pool_init(&rd->pool, sizeof(struct rd_key) + RP_KEY_MAX) < 0)
-                goto out_oom;
-        if (cfg.password_file) {
-                r = rd_password_read(host, s, cfg.password_file, &rd->password,
-                                     &rd->password_len);
-                if (r < 0)
-                        goto out_destroy;
-        }
-        r = ad_conn_init(&rd->conn, host, cfg.timeout_usec, &rd_conn_ops, rd);
-        if (r < 0)
-                goto out_destroy;
-        r = ca_cache_new(&rd_ops, rd, NULL, &rd->cache);
-        if (r < 0)
-                goto out_destroy;
-        rd->conn.cache = rd->cache;
-        r = ca_host_register_cache(host, s, rd->cache, &rd_hooks, rd);
-        if (r < 0) {
-                rd->cache = ca_cache_free(rd->cache);
-                goto out_destroy;
-        }
-        ca_host_log(host, LOG_INFO, "redis at %s, db %" PRIu64 "%s%s%s", rd->server, cfg.db,
-                    cfg.match ? ", keys matching " : "", cfg.match ? cfg.match : "",
-                    cfg.dry_run ? ", dry run: nothing is deleted" : "");
-        *ret_instance = rd;
-        return 0;
-
-out_oom:
-        r = -ENOMEM;
-out_destroy:
-        rd_destroy(rd);
-        return r;
+        snprintf(buf, len, ", db %" PRIu64 "%s%s", rd->cfg.db,
+                 rd->cfg.match ? ", keys matching " : "", rd->cfg.match ? rd->cfg.match : "");
 }
 
-__attribute__((visibility("default"))) const struct ca_plugin cacheage_plugin = {
-        .abi = CA_PLUGIN_ABI,
-        .size = sizeof(struct ca_plugin),
-        .name = "redis",
-        .description = "the keys of a Redis server: idle ones deleted by a check-and-UNLINK script",
-        .create = rd_create,
-        .destroy = rd_destroy,
+/* What the frame asks of Redis (adapter-round.h), a line for each kind of answer. */
+static const struct ad_round_ops rd_round_ops = {
+        .keys = rd_keys, .instance_size = sizeof(struct rd),
+        .config_offset = offsetof(struct rd, cfg), .validate = rd_validate, .setup = rd_setup,
+        .cleanup = rd_cleanup, .describe = rd_describe,
+        .name = "redis", .noun = "key", .walk = "scan", .max_key = "max_keys",
+        .untracked_help = "keys of the last scan over max_keys or longer than 1024 bytes, not aged",
+        .work_unit = "replies or keys", .phase_names = rd_phase_name,
+        .n_phases = sizeof(rd_phase_name) / sizeof(rd_phase_name[0]),
+        .key_offset = offsetof(struct rd_key, key), .key_max = RP_KEY_MAX,
+        .read_max = RD_READ_MAX, .input_max = RD_INPUT_MAX, .reply_clock_every = 1,
+        .rate_default = RD_RATE_DEFAULT, .deletes_paced_apart = true,
+        .connected = rd_hello, .refresh = rd_refresh, .reply = rd_take, .waiting = rd_waiting,
+        .step = rd_step, .check = rd_check, .dropped = rd_dropped, .failed = rd_failed,
+        .walked = rd_walked, .rotation_end = rd_rotation_end, .summary = rd_summary,
+        .keep = rd_keep, .swept = rd_swept, .stats = rd_stats,
 };
+
+AD_ROUND_PLUGIN(rd_round_ops, "redis",
+                "the keys of a Redis server: idle ones deleted by a check-and-UNLINK script");

@@ -433,11 +433,15 @@ struct ca_cache_part {
         uint64_t bytes;           /* what it holds now (the owner says of what) */
         uint64_t reclaimed;       /* objects reclaimed of it, in all */
         uint64_t reclaimed_bytes; /* bytes reclaimed of it, in all */
+        const char *state;        /* NULL or "": as its owner ages it; else what stops that
+                                     ("left alone: 3.1M page cache, below the sweep floor
+                                     (32.0M)"), printable, under CA_CACHE_PART_STATE_MAX */
 };
+#define CA_CACHE_PART_STATE_MAX 256 /* bytes of a part's state, NUL included */
 
 /*
  * ca_cache_set_parts() - from now on @cache has these @n parts (copied; 0 parts: none).
- * Returns 0, -EINVAL (too many, or a malformed name: nothing changes), -ENOMEM.
+ * Returns 0, -EINVAL (too many, or a malformed name or state: nothing changes), -ENOMEM.
  */
 int ca_cache_set_parts(struct ca_cache *cache, const struct ca_cache_part *parts, size_t n);
 
