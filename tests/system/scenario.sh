@@ -314,6 +314,13 @@ step_kill9() {
 # would put back the kernel's default (100), not the value recorded (the step sets 123 first).
 step_sysctl_guard() {
         local raised=204800 v pid tries=0 caught=0 substate
+        # Sweeps write /proc/sys: kernel-reclaim.conf (linked by the reclaim step, whatever its
+        # outcome; linked here when that step did not run).
+        if [ ! -e /etc/systemd/system/cacheaged.service.d/kernel-reclaim.conf ]; then
+                mkdir -p /etc/systemd/system/cacheaged.service.d
+                ln -s /usr/share/cacheage/sandbox/kernel-reclaim.conf /etc/systemd/system/cacheaged.service.d/
+                systemctl daemon-reload && systemctl restart cacheaged || fail "restart with kernel-reclaim.conf"
+        fi
         sysctl -w vm.vfs_cache_pressure=123
         # A service the sweeps are for: 48 MiB of page cache of its own (a sweep needs 32), and
         # new negative dentries at every rotation.
@@ -582,8 +589,7 @@ declare -A wanted=()
 if [ -n "$only" ]; then
         # what the chosen steps need
         for s in install active lab_config; do wanted[$s]=1; done
-        if [[ reclaim =~ $only ]] || [[ sysctl_guard =~ $only ]]; then wanted[services]=1; fi
-        if [[ sysctl_guard =~ $only ]]; then wanted[reclaim]=1; fi
+        if [[ reclaim =~ $only ]]; then wanted[services]=1; fi
         if [[ servers =~ $only ]]; then wanted[adapters_config]=1; fi
 fi
 
@@ -609,7 +615,7 @@ step kill9 active -- "kill -9: restarted by systemd"
 if [ "$kernel" = 6.12 ]; then
         if grep -q -- '--restore-sysctl' /lib/systemd/system/cacheaged.service /usr/lib/systemd/system/cacheaged.service 2>/dev/null ||
            [ -n "${SYSLAB_SYSCTL_PROBE:-}" ]; then
-                step sysctl_guard reclaim -- "6.12: kill -9 during a sweep, vm.vfs_cache_pressure put back by ExecStopPost="
+                step sysctl_guard active -- "6.12: kill -9 during a sweep, vm.vfs_cache_pressure put back by ExecStopPost="
         else
                 skip sysctl_guard "issue 31's guard (cacheaged --restore-sysctl in ExecStopPost=) is not in this tree yet" -- \
                         "6.12: kill -9 during a sweep, vm.vfs_cache_pressure put back by ExecStopPost="
