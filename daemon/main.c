@@ -16,6 +16,7 @@
 #include "kernel-sys.h"
 #include "log.h"
 #include "manager.h"
+#include "trust.h"
 
 #define EXIT_NOTCONFIGURED 6 /* LSB init scripts' "program is not configured", as systemd names it */
 
@@ -206,6 +207,8 @@ static int run(int argc, char *argv[])
 
         /* A plugin writing to a peer that went away gets EPIPE, not a dead daemon. */
         signal(SIGPIPE, SIG_IGN);
+        /* The plugins are installed with the executable (trust.c: owners a namespace hides). */
+        (void)trust_add_installed(CA_PLUGIN_DIR);
 
         r = manager_new(&opts, &m);
         if (r < 0) {

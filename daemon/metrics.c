@@ -6,6 +6,7 @@
  * in help text '\' and a newline as \\ and \n; values as decimal numbers.
  */
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -483,8 +484,44 @@ int metrics_write(struct manager *m, FILE *f)
         return metrics_write_page(m, f, 0, SIZE_MAX, NULL);
 }
 
+/*
+ * The temporary files (".NAME.XXXXXX", XXXXXX of letters) a cacheaged killed in the middle of
+ * a write left in @dir_fd: the collector skips them, and nothing else would ever remove them
+ * (the system lab found one after its kill -9 steps). Removed at a process's first write, when
+ * none can be its own; only regular files of that exact shape are touched.
+ */
+static void remove_leftovers(int dir_fd, const char *name)
+{
+        size_t n = strlen(name);
+        struct dirent *e;
+        DIR *d;
+        int fd;
+
+        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return;
+        }
+        while ((e = readdir(d))) {
+                const char *tail = e->d_name + 1 + n + 1;
+                struct stat st;
+
+                if (e->d_name[0] != '.' || strncmp(e->d_name + 1, name, n) != 0 ||
+                    e->d_name[1 + n] != '.' || strlen(tail) != 6 ||
+                    strspn(tail, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") != 6)
+                        continue;
+                if (fstatat(dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+                        (void)unlinkat(dir_fd, e->d_name, 0);
+        }
+        closedir(d);
+}
+
 int metrics_write_file(struct manager *m, const char *path, char *reason, size_t reason_len)
 {
+        static bool leftovers_removed;
         const char *slash = strrchr(path, '/'), *name;
         char dir[PATH_MAX], tmp[NAME_MAX + 1];
         FILE *f = NULL;
@@ -509,6 +546,10 @@ int metrics_write_file(struct manager *m, const char *path, char *reason, size_t
         r = trust_open_full(dir, TRUST_DIRECTORY, &dir_fd, reason, reason_len);
         if (r < 0)
                 return r;
+        if (!leftovers_removed) {
+                remove_leftovers(dir_fd, name);
+                leftovers_removed = true;
+        }
         /* ".NAME.XXXXXX" beside it: the same file system, and no "*.prom" the collector reads. */
         for (unsigned tries = 0; fd < 0 && tries < 100; tries++) {
                 static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";

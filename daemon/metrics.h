@@ -49,6 +49,7 @@ int metrics_write_page(struct manager *m, FILE *f, uint64_t cursor, size_t max_b
  * hidden name, which the textfile collector skips), mode 0644 whatever the umask, renamed over
  * @path. The directory is opened along a trusted path (trust_open_full(), TRUST_DIRECTORY:
  * root's or the daemon's user's, writable by nobody else) and everything is made relative to
- * it. Returns 0, or a negative errno with the reason in @reason (the temporary file is gone).
+ * it. A process's first write also removes the temporary files a killed cacheaged left there.
+ * Returns 0, or a negative errno with the reason in @reason (the temporary file is gone).
  */
 int metrics_write_file(struct manager *m, const char *path, char *reason, size_t reason_len);

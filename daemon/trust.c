@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +19,171 @@
 static bool uid_trusted(uid_t uid)
 {
         return uid == 0 || uid == geteuid();
+}
+
+/*
+ * Owners that a user namespace hides.
+ *
+ * Under PrivateUsers=yes a user's instance (systemd/user/cacheaged.service) runs in a user
+ * namespace that maps its own uid and nothing else: the user's service manager, unprivileged,
+ * can map no other. Every other owner then reads as the overflow uid
+ * (/proc/sys/kernel/overflowuid, 65534): root's /home, /usr and plugins as much as another
+ * user's directory or the real nobody's. Refused as any owner but root and the daemon's user
+ * is, such an instance could open neither its configuration (below /home) nor a plugin (below
+ * /usr): it exited 6 at every start (issue 33, seen in the system lab).
+ *
+ * What can the overflow uid hide there? Root, and every user but the daemon's own. So it
+ * cannot be taken for root's in general: a directory of another user's on the way would let
+ * that user swap what the daemon reads, loads and (with the files adapter) deletes for theirs.
+ * It is taken for root's only where trusting whoever owns it gives nobody anything they do not
+ * have already:
+ *  - the directories on the way to the daemon's user's home directory: whoever owns them can
+ *    replace the home itself, and with it every file the user has;
+ *  - the directories on the way to the daemon's own executable: whoever owns them can replace
+ *    the daemon;
+ *  - the installation's directories (trust_add_installed(): the daemon's compiled-in plugin
+ *    directory, which the package manager made with the executable) and the regular files
+ *    directly in them, and the directories on the way to them.
+ * Anywhere else (another user's home, a directory of /srv or /tmp) an overflow owner is refused
+ * as before. The write bits, of the mode and of the ACL, count for these as for any other
+ * owner; and an entry of a sticky directory is never taken for root's on this ground (anyone
+ * may have made it). And all this only in a namespace that leaves root unmapped, where root's
+ * files must read as the overflow uid: where root is mapped (the system instance under
+ * PrivateUsers=yes, or no user namespace at all) the overflow uid is nobody's or an unmapped
+ * user's, never root's, and refused.
+ * What stays unprovable from inside: that root did not give one of those directories, or a
+ * module in the plugin directory, to another user. The system instance, which sees the real
+ * owners, refuses such a module; the user instance would load it.
+ */
+#define TRUST_INSTALLED_MAX 4 /* directories trust_add_installed() takes */
+
+struct trust_anchor {
+        char path[PATH_MAX]; /* real path */
+        bool entries;        /* the regular files directly in it too */
+};
+
+static struct {
+        pthread_once_t once;
+        bool root_unmapped;  /* this user namespace leaves root unmapped */
+        uid_t overflow_uid;
+        struct trust_anchor anchor[TRUST_INSTALLED_MAX + 2];
+        size_t n_anchors;
+} hidden = { .once = PTHREAD_ONCE_INIT };
+static pthread_mutex_t installed_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct trust_anchor installed[TRUST_INSTALLED_MAX];
+static size_t n_installed;
+
+/* Whether /proc/self/uid_map maps uid 0 of the initial namespace (no file: no namespace). */
+static bool root_mapped(void)
+{
+        unsigned long inside, outside, count;
+        bool mapped = false;
+        FILE *f;
+
+        f = fopen("/proc/self/uid_map", "re");
+        if (!f)
+                return true;
+        while (fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3)
+                if (outside == 0 && count > 0)
+                        mapped = true;
+        fclose(f);
+        return mapped;
+}
+
+static void anchor_add(const char *path, bool entries)
+{
+        struct trust_anchor *a = &hidden.anchor[hidden.n_anchors];
+
+        if (!path || path[0] != '/' || hidden.n_anchors >= sizeof(hidden.anchor) / sizeof(*a) ||
+            !realpath(path, a->path))
+                return;
+        a->entries = entries;
+        hidden.n_anchors++;
+}
+
+static void hidden_init(void)
+{
+        char exe[PATH_MAX], *slash, buf[4096];
+        struct passwd pw, *found = NULL;
+        unsigned long v = 65534;
+        ssize_t n;
+        FILE *f;
+
+        hidden.root_unmapped = !root_mapped();
+        f = fopen("/proc/sys/kernel/overflowuid", "re");
+        if (f) {
+                if (fscanf(f, "%lu", &v) != 1)
+                        v = 65534;
+                fclose(f);
+        }
+        hidden.overflow_uid = (uid_t)v;
+        if (!hidden.root_unmapped)
+                return;
+        n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (n > 0) {
+                exe[n] = '\0';
+                slash = strrchr(exe, '/');
+                if (slash && slash != exe) {
+                        *slash = '\0';
+                        anchor_add(exe, false);
+                }
+        }
+        if (getpwuid_r(geteuid(), &pw, buf, sizeof(buf), &found) == 0 && found)
+                anchor_add(found->pw_dir, false);
+        pthread_mutex_lock(&installed_lock);
+        for (size_t i = 0; i < n_installed; i++)
+                anchor_add(installed[i].path, true);
+        pthread_mutex_unlock(&installed_lock);
+}
+
+int trust_add_installed(const char *dir)
+{
+        int r = 0;
+
+        if (!dir || dir[0] != '/' || strlen(dir) >= PATH_MAX)
+                return -EINVAL;
+        pthread_mutex_lock(&installed_lock);
+        if (n_installed >= TRUST_INSTALLED_MAX)
+                r = -E2BIG;
+        else
+                snprintf(installed[n_installed++].path, PATH_MAX, "%s", dir);
+        pthread_mutex_unlock(&installed_lock);
+        return r;
+}
+
+/* Whether @path is @dir or a directory on the way to it. */
+static bool path_leads_to(const char *path, const char *dir)
+{
+        size_t n = strlen(path);
+
+        if (strcmp(path, "/") == 0)
+                return true;
+        return strncmp(dir, path, n) == 0 && (dir[n] == '\0' || dir[n] == '/');
+}
+
+/*
+ * Whether the owner @uid of @path (its real path; @file: a regular file) may be trusted: root
+ * or the daemon's user, or the overflow uid where it hides root and stands on the way to what
+ * the daemon trusts already (above).
+ */
+static bool owner_trusted(uid_t uid, const char *path, bool file)
+{
+        if (uid_trusted(uid))
+                return true;
+        pthread_once(&hidden.once, hidden_init);
+        if (!hidden.root_unmapped || uid != hidden.overflow_uid || !path)
+                return false;
+        for (size_t i = 0; i < hidden.n_anchors; i++) {
+                const struct trust_anchor *a = &hidden.anchor[i];
+                const char *slash = strrchr(path, '/');
+
+                if (!file && path_leads_to(path, a->path))
+                        return true;
+                if (file && a->entries && slash && (size_t)(slash - path) == strlen(a->path) &&
+                    strncmp(path, a->path, (size_t)(slash - path)) == 0)
+                        return true;
+        }
+        return false;
 }
 
 static bool gid_trusted(gid_t gid)
@@ -135,7 +302,7 @@ int fd_untrusted(int fd, const struct stat *st, const char *path, char *reason,
         char who[64];
         int r;
 
-        if (!uid_trusted(st->st_uid)) {
+        if (!owner_trusted(st->st_uid, path, S_ISREG(st->st_mode))) {
                 if (geteuid() == 0)
                         snprintf(reason, reason_len, "%s is owned by uid %u, not by root", path,
                                  (unsigned)st->st_uid);
@@ -188,6 +355,8 @@ struct walk {
         int fd[TRUST_DEPTH_MAX];
         struct stat st[TRUST_DEPTH_MAX];
         size_t depth;                /* fd[depth - 1] is the current directory */
+        size_t theirs;               /* TRUST_DIRECTORY: fd[theirs - 1] is the first directory
+                                        of another owner's on the way (0: none) */
         char real[PATH_MAX];         /* its real path */
         char todo[2 * PATH_MAX];     /* components still to walk */
         char *reason;
@@ -210,6 +379,8 @@ static void walk_pop_to(struct walk *w, size_t depth)
                 if (slash)
                         slash[slash == w->real ? 1 : 0] = '\0';
         }
+        if (w->theirs > w->depth)
+                w->theirs = 0;
 }
 
 static int walk_push(struct walk *w, int fd, const struct stat *st, const char *name)
@@ -382,6 +553,15 @@ int trust_open_full(const char *path, unsigned flags, int *ret_fd, char *reason,
                         r = -EPERM;
                         goto out_close;
                 }
+                if (S_ISLNK(st.st_mode) && w.theirs) {
+                        /* Its owner may point it anywhere, at any time. */
+                        close(fd);
+                        snprintf(reason, reason_len, "%s is a symlink below a directory "
+                                 "that uid %u may change", child_path,
+                                 (unsigned)w.st[w.theirs - 1].st_uid);
+                        r = -EPERM;
+                        goto out_close;
+                }
                 if (S_ISLNK(st.st_mode)) {
                         char target[PATH_MAX];
                         ssize_t len;
@@ -412,7 +592,38 @@ int trust_open_full(const char *path, unsigned flags, int *ret_fd, char *reason,
                         *ret_fd = r;
                         return 0;
                 }
-                if (!uid_trusted(st.st_uid)) {
+                if (want_dir && S_ISDIR(st.st_mode) && !owner_trusted(st.st_uid, child_path, false)) {
+                        /*
+                         * A directory to write in (metrics_file's) may lie below another
+                         * owner's directory, as Debian's node_exporter textfile directory lies
+                         * in the prometheus user's /var/lib/prometheus: that owner may rename
+                         * what is below it, but cannot make a directory of root's (what the
+                         * walk must end in, writable by nobody else), nor move one in from
+                         * outside its own tree; so the daemon still writes only into a
+                         * directory of root's. What it could do is point a symlink elsewhere:
+                         * none is followed below such a directory. Its write bits count as
+                         * ever: one anybody else may write is refused.
+                         */
+                        r = writable_by_others(fd, &st, who, sizeof(who));
+                        if (r != 0) {
+                                close(fd);
+                                if (r > 0)
+                                        snprintf(reason, reason_len, "%s is writable by %s",
+                                                 child_path, who);
+                                else
+                                        snprintf(reason, reason_len, "%s: cannot read its ACL: "
+                                                 "%s", child_path, strerror(-r));
+                                r = -EPERM;
+                                goto out_close;
+                        }
+                        r = walk_push(&w, fd, &st, name);
+                        if (r < 0)
+                                goto out_close;
+                        if (!w.theirs)
+                                w.theirs = w.depth;
+                        continue;
+                }
+                if (!owner_trusted(st.st_uid, child_path, last && S_ISREG(st.st_mode))) {
                         r = fd_untrusted(fd, &st, child_path, reason, reason_len);
                         close(fd);
                         goto out_close;

@@ -6,6 +6,8 @@
  * and that nobody else may write, by its mode or by its POSIX ACL (a group that is root's or
  * the daemon's own counts as theirs). The rule sudo applies to its plugins. The system
  * instance runs as root and trusts root alone; a user's instance trusts root and that user.
+ * In a user namespace that leaves root unmapped (a user's instance under PrivateUsers=yes),
+ * root's files read as the overflow uid; trust.c says where that owner is taken for root's.
  */
 
 #include <stddef.h>
@@ -50,7 +52,9 @@ int fd_readable_by_others(int fd, const struct stat *st, const char *path, char 
  * @flags: TRUST_DEV_NULL also takes the character device /dev/null as the file (its own mode
  * does not matter: it reads as empty); TRUST_DIRECTORY wants @path to be a directory, which
  * must pass fd_untrusted() itself, sticky or not, and opens it O_RDONLY|O_DIRECTORY for
- * openat() and renameat() below it.
+ * openat() and renameat() below it; on the way to it, unlike on the way to a file, a directory
+ * of another owner's is passed through where nobody else may write it, but no symlink below it
+ * is followed (its owner may rename entries, not make a directory of root's: trust.c).
  * Returns 0 and an O_CLOEXEC descriptor of the very file or directory checked in *ret_fd
  * (load a module through /proc/self/fd/N), or a negative errno with the reason in @reason,
  * naming the real path of what was refused: -EPERM (refused by the rule), -ENODEV (not a
@@ -58,6 +62,14 @@ int fd_readable_by_others(int fd, const struct stat *st, const char *path, char 
  */
 int trust_open_full(const char *path, unsigned flags, int *ret_fd, char *reason,
                     size_t reason_len);
+
+/*
+ * trust_add_installed() - @dir (absolute) belongs to the installation, as the executable does:
+ * in a user namespace that leaves root unmapped, the overflow uid owning it, the directories on
+ * the way to it or the regular files directly in it is taken for root's (trust.c says why and
+ * where else). Call before the first trust_open*(). Returns 0, -EINVAL, or -E2BIG (more than 4).
+ */
+int trust_add_installed(const char *dir);
 
 /* trust_open() - trust_open_full() without flags: a regular file. */
 int trust_open(const char *path, int *ret_fd, char *reason, size_t reason_len);

@@ -1062,7 +1062,8 @@ static bool counts_name_ok(const char *s, bool may_be_empty)
         n = strlen(s);
         if (n >= CA_COUNTS_NAME_MAX || (n == 0 && !may_be_empty))
                 return false;
-        return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789._- ") == n;
+        /* Parentheses for a qualified mechanism: "report (read-only)". */
+        return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789._-() ") == n;
 }
 
 int ca_cache_set_counts(struct ca_cache *cache, const struct ca_cache_counts *counts)

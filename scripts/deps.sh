@@ -27,6 +27,9 @@ packages=(
     # the VM lab (scripts/vm.sh): Debian's own kernels under qemu, a busybox initramfs, an
     # ext4 scratch disk
     qemu-system-x86 busybox-static cpio e2fsprogs xz-utils
+    # the system lab (scripts/syslab.sh): Debian images and Debian 13's build chroot, without
+    # fsync while they are made
+    mmdebstrap eatmydata
     # the Debian packages (scripts/deb.sh)
     debhelper dpkg-dev fakeroot lintian
 )

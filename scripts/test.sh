@@ -29,14 +29,18 @@ run_build() {   # name, meson options..., -- test args...
     if ! ninja -C "$dir" ${BUILD_TARGETS:-} >"$dir.build.log" 2>&1; then
         tail -50 "$dir.build.log"; status=1; return
     fi
-    # BACKGROUND_SUITE: that suite runs beside this build's other tests and the next builds
-    # (its own log, meson-logs/background.*), and is waited for at the end.
+    # BACKGROUND_SUITE: these suites (blank-separated) run beside this build's other tests and
+    # the next builds (their own log, meson-logs/background.*), and are waited for at the end.
     if [ -n "${BACKGROUND_SUITE:-}" ]; then
-        echo "=== $dir: meson test --suite $BACKGROUND_SUITE (beside what follows; its output at the end)"
+        local bargs=() suite
+        for suite in $BACKGROUND_SUITE; do
+            bargs+=(--suite "$suite")
+            targs+=(--no-suite "$suite")
+        done
+        echo "=== $dir: meson test ${bargs[*]} (beside what follows; its output at the end)"
         meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes 2 \
-            --suite "$BACKGROUND_SUITE" --logbase background >"$dir.background.log" 2>&1 &
+            "${bargs[@]}" --logbase background >"$dir.background.log" 2>&1 &
         background+=("$!:$dir")
-        targs+=(--no-suite "$BACKGROUND_SUITE")
     fi
     echo "=== $dir: meson test ${targs[*]}"
     meson test -C "$dir" --print-errorlogs --num-processes 2 "${targs[@]}" || status=1
@@ -44,11 +48,20 @@ run_build() {   # name, meson options..., -- test args...
 }
 background=()
 
+# The system lab's images, Debian 13's build chroot, both systems' .debs and the kernels
+# (scripts/syslab.sh --prepare), from the start, beside the builds: the suite system's guests
+# find them ready, or wait for them. A first run on a machine builds them (minutes); later runs
+# find the images and the chroot cached, and build the .debs again only for a changed tree.
+echo "=== syslab: scripts/syslab.sh --prepare 12 13 (beside everything; its output at the end)"
+scripts/syslab.sh --prepare 12 13 > build-ci-syslab.log 2>&1 &
+syslab_pid=$!
+
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-# The VM lab's guests (suite vm, plain build only: 1-2 min each, emulated) run beside the
-# other tests and the next builds, which leave a CPU idle much of the time.
-BACKGROUND_SUITE=vm run_build build-ci
+# The VM lab's guests (suite vm, plain build only: 1-2 min each, emulated) and the system lab's
+# (suite system: three Debian systems booted by systemd, 2-4 min each) run beside the other
+# tests and the next builds, which leave a CPU idle much of the time.
+BACKGROUND_SUITE="vm system" run_build build-ci
 # The benchmarks' quick checks (suite bench: whether a bench still runs and what it must show)
 # run in the plain build only: under ASan they measure the sanitizer, and every path they take
 # is one the tests above take under it too. The VM lab's guests run plain only as well.
@@ -68,6 +81,12 @@ CC=clang BUILD_TARGETS="tests/fuzz/fuzz-trace tests/fuzz/fuzz-config tests/fuzz/
     run_build build-ci-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
     -- --suite fuzz
 wait "$deb_pid" || status=1
+# 77: the lab cannot run here (no network for the images, not root), which its tests say too.
+syslab_status=0
+wait "$syslab_pid" || syslab_status=$?
+echo "=== syslab: scripts/syslab.sh --prepare 12 13 (exit status $syslab_status)"
+cat build-ci-syslab.log
+[ "$syslab_status" = 0 ] || [ "$syslab_status" = 77 ] || status=1
 echo "=== build-ci-deb: scripts/deb.sh build-ci-deb"
 cat build-ci-deb.tap
 for b in "${background[@]}"; do

@@ -11,6 +11,7 @@
 #
 #   KERNEL  6.1   Debian 12's current kernel (linux-image-6.1.0-NN-amd64)
 #           6.12  Debian 13's kernel, from bookworm-backports (linux-image-6.12.N+deb12-amd64)
+#           trixie-6.12  Debian 13's own kernel, from trixie
 #           any version prefix the package linux-image-amd64 has in those suites
 #   -m MiB        guest memory (default 1024)
 #   --smp N       guest CPUs (default 2)
@@ -20,9 +21,11 @@
 #   --refresh     look the kernel up again even when one is cached
 #
 # The kernel packages are found by name in a private apt list (bookworm, bookworm-updates,
-# bookworm-security, bookworm-backports; the system's sources are left alone), downloaded with
-# apt-get download and unpacked with dpkg-deb, once, into the cache: $CACHEAGE_VM_CACHE, else
-# /var/cache/cacheage-vm for root, else ${XDG_CACHE_HOME:-~/.cache}/cacheage-vm. A busybox
+# bookworm-security, bookworm-backports; trixie's for trixie-6.12; the system's sources are
+# left alone), downloaded with apt-get download and unpacked with dpkg-deb, once, into the
+# cache: $CACHEAGE_VM_CACHE, else /var/cache/cacheage-vm for root, else
+# ${XDG_CACHE_HOME:-~/.cache}/cacheage-vm (scripts/vm-kernel.sh, shared with
+# scripts/syslab.sh). A busybox
 # initramfs is built for each run: it loads the 9p, virtio and ext4 modules, mounts the host's
 # / read-only, the disk, proc, sys, dev and cgroup2, and chroots into the host's / in the
 # caller's directory. The guest's kernel console goes to the run's console log, shown when the
@@ -67,115 +70,11 @@ done
 busybox=$(command -v busybox)
 { ldd "$busybox" 2>&1 || true; } | grep -q "not a dynamic" || unavailable "$busybox is not static (busybox-static)"
 
-if [ -n "${CACHEAGE_VM_CACHE:-}" ]; then
-        cache=$CACHEAGE_VM_CACHE
-elif [ "$(id -u)" -eq 0 ]; then
-        cache=/var/cache/cacheage-vm
-else
-        cache=${XDG_CACHE_HOME:-$HOME/.cache}/cacheage-vm
-fi
-mkdir -p "$cache/apt/lists/partial" "$cache/apt/cache/archives/partial" "$cache/kernels"
-# One look-up at a time: two guests starting together share the apt list, its sources and the
-# cache (the lock is held until the kernel is found; the runs go on side by side).
-exec 9> "$cache/lock"
-flock 9
-
-# ---- the kernel: found by package name, downloaded and unpacked once --------------------
-apt_opts=(-o "Dir::Etc::sourcelist=$cache/apt/sources.list" -o Dir::Etc::sourceparts=-
-          -o "Dir::State::Lists=$cache/apt/lists" -o "Dir::Cache=$cache/apt/cache"
-          -o Dir::State::status=/dev/null -o Debug::NoLocking=1 -o APT::Sandbox::User="$(id -un)")
-mirror=${CACHEAGE_VM_MIRROR:-http://deb.debian.org}
-key=/usr/share/keyrings/debian-archive-keyring.gpg
-cat > "$cache/apt/sources.list.new" <<EOF
-deb [signed-by=$key] $mirror/debian bookworm main
-deb [signed-by=$key] $mirror/debian bookworm-updates main
-deb [signed-by=$key] $mirror/debian-security bookworm-security main
-deb [signed-by=$key] $mirror/debian bookworm-backports main
-EOF
-mv "$cache/apt/sources.list.new" "$cache/apt/sources.list"
-
-# A kernel's unpacked tree: vmlinuz, config, modules/NAME.ko (uncompressed), modules/order.
-kdir_ready() { [ -f "$1/vmlinuz" ] && [ -f "$1/modules/order" ]; }
-
-fetch_kernel() { # $1: version prefix; prints the unpacked tree's path
-        local prefix=$1 version pkg deb tmp
-        apt-get -q "${apt_opts[@]}" update >"$cache/apt/update.log" 2>&1 ||
-                { cat "$cache/apt/update.log" >&2; return 1; }
-        # madison lists the highest version first; the suite's kernel meta-package names it.
-        version=$(apt-cache "${apt_opts[@]}" madison linux-image-amd64 |
-                  awk -F' *[|] *' -v p="$prefix." 'index($2, p) == 1 { print $2; exit }')
-        [ -n "$version" ] || { echo "vm.sh: no linux-image-amd64 $prefix.* in bookworm or bookworm-backports" >&2; return 1; }
-        pkg=$(apt-cache "${apt_opts[@]}" depends "linux-image-amd64=$version" |
-              awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
-        [ -n "$pkg" ] || { echo "vm.sh: linux-image-amd64 $version names no kernel package" >&2; return 1; }
-        kdir=$cache/kernels/${pkg}_$version
-        if ! kdir_ready "$kdir"; then
-                tmp=$(mktemp -d "$cache/kernels/.unpack-XXXXXX")
-                (cd "$tmp" && apt-get -q "${apt_opts[@]}" download "$pkg=$version" >&2) ||
-                        { rm -rf "$tmp"; return 1; }
-                deb=$(ls "$tmp"/*.deb)
-                echo "vm.sh: unpacking $(basename "$deb")" >&2
-                mkdir "$tmp/x" "$tmp/k" "$tmp/k/modules"
-                dpkg-deb -x "$deb" "$tmp/x"
-                cp "$tmp"/x/boot/vmlinuz-* "$tmp/k/vmlinuz"
-                cp "$tmp"/x/boot/config-* "$tmp/k/config"
-                pick_modules "$tmp"/x/lib/modules/* "$tmp/k/modules" || { rm -rf "$tmp"; return 1; }
-                rm -rf "$kdir"
-                mv "$tmp/k" "$kdir"
-                rm -rf "$tmp"
-        fi
-        echo "$kdir"
-}
-
-# The modules the guest needs, with what they depend on (a .ko's "depends=", first), into $2:
-# NAME.ko uncompressed and "order", the insmod order. Built-in ones are left out.
-pick_modules() {
-        local tree=$1 out=$2 m
-        declare -A path=() seen=()
-        while read -r f; do
-                m=${f##*/}; m=${m%%.ko*}; m=${m//-/_}
-                path[$m]=$f
-        done < <(find "$tree/kernel" -name '*.ko*')
-        add() {
-                local m=${1//-/_} d deps
-                [ -z "${seen[$m]:-}" ] || return 0
-                seen[$m]=1
-                if [ -z "${path[$m]:-}" ]; then
-                        grep -q "/${1}.ko\$\|/${m}.ko\$" "$tree/modules.builtin" && return 0
-                        echo "vm.sh: module $m is neither a module nor built in" >&2
-                        return 1
-                fi
-                case ${path[$m]} in
-                *.xz) xz -dc "${path[$m]}" > "$out/$m.ko" ;;
-                *) cp "${path[$m]}" "$out/$m.ko" ;;
-                esac
-                deps=$(tr '\0' '\n' < "$out/$m.ko" | sed -n 's/^depends=//p' | tr ',' ' ')
-                for d in $deps; do add "$d" || return 1; done
-                echo "$m" >> "$out/order"
-        }
-        : > "$out/order"
-        # virtio PCI transport, 9p over virtio, the disk, ext4 (and crc32c, its soft dependency)
-        for m in virtio_pci 9pnet_virtio 9p virtio_blk crc32c_generic ext4; do
-                add "$m" || return 1
-        done
-}
-
-alias_link=$cache/$kernel
-kdir=
-if [ "$refresh" = 0 ] && [ -L "$alias_link" ] && kdir_ready "$(readlink -f "$alias_link")"; then
-        kdir=$(readlink -f "$alias_link")
-else
-        if kdir=$(fetch_kernel "$kernel"); then
-                ln -sfn "$kdir" "$alias_link"
-        elif [ -L "$alias_link" ] && kdir_ready "$(readlink -f "$alias_link")"; then
-                echo "vm.sh: cannot look $kernel up again: the cached kernel is used" >&2
-                kdir=$(readlink -f "$alias_link")
-        else
-                unavailable "kernel $kernel cannot be fetched (no network, or no such kernel)"
-        fi
-fi
-
-exec 9>&-
+# The cache and the kernel: scripts/vm-kernel.sh, shared with the system lab (scripts/syslab.sh).
+. "$(dirname "$0")/vm-kernel.sh"
+vm_cache_init
+vm_kernel_refresh=$refresh
+vm_kernel "$kernel"
 
 # ---- the run: an initramfs, a disk, qemu ---------------------------------------------------
 run=$(mktemp -d "${TMPDIR:-/tmp}/cacheage-vm-XXXXXX")

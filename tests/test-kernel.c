@@ -1816,6 +1816,45 @@ Test(kernel, actions_only_in_idle_time_or_after_max_defer, .fini = teardown, .ti
                      test_read_file(env.daemon_err));
 }
 
+/*
+ * The unit's shipped sandbox mounts /sys/fs/cgroup read-only (ProtectControlGroups=yes): the
+ * adapter sees it at start, says once, as a notice, that it reports only and how to act, and
+ * its status says "report (read-only)" from the first look. (Issue 33, seen in the system lab:
+ * it showed MECHANISM memory.reclaim and logged a warning at its first write.) A private mount
+ * namespace, inherited by the bus and the daemon, holds the read-only bind mount.
+ */
+Test(kernel, read_only_cgroup_files_report_and_say_why, .fini = teardown, .timeout = 300)
+{
+        char *s;
+
+        cr_assert(unshare(CLONE_NEWNS) == 0, "unshare: %s", strerror(errno));
+        cr_assert(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+        kernel_fake_new(&fake, 2, 100000, 20000);
+        free(kernel_fake_group(&fake, "/system.slice/build.service", 3 << 20, 2 << 20, 0));
+        bind_target = strdup(fake.memcg);
+        cr_assert(bind_target);
+        cr_assert(mount(fake.memcg, fake.memcg, NULL, MS_BIND, NULL) == 0, "bind: %s",
+                  strerror(errno));
+        cr_assert(mount(NULL, fake.memcg, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) == 0,
+                  "remount read-only: %s", strerror(errno));
+        fake_start(2, "[cache services]\nadapter = kernel\ncgroup = /system.slice/*\n"
+                      "action = auto\n");
+        s = get_s(env.bus, cache_path("services"), CA_BUS_CACHE_IFACE, "Mechanism");
+        cr_assert_str_eq(s, "report (read-only)", "before any rotation");
+        free(s);
+        wait_log(0, "/sys/fs/cgroup is read-only here (the unit's sandbox): action = auto only "
+                    "reports; to act, link the drop-in sandbox/kernel-reclaim.conf");
+        wait_rotations("services", 2);
+        cr_assert_eq(astat("services", "read_only"), 1);
+        cr_assert_eq(astat("services", "action_errors"), 0, "nothing was tried");
+        expect_file("/sys/fs/cgroup/system.slice/build.service/memory.reclaim", "");
+        s = ctl("status services");
+        cr_assert(strstr(s, "report (read-only)") && !strstr(s, "memory.reclaim"), "%s", s);
+        free(s);
+        /* The warning of a write that found its files read-only: none was tried. */
+        cr_assert_eq(count_in_log("failed"), 0, "%s", test_read_file(env.daemon_err));
+}
+
 /* A kernel whose memory.reclaim has no swappiness=: its own parser says so (EINVAL). */
 Test(kernel, real_memory_reclaim_key_refused_is_left_out, .fini = teardown, .timeout = 300)
 {

@@ -4,8 +4,10 @@
 # Metrics and history against a live cacheaged on a private system-type bus (TAP):
 # `cacheagectl metrics` and [daemon] metrics_file checked by `promtool check metrics` and by
 # tests/metrics-format.py (the text format's rules, and values against `cacheagectl show`);
-# the file written atomically (mode 0644, no temporary file left); a failing metrics_file
-# logged once; one below another user's directory refused; GetHistory through `cacheagectl history`: the length bound, counters per
+# the file written atomically (mode 0644, no temporary file left, and one a killed daemon
+# left removed at start); a failing metrics_file
+# logged once; one through another user's symlink refused, one in root's directory below
+# another user's written; GetHistory through `cacheagectl history`: the length bound, counters per
 # rotation, --since, the table, --json, the chart on a terminal, --svg; the history kept over
 # a reload, shortened by one, and started afresh for a recreated cache; nobody may read both.
 #
@@ -41,6 +43,12 @@ wait_for() { # what, then a command that succeeds when ready (30 s at most)
 bus_start "$dir/bus" || { echo "Bail out! dbus-daemon did not answer"; exit 1; }
 addr="unix:path=$dir/bus"
 mkdir "$dir/prom"
+# What a cacheaged killed while writing left (removed at the first write: it was left for ever,
+# found by the system lab after kill -9), beside what merely looks like it (kept, and moved
+# out before the checks below count the directory's files).
+: > "$dir/prom/.cacheage.prom.AbCdEf"
+: > "$dir/prom/.cacheage.prom.keep12"
+: > "$dir/prom/.other.prom.ABCDEF"
 
 write_conf() { # $1: extra [daemon] lines, $2: extra [cache alpha] lines
         cat > "$dir/cacheaged.conf" <<CONF
@@ -82,6 +90,11 @@ rotate_alpha() { # $1: how many times
 }
 
 check "metrics_file written at start" test -s "$dir/prom/cacheage.prom"
+check "metrics_file: a temporary file a killed cacheaged left is removed, nothing else" sh -c "
+        [ ! -e '$dir/prom/.cacheage.prom.AbCdEf' ] && [ -e '$dir/prom/.cacheage.prom.keep12' ] &&
+        [ -e '$dir/prom/.other.prom.ABCDEF' ]"
+mkdir "$dir/kept"
+mv "$dir/prom/.cacheage.prom.keep12" "$dir/prom/.other.prom.ABCDEF" "$dir/kept/"
 rotate_alpha 7
 
 # ---- metrics ----
@@ -206,9 +219,20 @@ write_conf "metrics_file = $dir/theirs/prom/cacheage.prom" "objects = 999"
 sed -i '/^objects = 1000$/d' "$dir/cacheaged.conf"
 ctl reload
 rotate_alpha 1
-check "metrics_file below another user's directory: refused with the reason, nothing written" sh -c "
-        grep -q 'Failed to write metrics to $dir/theirs/prom/cacheage.prom: $dir/theirs is owned by uid 65534, not by root' '$dir/cacheaged.log' &&
+check "metrics_file through another user's symlink: refused with the reason, nothing written" sh -c "
+        grep -q 'Failed to write metrics to $dir/theirs/prom/cacheage.prom: $dir/theirs/prom is a symlink below a directory that uid 65534 may change' '$dir/cacheaged.log' &&
         [ -z \"\$(ls -A '$dir/victim')\" ]"
+
+# Debian's layout: node_exporter's directory is root's, its parent the prometheus user's (here
+# nobody's). The file is written there (issue 33: it was refused).
+mkdir -p "$dir/prometheus/node-exporter"
+chown nobody "$dir/prometheus"
+write_conf "metrics_file = $dir/prometheus/node-exporter/cacheage.prom" "objects = 999"
+sed -i '/^objects = 1000$/d' "$dir/cacheaged.conf"
+ctl reload
+rotate_alpha 1
+check "metrics_file in a directory of root's below another user's: written" sh -c "
+        grep -q '^cacheage_objects{cache=\"alpha\",adapter=\"fixed\"} ' '$dir/prometheus/node-exporter/cacheage.prom'"
 
 bus_daemon_stop
 tap_end

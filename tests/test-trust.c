@@ -7,10 +7,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <sched.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -332,11 +337,202 @@ Test(trust, directory)
         snprintf(target, sizeof(target), "%s/out", top);
         ln(target, "theirs/out");
         cr_assert_eq(try_open_dir("theirs/out", why, sizeof(why)), -EPERM);
-        cr_assert(strstr(why, "/theirs is owned by uid 65534"), "%s", why);
+        cr_assert(strstr(why, "/theirs/out is a symlink below a directory that uid 65534 may "
+                          "change"), "%s", why);
 
         mkfile("file", 0644, 0);
         cr_assert_eq(try_open_dir("file/", why, sizeof(why)), -ENOTDIR);
         cr_assert_eq(try_open_dir("none", why, sizeof(why)), -ENOENT);
+}
+
+/*
+ * A directory to write in below another owner's, as Debian lays out node_exporter's textfile
+ * directory: /var/lib/prometheus is the prometheus user's, its node-exporter root's (issue 33:
+ * metrics_file was refused there). Its owner may rename what is below it but make no directory
+ * of root's: the walk passes through it where nobody else may write it, follows no symlink
+ * below it, and still ends only in a directory of root's that nobody else may write.
+ */
+Test(trust, directory_below_another_owner)
+{
+        char why[512], target[256];
+
+        mk("prometheus", 0755, NOBODY);
+        mk("prometheus/node-exporter", 0755, 0);
+        cr_assert_eq(try_open_dir("prometheus/node-exporter", why, sizeof(why)), 0, "%s", why);
+        /* Deeper, through another of theirs. */
+        mk("prometheus/deep", 0755, NOBODY);
+        mk("prometheus/deep/out", 0755, 0);
+        cr_assert_eq(try_open_dir("prometheus/deep/out", why, sizeof(why)), 0, "%s", why);
+        /* Their own directory at the end: refused, as ever. */
+        mk("prometheus/theirs", 0755, NOBODY);
+        cr_assert_eq(try_open_dir("prometheus/theirs", why, sizeof(why)), -EPERM);
+        cr_assert(strstr(why, "/prometheus/theirs is owned by uid 65534"), "%s", why);
+        /* A symlink below it, to a directory of root's: its owner could point it anywhere. */
+        mk("roots", 0755, 0);
+        snprintf(target, sizeof(target), "%s/roots", top);
+        ln(target, "prometheus/link");
+        cr_assert_eq(try_open_dir("prometheus/link", why, sizeof(why)), -EPERM);
+        cr_assert(strstr(why, "/prometheus/link is a symlink below a directory that uid 65534 "
+                          "may change"), "%s", why);
+        /* Deeper below, too, even in a directory of root's. */
+        ln(target, "prometheus/node-exporter/link");
+        cr_assert_eq(try_open_dir("prometheus/node-exporter/link", why, sizeof(why)), -EPERM);
+        cr_assert(strstr(why, "is a symlink below a directory that uid 65534"), "%s", why);
+        /* Back above it with "..": symlinks are followed again. */
+        ln("roots", "rel");
+        cr_assert_eq(try_open_dir("prometheus/../rel", why, sizeof(why)), 0, "%s", why);
+        /* Another owner's directory that its group or everyone may write: refused. */
+        mk("shared", 0777, NOBODY);
+        mk("shared/out", 0755, 0);
+        cr_assert_eq(try_open_dir("shared/out", why, sizeof(why)), -EPERM);
+        cr_assert(strstr(why, "/shared is writable by everyone"), "%s", why);
+        /* Only a directory to write in: a file to read below another owner's is refused. */
+        mkfile("prometheus/node-exporter/a.so", 0644, 0);
+        cr_assert_eq(try_open("prometheus/node-exporter/a.so", why, sizeof(why)), -EPERM);
+        cr_assert(strstr(why, "/prometheus is owned by uid 65534"), "%s", why);
+}
+
+/*
+ * What a user's instance sees under PrivateUsers=yes: a user namespace that maps its own uid
+ * and nothing else, where root's files read as the overflow uid (issue 33: the user instance
+ * exited 6, "/home is owned by uid 65534"). A child as uid 1000 in such a namespace walks a
+ * tree of root's: the overflow owner is taken for root's on the way to an installed directory
+ * (trust_add_installed()) and for the modules in it, and refused anywhere else; the same tree
+ * seen with root mapped (this process) is refused where its owner is really another user.
+ */
+#define USERNS_UID 1000
+#define USERNS_OTHER 1001
+
+struct userns_case {
+        const char *rel;
+        int want; /* 0 or -errno */
+        const char *reason; /* what the refusal names */
+};
+
+/* @text into @path; whether it worked (in the child, where no assertion may run). */
+static bool write_ok(const char *path, const char *text)
+{
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        bool ok;
+
+        if (fd < 0)
+                return false;
+        ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+        return close(fd) == 0 && ok;
+}
+
+static void userns_child(const char *base, const struct userns_case *cases, size_t n, int out)
+{
+        char p[512], why[512], map[64];
+        FILE *f = fdopen(out, "w");
+        int fd, r;
+
+        if (!f || setgroups(0, NULL) < 0 || setgid(USERNS_UID) < 0 || setuid(USERNS_UID) < 0 ||
+            prctl(PR_SET_DUMPABLE, 1) < 0)
+                _exit(2);
+        if (unshare(CLONE_NEWUSER) < 0) {
+                fprintf(f, "unshare %d\n", errno);
+                fclose(f);
+                _exit(3);
+        }
+        snprintf(map, sizeof(map), "%d %d 1\n", USERNS_UID, USERNS_UID);
+        if (!write_ok("/proc/self/setgroups", "deny") || !write_ok("/proc/self/uid_map", map) ||
+            !write_ok("/proc/self/gid_map", map))
+                _exit(4);
+        snprintf(p, sizeof(p), "%s/inst", base);
+        if (trust_add_installed(p) < 0)
+                _exit(5);
+        for (size_t i = 0; i < n; i++) {
+                snprintf(p, sizeof(p), "%s/%s", base, cases[i].rel);
+                fd = -1;
+                why[0] = '\0';
+                r = trust_open(p, &fd, why, sizeof(why));
+                if (fd >= 0)
+                        close(fd);
+                fprintf(f, "%d %s\n", r, why);
+        }
+        fclose(f);
+        _exit(0);
+}
+
+Test(trust, overflow_owner_in_a_user_namespace)
+{
+        static const struct userns_case cases[] = {
+                /* The installed directory and its modules: /run and base lead to it. */
+                { "inst/a.so", 0, NULL },
+                /* Root's elsewhere: its owner cannot be told from another user's. */
+                { "other/a.so", -EPERM, "/other is owned by uid 65534" },
+                { "inst/sub/a.so", -EPERM, "/inst/sub is owned by uid 65534" },
+                /* Really another user's, the same there: refused. */
+                { "theirs/a.so", -EPERM, "/theirs is owned by uid 65534" },
+                /* The write bits count as for any owner. */
+                { "inst/ww.so", -EPERM, "/inst/ww.so is writable by everyone" },
+                /* The daemon's own user's files below: as ever. */
+                { "own/a.conf", 0, NULL },
+        };
+        char base[] = "/run/cacheage-trust-XXXXXX", p[512], line[1024];
+        struct userns_case seen;
+        int pipefd[2], status;
+        size_t i = 0;
+        pid_t pid;
+        FILE *f;
+
+        /* Below /run (root's, not sticky): /tmp's sticky bit would decide first. */
+        cr_assert(mkdtemp(base), "%s", strerror(errno));
+        cr_assert(chmod(base, 0755) == 0);
+        test_rm_rf(top);
+        free(top);
+        top = strdup(base);
+        mk("inst", 0755, 0);
+        mkfile("inst/a.so", 0644, 0);
+        mkfile("inst/ww.so", 0646, 0);
+        mk("inst/sub", 0755, 0);
+        mkfile("inst/sub/a.so", 0644, 0);
+        mk("other", 0755, 0);
+        mkfile("other/a.so", 0644, 0);
+        mk("theirs", 0755, USERNS_OTHER);
+        mkfile("theirs/a.so", 0644, 0);
+        mk("own", 0755, USERNS_UID);
+        mkfile("own/a.conf", 0644, USERNS_UID);
+
+        cr_assert(pipe(pipefd) == 0);
+        pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+                close(pipefd[0]);
+                userns_child(base, cases, sizeof(cases) / sizeof(cases[0]), pipefd[1]);
+        }
+        close(pipefd[1]);
+        f = fdopen(pipefd[0], "r");
+        cr_assert(f);
+        while (fgets(line, sizeof(line), f)) {
+                char *why = strchr(line, ' ');
+
+                cr_assert(why && i < sizeof(cases) / sizeof(cases[0]), "%s", line);
+                line[strcspn(line, "\n")] = '\0';
+                seen.want = atoi(line);
+                if (strncmp(line, "unshare ", 8) == 0)
+                        cr_skip_test("no unprivileged user namespace here: %s", line);
+                cr_assert_eq(seen.want, cases[i].want, "%s: %d, not %d (%s)", cases[i].rel,
+                             seen.want, cases[i].want, why + 1);
+                if (cases[i].reason)
+                        cr_assert(strstr(why + 1, cases[i].reason), "%s: %s", cases[i].rel,
+                                  why + 1);
+                i++;
+        }
+        fclose(f);
+        cr_assert(waitpid(pid, &status, 0) == pid);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child: status %d", status);
+        cr_assert_eq(i, sizeof(cases) / sizeof(cases[0]));
+
+        /* Root mapped (no namespace): the overflow uid is a real user's, never root's. */
+        mk("nobodys", 0755, NOBODY);
+        mkfile("nobodys/a.so", 0644, 0);
+        snprintf(p, sizeof(p), "%s/nobodys", top);
+        cr_assert_eq(trust_add_installed(p), 0);
+        cr_assert_eq(try_open("nobodys/a.so", line, sizeof(line)), -EPERM);
+        cr_assert(strstr(line, "/nobodys is owned by uid 65534"), "%s", line);
+        cr_assert_eq(try_open("inst/a.so", line, sizeof(line)), 0, "%s", line);
 }
 
 /* TRUST_DEV_NULL: a drop-in masked by a symlink to /dev/null opens (and reads as empty). */

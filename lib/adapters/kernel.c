@@ -54,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <syslog.h>
 #include <systemd/sd-bus.h>
 #include <unistd.h>
@@ -113,6 +114,7 @@ static const char *const mech_names[] = {
 };
 
 #define KN_SWAPPINESS_KERNEL (-1) /* pass no swappiness= key */
+#define KN_READ_ONLY_MECH "report (read-only)" /* the mechanism where its files are read-only */
 
 struct kn_config {
         const char *cgroup;
@@ -1066,11 +1068,16 @@ static void kn_worker_run(struct aw *w, void *userdata)
 
 static void kn_publish_counts(struct kn *kn, const struct ks_dentry_state *ds)
 {
-        /* The kernel counts dentries host-wide only: a group's own are not to be had. */
+        /*
+         * The kernel counts dentries host-wide only: a group's own are not to be had. Where
+         * the files the mechanism writes are read-only it only reports, and says so.
+         */
         (void)ca_cache_set_counts(kn->cache, &(const struct ca_cache_counts){
                                                      .objects_name = "host dentries",
                                                      .part_name = "negative",
-                                                     .mechanism = mech_names[kn->mech],
+                                                     .mechanism = kn->pub_read_only
+                                                                          ? KN_READ_ONLY_MECH
+                                                                          : mech_names[kn->mech],
                                                      .objects = ds->nr_dentry,
                                                      .part = ds->nr_negative });
 }
@@ -1300,8 +1307,8 @@ static void kn_done_job(struct kn *kn)
                     PRIu64 " (+%" PRIu64 "), %" PRIu64 " group%s", job->after.nr_dentry,
                     kn->nr_dentry_growth, job->after.nr_negative, kn->nr_negative_growth,
                     groups, groups == 1 ? "" : "s");
-        kn_publish_counts(kn, &job->after);
         kn->pub_read_only = kn->read_only;
+        kn_publish_counts(kn, &job->after);
         kn->last_ds = job->after;
         kn->last_dentry_negative = job->dentry_negative;
         kn->have_last = true;
@@ -1869,6 +1876,47 @@ out_inval:
 
 /* ---- create / destroy ---- */
 
+/*
+ * The directory of the files @kn's mechanism writes that is mounted read-only here, or NULL:
+ * the unit's sandbox mounts /sys/fs/cgroup (ProtectControlGroups=) and /proc/sys
+ * (ProtectKernelTunables=) read-only unless the drop-in sandbox/kernel-reclaim.conf is linked.
+ * Seen at start, so that a fresh install with the shipped configuration (action = auto) says
+ * once, as a notice, that it reports and why, instead of a warning at its first write.
+ */
+static const char *kn_read_only_dir(const struct kn *kn)
+{
+        const char *dirs[2] = { NULL, NULL };
+        char path[2 * KS_PATH_MAX];
+        struct statvfs sv;
+
+        switch (kn->mech) {
+        case KN_MECH_MEMORY_RECLAIM:
+                dirs[0] = kn->memcg.mount;
+                /* a sweep raises vm.vfs_cache_pressure for its length */
+                if (kn->mglru)
+                        dirs[1] = "/proc/sys/vm";
+                break;
+        case KN_MECH_FORCE_EMPTY:
+                dirs[0] = kn->memcg.mount;
+                break;
+        case KN_MECH_SHRINKER_SCAN:
+                dirs[0] = "/sys/kernel/debug/shrinker";
+                break;
+        case KN_MECH_DROP_CACHES:
+                dirs[0] = "/proc/sys/vm";
+                break;
+        default:
+                return NULL;
+        }
+        for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && dirs[i]; i++) {
+                snprintf(path, sizeof(path), "%s%s", strcmp(kn->root, "/") ? kn->root : "",
+                         dirs[i]);
+                if (statvfs(path, &sv) == 0 && (sv.f_flag & ST_RDONLY))
+                        return dirs[i];
+        }
+        return NULL;
+}
+
 static void kn_destroy(void *instance)
 {
         struct kn *kn = instance;
@@ -1919,6 +1967,7 @@ static int kn_create(struct ca_host *host, const struct ca_section *s, void **re
         struct event_base *base;
         struct kn_config cfg;
         struct ks_memcg memcg;
+        const char *ro_dir;
         enum kn_mech mech;
         char *slice = NULL;
         uint64_t dn;
@@ -1967,6 +2016,15 @@ static int kn_create(struct ca_host *host, const struct ca_section *s, void **re
                 r = kk_guard_new(root, kn_guard_bound(), &kn->guard);
                 if (r < 0)
                         goto out_destroy;
+        }
+        ro_dir = kn_read_only_dir(kn);
+        if (ro_dir) {
+                kn->read_only = kn->pub_read_only = true;
+                ca_host_log(host, LOG_NOTICE, "%s is read-only here (the unit's sandbox): %s "
+                            "only reports; to act, link the drop-in sandbox/kernel-reclaim.conf "
+                            "(cacheaged(8))", ro_dir, cfg.action == KN_ACTION_AUTO
+                                                          ? "action = auto"
+                                                          : "the action");
         }
         if (cfg.swappiness != KN_SWAPPINESS_KERNEL)
                 snprintf(kn->key, sizeof(kn->key), "swappiness=%d", cfg.swappiness);

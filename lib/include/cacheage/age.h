@@ -399,7 +399,7 @@ struct ca_cache_counts {
  * counts->objects as `objects` and counts->part as `part_objects` (its nodes, if it has any,
  * are no longer what it shows), `single_use_objects` 0 (no object of such a cache is known
  * to be single-use), and ca_cache_get_counts() the names. The names are copied; each is 1 to
- * CA_COUNTS_NAME_MAX - 1 bytes of [a-z0-9._-] and space (mechanism may be empty).
+ * CA_COUNTS_NAME_MAX - 1 bytes of [a-z0-9._-()] and space (mechanism may be empty).
  * Returns 0, or -EINVAL (and nothing changes) for a missing or malformed name.
  */
 int ca_cache_set_counts(struct ca_cache *cache, const struct ca_cache_counts *counts);
@@ -453,7 +453,7 @@ size_t ca_cache_get_parts(const struct ca_cache *cache, const struct ca_cache_pa
 
 /*
  * ca_cache_set_deferred() - the cache's owner puts its work off, for @reason ("busy", "memory
- * pressure": 1 to CA_COUNTS_NAME_MAX - 1 bytes of [a-z0-9._-] and space), or takes it up again
+ * pressure": 1 to CA_COUNTS_NAME_MAX - 1 bytes of [a-z0-9._-()] and space), or takes it up again
  * (@reason NULL). The time it was first put off for that reason is kept while it stays so.
  * Returns 0, or -EINVAL for a malformed reason (nothing changes).
  */
