@@ -29,6 +29,7 @@ import time
 MC = "/sys/fs/cgroup"
 STORM = 100000
 HOT = 1000
+TRIM = -1  # PRESSURE "trim": the kernel adapter's trim (0, then 1), not one pressure
 trials = 0
 
 
@@ -112,9 +113,29 @@ def trial(pressure, size, file_mib):
     t = time.monotonic()
     result = "ok"
     try:
-        if pressure:
-            wr("/proc/sys/vm/vfs_cache_pressure", str(pressure))
-        wr(f"{g}/memory.reclaim", str(size))
+        if pressure == TRIM:
+            # The kernel adapter's trim: the group's few pages of page cache dropped first with
+            # the shrinkers counting nothing (pressure 0), then the write at pressure 1, whatever
+            # page cache is left (dirty pages the first could not take).
+            wr("/proc/sys/vm/vfs_cache_pressure", "0")
+            for _ in range(4):  # KP_TRIM_DROPS
+                if not group_stat(g)[1]:
+                    break
+                try:
+                    wr(f"{g}/memory.reclaim", str(size))
+                except OSError:
+                    break  # EAGAIN: what is left cannot be taken now
+            result = f"{group_stat(g)[1]} bytes of page cache left, then "
+            wr("/proc/sys/vm/vfs_cache_pressure", "1")
+            try:
+                wr(f"{g}/memory.reclaim", str(size))
+                result += "ok"
+            except OSError as e:
+                result += os.strerror(e.errno)
+        else:
+            if pressure:
+                wr("/proc/sys/vm/vfs_cache_pressure", str(pressure))
+            wr(f"{g}/memory.reclaim", str(size))
     except OSError as e:
         result = os.strerror(e.errno)
     finally:
@@ -129,7 +150,7 @@ def trial(pressure, size, file_mib):
     n = dentries()[0]
     run_in(g, lambda: look_up(storm))
     storm_left = max(0, STORM - (dentries()[0] - n))
-    print(f"pressure {pressure}, write {size}, page cache {file_mib} MiB: slab {slab0 >> 10}K -> "
+    print(f"pressure {'trim' if pressure == TRIM else pressure}, write {size}, page cache {file_mib} MiB: slab {slab0 >> 10}K -> "
           f"{slab1 >> 10}K, page cache {file0 >> 20}M -> {file1 >> 20}M, storm left {storm_left} "
           f"of {STORM}, hot set made again {hot_again} of {2 * HOT}, {ms:.0f} ms, {scanned} objects "
           f"scanned, {result}", flush=True)
@@ -153,4 +174,4 @@ if not args:
     sys.exit("usage: kernel-sweep.py [--storm N] [--hot N] PRESSURE,SIZE,FILE_MIB [...]")
 for spec in args:
     p, s, f = spec.split(",")
-    trial(int(p), int(s), float(f))
+    trial(TRIM if p == "trim" else int(p), int(s), float(f))

@@ -985,8 +985,15 @@ Test(kernel_policy, group_how)
         cr_assert_eq(kp_group_how(true, 0, 0, true, why, sizeof(why)), KP_HOW_TRIM);
         cr_assert_eq(kp_group_how(false, 0, 0, true, why, sizeof(why)), KP_HOW_TRIM);
         cr_assert_str_eq(why, "");
-        cr_assert_eq(kp_group_how(false, 0, 0, false, why, sizeof(why)), KP_HOW_ALONE);
-        cr_assert_str_eq(why, "no page cache, swap on and no swappiness=0 for the write: it "
+        /* A few pages (a directory's blocks) are taken first: a trim still. */
+        cr_assert_eq(kp_group_how(true, KP_TRIM_MAX_FILE, 0, true, why, sizeof(why)),
+                     KP_HOW_TRIM);
+        cr_assert_eq(kp_group_how(false, 4096, 0, true, why, sizeof(why)), KP_HOW_TRIM);
+        cr_assert_eq(kp_group_how(false, KP_TRIM_MAX_FILE + 4096, 0, true, why, sizeof(why)),
+                     KP_HOW_ALONE);
+        cr_assert_str_eq(why, "132.0K page cache, below the pass floor (16.0M)");
+        cr_assert_eq(kp_group_how(false, 4096, 0, false, why, sizeof(why)), KP_HOW_ALONE);
+        cr_assert_str_eq(why, "4.0K page cache, swap on and no swappiness=0 for the write: it "
                               "would swap the group's memory out");
         cr_assert_eq(kp_group_how(true, 3 << 20, 0, true, why, sizeof(why)), KP_HOW_ALONE);
         cr_assert_str_eq(why, "3.0M page cache, below the sweep floor (32.0M)");

@@ -62,12 +62,13 @@ enum kp_how kp_group_how(bool mglru, uint64_t reclaimable, uint64_t sweep_min, b
 
         if (why && why_len)
                 why[0] = '\0';
-        if (reclaimable == 0) {
+        if (reclaimable <= KP_TRIM_MAX_FILE) {
                 if (trim_ok)
                         return KP_HOW_TRIM;
                 if (why)
-                        snprintf(why, why_len, "no page cache, swap on and no swappiness=0 "
-                                 "for the write: it would swap the group's memory out");
+                        snprintf(why, why_len, "%s page cache, swap on and no swappiness=0 "
+                                 "for the write: it would swap the group's memory out",
+                                 ca_format_size(reclaimable, a, sizeof(a)));
                 return KP_HOW_ALONE;
         }
         if (mglru && kp_sweep_fits(reclaimable, sweep_min))

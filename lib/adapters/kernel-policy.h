@@ -146,27 +146,40 @@ void kp_pass_begin(struct kp_pass *p, uint64_t step, uint64_t max, uint64_t file
 #define KP_VFS_CACHE_PRESSURE_DEFAULT 100      /* the kernel's */
 
 /*
- * A trim: the way to age a group that holds no page cache the kernel could reclaim (a service
- * that only stats and opens: most of a slice's). There memory.reclaim meets no write: the
- * kernel runs every priority from 12 to 0, then tries again while nothing was reclaimed
- * (mm/memcontrol.c memory_reclaim, MAX_RECLAIM_RETRIES: 17 descents in all), and each priority
- * scans (count >> priority) * 4 / seeks of the group's slab; at the kernel's default
- * vm.vfs_cache_pressure (100) the seventeen walk its dentry LRU several times, and the second
- * walk frees the dentries the first found referenced, the hot set (measured: a whole hot set
- * gone to one write of 4K, on 6.1 and 6.12). A trim is one write of KP_TRIM_STEP with
- * vm.vfs_cache_pressure at KP_TRIM_PRESSURE for its length: the count is then a hundredth,
- * and the seventeen descents together walk the LRU about once, freeing what was not referenced
- * since the last walk and rotating what was. Measured in the VM lab (bench/kernel-sweep.py,
- * 6,000 negatives and 200 referenced dentries; 100,000 and 2,000): on 6.12 0.94 (0.93) of the
- * storm freed, on 6.1 0.81 (0.41: there freed slab counts and ends the write sooner), none of
- * the hot set on either; at pressure 3 and above the hot set went on 6.12. Anything that ends
- * the write sooner (a page reclaimed, freed slab counted) only walks less: a trim walks the
- * LRU once at most, whatever the group holds, and is one write per rotation. Where swap is on
- * and the write cannot say swappiness=0 (6.1 refuses the key; swappiness = kernel or above 0
- * in the configuration), such a write would swap the group's memory out instead: no trim.
+ * A trim: the way to age a group that holds no page cache the kernel could reclaim, or a few
+ * pages (a service that only stats and opens: most of a slice's; its directories' blocks are
+ * its few pages). There memory.reclaim meets no write: the kernel runs every priority from 12
+ * to 0, then tries again while nothing was reclaimed (mm/memcontrol.c memory_reclaim,
+ * MAX_RECLAIM_RETRIES: 17 descents in all), and each priority scans (count >> priority) * 4 /
+ * seeks of the group's slab; at the kernel's default vm.vfs_cache_pressure (100) the seventeen
+ * walk its dentry LRU several times, and the second walk frees the dentries the first found
+ * referenced, the hot set (measured: a whole hot set gone to one write of 4K, on 6.1 and 6.12).
+ * A trim is one write of KP_TRIM_STEP with vm.vfs_cache_pressure at KP_TRIM_PRESSURE for its
+ * length: the count is then a hundredth, and the seventeen descents together walk the LRU about
+ * once, freeing what was not referenced since the last walk and rotating what was. Measured in
+ * the VM lab (bench/kernel-sweep.py, 6,000 negatives and 200 referenced dentries; 100,000 and
+ * 2,000): on 6.12 0.94 (0.93) of the storm freed, on 6.1 0.81 (0.41: there freed slab counts
+ * and ends the write sooner), none of the hot set on either; at pressure 3 and above the hot
+ * set went on 6.12. Anything that ends the write sooner only walks less: a trim walks the LRU
+ * once at most, and is one write per rotation.
+ *
+ * A page reclaimed ends the write after one descent, which at pressure 1 walks a twenty-fifth
+ * of the LRU: so a group with a few pages (KP_TRIM_MAX_FILE at most) has them taken first, by
+ * writes with vm.vfs_cache_pressure at 0 (no shrinker counts anything: page cache only), up to
+ * KP_TRIM_DROPS of them: on classic LRU a write only deactivates a page read twice, the next
+ * takes it (measured on 6.1, groups with 4K to 128K of page cache: after one such write the
+ * trim freed 0.2% of a storm, after up to four 74%; on 6.12 one was enough: 94%). What they
+ * leave (dirty pages: a directory just written) the trim's write cannot take either, and it
+ * walks the LRU once; a page read again meanwhile ends it early, and it walks less. Where swap
+ * is on and the write cannot say swappiness=0 (6.1 refuses the key; swappiness = kernel or
+ * above 0 in the configuration), such a write would swap the group's memory out instead: no
+ * trim.
  */
 #define KP_TRIM_STEP 4096          /* bytes: the smallest write; the kernel asks 32 pages anyway */
 #define KP_TRIM_PRESSURE 1         /* vm.vfs_cache_pressure for a trim's write */
+#define KP_TRIM_DROP_PRESSURE 0    /* and for the writes that take its few pages first */
+#define KP_TRIM_DROPS 4            /* those writes, at most */
+#define KP_TRIM_MAX_FILE (32 * 4096) /* bytes of page cache: what one write takes (32 pages) */
 
 /*
  * Page cache a group on classic LRU holds for passes (kp_pass_begin()): measured safe in the
@@ -179,7 +192,7 @@ void kp_pass_begin(struct kp_pass *p, uint64_t step, uint64_t max, uint64_t file
 
 /* What one rotation does to a group (kp_group_how()). */
 enum kp_how {
-        KP_HOW_TRIM,  /* no reclaimable page cache: a trim */
+        KP_HOW_TRIM,  /* KP_TRIM_MAX_FILE of reclaimable page cache at most: a trim */
         KP_HOW_SWEEP, /* MGLRU, page cache at its sweep floor or more: a sweep */
         KP_HOW_PASS,  /* classic LRU, KP_PASS_MIN_FILE of page cache or more: a pass */
         KP_HOW_ALONE, /* some page cache, under the floor: left alone (no safe write known) */

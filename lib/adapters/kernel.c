@@ -703,15 +703,33 @@ static int kn_sweep(struct kn *kn, struct kn_part *p, int fd, struct kn_job *job
 }
 
 /*
- * A trim (kernel-policy.h, KP_TRIM_*): one write of KP_TRIM_STEP with vm.vfs_cache_pressure at
- * KP_TRIM_PRESSURE for its whole length. Lowering the knob takes no other group's dentries
- * (their reclaim scans less slab meanwhile), so no quiet window is waited for.
+ * A trim (kernel-policy.h, KP_TRIM_*): the group's few pages of page cache taken first, with
+ * vm.vfs_cache_pressure at KP_TRIM_DROP_PRESSURE (no slab scanned), then one write of
+ * KP_TRIM_STEP with it at KP_TRIM_PRESSURE for the write's whole length. Pages the first write
+ * could not take (dirty ones) take nothing from the second either, which then walks the LRU
+ * once; pages it could take (read again meanwhile) end it early, and it walks less. Lowering the
+ * knob takes no other group's dentries (their reclaim scans less slab meanwhile), so no quiet
+ * window is waited for. -EINPROGRESS with nothing written when another process or cache holds
+ * the knob.
  */
-static int kn_trim(struct kn *kn, int fd, struct kn_job *job)
+static int kn_trim(struct kn *kn, struct kn_part *p, int fd, struct kn_job *job)
 {
+        uint64_t left = rise(p->before.shmem_bytes, p->before.file_bytes);
         struct kk_window w = { 0 };
+        struct ks_group g;
         int r;
 
+        /* Referenced pages are only deactivated by a write (classic LRU): a few writes. */
+        for (unsigned i = 0; left > 0 && i < KP_TRIM_DROPS; i++) {
+                r = kn_knob_write(kn, fd, job, KP_TRIM_DROP_PRESSURE, KP_TRIM_STEP, &w);
+                if (r == -EAGAIN)
+                        break; /* what is left cannot be taken now (dirty) */
+                if (r < 0)
+                        return r;
+                if (ks_read_group(fd, kn->memcg.version, &g) < 0)
+                        break;
+                left = rise(g.shmem_bytes, g.file_bytes);
+        }
         r = kn_knob_write(kn, fd, job, KP_TRIM_PRESSURE, KP_TRIM_STEP, &w);
         if (r == -EINPROGRESS)
                 return r;
@@ -781,7 +799,7 @@ static int kn_memory_reclaim(struct kn *kn, struct kn_part *p, int fd, struct kn
                 if (ks_read_dentry_state(kn->root, &a) < 0)
                         a = (struct ks_dentry_state){ 0 };
                 r = p->pass.sweep  ? kn_sweep(kn, p, fd, job)
-                    : p->pass.trim ? kn_trim(kn, fd, job)
+                    : p->pass.trim ? kn_trim(kn, p, fd, job)
                                    : kn_reclaim_write(kn, fd, p->pass.step, job);
                 if (r == -EINPROGRESS) {
                         /* Put off (kn_sweep(), kn_trim()): nothing written, the growth waits. */
