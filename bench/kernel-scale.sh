@@ -22,7 +22,7 @@ target_usec=100000
 
 run() { # groups: the test's "kernel slice scale:" line
         CA_KERNEL_SCALE_GROUPS=$1 CA_TEST_SRCDIR="$src" CACHEAGED="$build/daemon/cacheaged" \
-        CACHEAGECTL="$build/daemon/cacheagectl" CA_ADAPTER_DIR="$build/lib/adapters" \
+        CACHEAGECTL="$build/daemon/ctl/cacheagectl" CA_ADAPTER_DIR="$build/lib/adapters" \
         CA_KERNEL_HOOKED_DIR="$build/tests/hooked" LD_LIBRARY_PATH="$build/lib" \
                 "$build/tests/test-kernel" --filter 'kernel/slice_scale' -j1 2>&1 |
                 grep 'kernel slice scale:' || { echo "kernel-scale: the run of $1 groups failed" >&2; exit 1; }

@@ -58,19 +58,19 @@ Two caches of the dentry model, rotated every 1 s (demo) and 2 s (storm):
          rotation, the arrivals of the two rotations before; more in between).
 AGES is single_use_age/max_age in rotations; "auto": the daemon tunes them from refaults.
 Look at OBJECTS (level, not growing) and RECLAIMED (growing) below. Ctrl-C stops everything.
-In another terminal: build/daemon/cacheagectl --address "$address" show storm
+In another terminal: build/daemon/ctl/cacheagectl --address "$address" show storm
 EOF
 if [ -n "${DEMO_SECONDS:-}" ]; then
     end=$((SECONDS + DEMO_SECONDS))
     while [ $SECONDS -lt $end ]; do
-        build/daemon/cacheagectl --address "$address" --no-pager status
+        build/daemon/ctl/cacheagectl --address "$address" --no-pager status
         echo
         sleep 2
     done
     # DEMO_SVG=FILE: the storm cache's history as a plot (the README's picture).
     if [ -n "${DEMO_SVG:-}" ]; then
-        build/daemon/cacheagectl --address "$address" history storm --svg "$DEMO_SVG"
+        build/daemon/ctl/cacheagectl --address "$address" history storm --svg "$DEMO_SVG"
     fi
 else
-    build/daemon/cacheagectl --address "$address" --no-pager status --watch=1
+    build/daemon/ctl/cacheagectl --address "$address" --no-pager status --watch=1
 fi

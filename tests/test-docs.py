@@ -96,8 +96,10 @@ def program_help(prog):
     if prog in help_cache:
         return help_cache[prog]
     text = None
-    if prog in ("cacheagectl", "cacheaged"):
+    if prog == "cacheaged":
         path = os.path.join(build, "daemon", prog)
+    elif prog == "cacheagectl":
+        path = os.path.join(build, "daemon", "ctl", prog)
     elif re.match(r"build[\w-]*/", prog):
         path = os.path.join(build, prog.split("/", 1)[1])
     else:

@@ -10,7 +10,7 @@
 set -u
 build=$(cd "$1" && pwd)
 src=$(cd "$(dirname "$0")/../.." && pwd)
-export CA_TEST_SRCDIR="$src/tests" CACHEAGED="$build/daemon/cacheaged" CACHEAGECTL="$build/daemon/cacheagectl" \
+export CA_TEST_SRCDIR="$src/tests" CACHEAGED="$build/daemon/cacheaged" CACHEAGECTL="$build/daemon/ctl/cacheagectl" \
        CA_KERNEL_HOOKED_DIR="$build/tests/hooked" \
        CA_ADAPTER_DIR="$build/lib/adapters" CACHEAGE_QUIET_KERNEL=1
 echo "guest: Linux $(uname -r), MGLRU $(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null || echo absent)," \
