@@ -47,6 +47,7 @@
 #include <event2/event.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -60,7 +61,6 @@
 #include <unistd.h>
 
 #include "cacheage/age.h"
-#include "adapter-stat.h"
 #include "adapter-worker.h"
 #include "cacheage/plugin.h"
 #include "cacheage/value.h"
@@ -1394,178 +1394,277 @@ static uint64_t kn_window_p50(const struct kn *kn)
         return v[kn->n_windows / 2];
 }
 
+static uint64_t kn_get_read_only(const struct kn *kn)
+{
+        return kn->pub_read_only;
+}
+
+static uint64_t kn_get_mglru(const struct kn *kn)
+{
+        return kn->mglru;
+}
+
+static uint64_t kn_get_group_missing(const struct kn *kn)
+{
+        return kn->group_missing;
+}
+
+static uint64_t kn_get_put_off_usec(const struct kn *kn)
+{
+        return kn->put_off_since_usec ? now_usec() - kn->put_off_since_usec : 0;
+}
+
+static uint64_t kn_get_guard_normal(const struct kn *kn)
+{
+        return kk_guard_normal_sched(kn->guard);
+}
+
+/* Which caches report a statistic (kn_stat_shown()). */
+enum kn_when {
+        KN_IF_ALWAYS,
+        KN_IF_DENTRY_NEGATIVE, /* the kernel has fs.dentry-negative */
+        KN_IF_SLICE,           /* cgroup = PATH/\* */
+        KN_IF_ONE_GROUP,       /* cgroup = PATH, or unit = NAME */
+        KN_IF_GROUPS,          /* either */
+        KN_IF_GROUPS_V2,       /* either, on cgroup v2 */
+        KN_IF_ACTING,          /* an action but report */
+        KN_IF_ACTING_GROUPS,   /* on groups */
+        KN_IF_RECLAIM,         /* memory.reclaim */
+        KN_IF_RECLAIM_POLICY,  /* memory.reclaim as trims, passes and sweeps (no reclaim_amount) */
+        KN_IF_GUARD,           /* the knob's guard: memory.reclaim */
+        KN_IF_SHRINKER,        /* shrinker debugfs */
+};
+
+static bool kn_stat_shown(const struct kn *kn, enum kn_when when)
+{
+        switch (when) {
+        case KN_IF_ALWAYS:
+                return true;
+        case KN_IF_DENTRY_NEGATIVE:
+                return kn->have_dentry_negative;
+        case KN_IF_SLICE:
+                return kn->group_target && kn->slice;
+        case KN_IF_ONE_GROUP:
+                return kn->group_target && !kn->slice;
+        case KN_IF_GROUPS:
+                return kn->group_target;
+        case KN_IF_GROUPS_V2:
+                return kn->group_target && kn->memcg.version == KS_MEMCG_V2;
+        case KN_IF_ACTING:
+                return kn->mech != KN_MECH_REPORT;
+        case KN_IF_ACTING_GROUPS:
+                return kn->mech != KN_MECH_REPORT && kn->group_target;
+        case KN_IF_RECLAIM:
+                return kn->mech == KN_MECH_MEMORY_RECLAIM;
+        case KN_IF_RECLAIM_POLICY:
+                return kn->mech == KN_MECH_MEMORY_RECLAIM && !kn->cfg.reclaim_amount;
+        case KN_IF_GUARD:
+                return kn->guard;
+        case KN_IF_SHRINKER:
+                return kn->mech == KN_MECH_SHRINKER_SCAN;
+        }
+        return false;
+}
+
+/*
+ * The adapter's statistics, in the order they are reported: what each is, which caches report
+ * it, and where its value is (a uint64_t of struct kn, or a function for the others).
+ */
+struct kn_stat {
+        struct ca_adapter_stat stat;
+        enum kn_when when;
+        size_t offset;
+        uint64_t (*get)(const struct kn *kn);
+};
+#define KN_FIELD(f) .offset = offsetof(struct kn, f)
+
+static const struct kn_stat kn_stat_table[] = {
+        { .stat = { "nr_dentry", CA_STAT_GAUGE, "dentries",
+                      "dentries in the host's dentry cache" },
+          .when = KN_IF_ALWAYS, KN_FIELD(last_ds.nr_dentry) },
+        { .stat = { "nr_unused", CA_STAT_GAUGE, "dentries",
+                      "unused dentries, on the LRU" },
+          .when = KN_IF_ALWAYS, KN_FIELD(last_ds.nr_unused) },
+        { .stat = { "nr_negative", CA_STAT_GAUGE, "dentries",
+                      "negative dentries" },
+          .when = KN_IF_ALWAYS, KN_FIELD(last_ds.nr_negative) },
+        { .stat = { "age_limit", CA_STAT_GAUGE, "seconds",
+                      "dentry-state's age_limit" },
+          .when = KN_IF_ALWAYS, KN_FIELD(last_ds.age_limit) },
+        { .stat = { "want_pages", CA_STAT_GAUGE, "pages",
+                      "dentry-state's want_pages" },
+          .when = KN_IF_ALWAYS, KN_FIELD(last_ds.want_pages) },
+        { .stat = { "dentry_negative", CA_STAT_GAUGE, NULL,
+                      "fs.dentry-negative: 1 when unlink deletes the dentry" },
+          .when = KN_IF_DENTRY_NEGATIVE, KN_FIELD(last_dentry_negative) },
+        { .stat = { "nr_dentry_growth", CA_STAT_GAUGE, "dentries",
+                      "rise of nr_dentry between the last two rotations (0 when it fell)" },
+          .when = KN_IF_ALWAYS, KN_FIELD(nr_dentry_growth) },
+        { .stat = { "nr_negative_growth", CA_STAT_GAUGE, "dentries",
+                      "rise of nr_negative between the last two rotations (0 when it fell)" },
+          .when = KN_IF_ALWAYS, KN_FIELD(nr_negative_growth) },
+        { .stat = { "host_memory_stall_usec", CA_STAT_COUNTER, "usec",
+                      "host memory pressure, some tasks stalled (/proc/pressure/memory total)" },
+          .when = KN_IF_ALWAYS, KN_FIELD(host_memory_stall_usec) },
+        { .stat = { "loop_longest_usec", CA_STAT_GAUGE, "usec",
+                      "the longest this cache held the daemon's loop (the kernel's work is on a "
+                      "thread)" },
+          .when = KN_IF_ALWAYS, KN_FIELD(loop_longest_usec) },
+        { .stat = { "read_only", CA_STAT_GAUGE, NULL,
+                      "1 when the kernel's files it writes were found read-only (the unit's "
+                      "sandbox)" },
+          .when = KN_IF_ALWAYS, .get = kn_get_read_only },
+        { .stat = { "mglru", CA_STAT_GAUGE, NULL,
+                      "1 when the kernel reclaims page cache with MGLRU (memory.reclaim takes "
+                      "page cache before dentries)" },
+          .when = KN_IF_ALWAYS, .get = kn_get_mglru },
+        { .stat = { "groups", CA_STAT_GAUGE, "groups",
+                      "groups of the slice followed (found at the last rotation)" },
+          .when = KN_IF_SLICE, KN_FIELD(groups) },
+        { .stat = { "group_missing", CA_STAT_GAUGE, NULL,
+                      "1 when the group was not found at the last rotation" },
+          .when = KN_IF_ONE_GROUP, .get = kn_get_group_missing },
+        { .stat = { "group_vanished", CA_STAT_COUNTER, NULL,
+                      "times the group went missing" },
+          .when = KN_IF_ONE_GROUP, KN_FIELD(group_vanished) },
+        { .stat = { "group_memory_bytes", CA_STAT_GAUGE, "bytes",
+                      "memory charged to the group(s)" },
+          .when = KN_IF_GROUPS, KN_FIELD(sum.memory_bytes) },
+        { .stat = { "group_kernel_bytes", CA_STAT_GAUGE, "bytes",
+                      "kernel memory charged to the group(s) (dentries among it)" },
+          .when = KN_IF_GROUPS, KN_FIELD(sum.kernel_bytes) },
+        { .stat = { "group_kernel_growth_bytes", CA_STAT_GAUGE, "bytes",
+                      "rise of group_kernel_bytes between the last two rotations" },
+          .when = KN_IF_GROUPS, KN_FIELD(kernel_growth) },
+        { .stat = { "group_file_bytes", CA_STAT_GAUGE, "bytes",
+                      "page cache of the group(s)" },
+          .when = KN_IF_GROUPS, KN_FIELD(sum.file_bytes) },
+        { .stat = { "group_active_file_bytes", CA_STAT_GAUGE, "bytes",
+                      "page cache of the group(s) on the active list" },
+          .when = KN_IF_GROUPS, KN_FIELD(sum.active_file_bytes) },
+        { .stat = { "group_slab_reclaimable_bytes", CA_STAT_GAUGE, "bytes",
+                      "reclaimable slab of the group(s) (memory.stat): their dentries and "
+                      "inodes" },
+          .when = KN_IF_GROUPS_V2, KN_FIELD(sum.slab_reclaimable_bytes) },
+        { .stat = { "group_slab_reclaimable_growth_bytes", CA_STAT_GAUGE, "bytes",
+                      "rise of group_slab_reclaimable_bytes between the last two rotations" },
+          .when = KN_IF_GROUPS_V2, KN_FIELD(slab_growth) },
+        { .stat = { "group_refault_file", CA_STAT_COUNTER, "pages",
+                      "page cache of the group(s) read again soon after reclaim took it "
+                      "(memory.stat workingset_refault_file)" },
+          .when = KN_IF_GROUPS_V2, KN_FIELD(sum.refault_file) },
+        { .stat = { "group_memory_stall_usec", CA_STAT_COUNTER, "usec",
+                      "the group's memory pressure, some tasks stalled (memory.pressure)" },
+          .when = KN_IF_GROUPS_V2, KN_FIELD(sum.pressure_some_usec) },
+        { .stat = { "actions", CA_STAT_COUNTER, NULL,
+                      "passes, reclaims or drops done" },
+          .when = KN_IF_ACTING, KN_FIELD(actions) },
+        { .stat = { "actions_put_off_busy", CA_STAT_COUNTER, NULL,
+                      "rotations whose action was put off: not idle time" },
+          .when = KN_IF_ACTING, KN_FIELD(put_off_busy) },
+        { .stat = { "actions_put_off_pressure", CA_STAT_COUNTER, NULL,
+                      "rotations whose action was put off: memory pressure" },
+          .when = KN_IF_ACTING, KN_FIELD(put_off_pressure) },
+        { .stat = { "put_off_usec", CA_STAT_GAUGE, "usec",
+                      "how long actions have been put off now (0: they run)" },
+          .when = KN_IF_ACTING, .get = kn_get_put_off_usec },
+        { .stat = { "action_errors", CA_STAT_COUNTER, NULL,
+                      "actions the kernel refused" },
+          .when = KN_IF_ACTING, KN_FIELD(action_errors) },
+        { .stat = { "last_action_usec", CA_STAT_GAUGE, "usec",
+                      "time the last action took" },
+          .when = KN_IF_ACTING, KN_FIELD(last_action_usec) },
+        { .stat = { "last_action_freed_dentries", CA_STAT_GAUGE, "dentries",
+                      "fall of nr_dentry across the last rotation's actions (host-wide: others "
+                      "count in)" },
+          .when = KN_IF_ACTING, KN_FIELD(last_freed_dentries) },
+        { .stat = { "last_action_freed_negative", CA_STAT_GAUGE, "dentries",
+                      "fall of nr_negative across the last rotation's actions (host-wide: "
+                      "others count in)" },
+          .when = KN_IF_ACTING, KN_FIELD(last_freed_negative) },
+        { .stat = { "reclaimed_bytes", CA_STAT_COUNTER, "bytes",
+                      "fall of the groups' reclaimable slab (v2) or kernel memory (v1) across "
+                      "the actions" },
+          .when = KN_IF_ACTING_GROUPS, KN_FIELD(reclaimed_bytes) },
+        { .stat = { "reclaimed_dentries", CA_STAT_COUNTER, "dentries",
+                      "fall of nr_dentry across the actions (host-wide: exact in a quiet "
+                      "kernel, others count in elsewhere)" },
+          .when = KN_IF_ACTING_GROUPS, KN_FIELD(reclaimed_dentries) },
+        { .stat = { "reclaim_asked_bytes", CA_STAT_COUNTER, "bytes",
+                      "bytes asked of memory.reclaim" },
+          .when = KN_IF_RECLAIM, KN_FIELD(reclaim_asked_bytes) },
+        { .stat = { "reclaim_steps", CA_STAT_COUNTER, "writes",
+                      "writes to memory.reclaim (steps of the passes)" },
+          .when = KN_IF_RECLAIM, KN_FIELD(reclaim_steps) },
+        { .stat = { "reclaim_dry", CA_STAT_COUNTER, NULL,
+                      "passes the kernel ended with EAGAIN: less reclaimable than asked" },
+          .when = KN_IF_RECLAIM, KN_FIELD(reclaim_dry) },
+        { .stat = { "groups_trimmed", CA_STAT_GAUGE, "groups",
+                      "groups with 128K of page cache to reclaim at most, trimmed (a write at "
+                      "vm.vfs_cache_pressure 1) when they grow, at the last rotation" },
+          .when = KN_IF_RECLAIM_POLICY, KN_FIELD(groups_trim) },
+        { .stat = { "groups_swept", CA_STAT_GAUGE, "groups",
+                      "groups with page cache at their sweep floor (MGLRU), swept when they "
+                      "grow" },
+          .when = KN_IF_RECLAIM_POLICY, KN_FIELD(groups_sweep) },
+        { .stat = { "groups_passed", CA_STAT_GAUGE, "groups",
+                      "groups with 16 MiB of page cache or more (classic LRU), passed over" },
+          .when = KN_IF_RECLAIM_POLICY, KN_FIELD(groups_pass) },
+        { .stat = { "groups_left_alone", CA_STAT_GAUGE, "groups",
+                      "groups left alone: some page cache, under the floor where a write is "
+                      "safe" },
+          .when = KN_IF_RECLAIM_POLICY, KN_FIELD(groups_alone) },
+        { .stat = { "groups_waiting", CA_STAT_GAUGE, "groups",
+                      "groups whose action waits for the next rotation: the rotation's time for "
+                      "actions was spent" },
+          .when = KN_IF_RECLAIM_POLICY, KN_FIELD(groups_waiting) },
+        { .stat = { "trims", CA_STAT_COUNTER, "writes",
+                      "trims: writes with vm.vfs_cache_pressure lowered to 1 for their length" },
+          .when = KN_IF_RECLAIM_POLICY, KN_FIELD(trims) },
+        { .stat = { "trims_cut", CA_STAT_COUNTER, "writes",
+                      "trims the guard interrupted at its bound" },
+          .when = KN_IF_RECLAIM_POLICY, KN_FIELD(trims_cut) },
+        { .stat = { "sweeps", CA_STAT_COUNTER, "writes",
+                      "sweeps: writes with vm.vfs_cache_pressure raised for their length" },
+          .when = KN_IF_GUARD, KN_FIELD(sweeps) },
+        { .stat = { "sweep_window_p50_usec", CA_STAT_GAUGE, "usec",
+                      "median time vm.vfs_cache_pressure stayed raised, of the last 64 sweeps" },
+          .when = KN_IF_GUARD, .get = kn_window_p50 },
+        { .stat = { "sweep_window_max_usec", CA_STAT_GAUGE, "usec",
+                      "longest time vm.vfs_cache_pressure stayed raised by a sweep" },
+          .when = KN_IF_GUARD, KN_FIELD(window_max_usec) },
+        { .stat = { "sweeps_cut", CA_STAT_COUNTER, "writes",
+                      "sweeps whose vm.vfs_cache_pressure the guard put back while the write "
+                      "was still in the kernel" },
+          .when = KN_IF_GUARD, KN_FIELD(sweeps_cut) },
+        { .stat = { "sweeps_put_off_reclaim", CA_STAT_COUNTER, "writes",
+                      "sweeps put off: something else on the host reclaimed" },
+          .when = KN_IF_GUARD, KN_FIELD(sweeps_put_off_reclaim) },
+        { .stat = { "sweeps_put_off_busy", CA_STAT_COUNTER, "writes",
+                      "sweeps put off: another cacheaged or cache had vm.vfs_cache_pressure set" },
+          .when = KN_IF_GUARD, KN_FIELD(sweeps_put_off_busy) },
+        { .stat = { "sweep_guard_normal_priority", CA_STAT_GAUGE, NULL,
+                      "1 when the guard's thread runs at normal CPU priority (the drop-in's "
+                      "LimitNICE=), 0 at the daemon's idle priority" },
+          .when = KN_IF_GUARD, .get = kn_get_guard_normal },
+        { .stat = { "shrinker_scanned", CA_STAT_COUNTER, "objects",
+                      "objects the superblock shrinkers were asked to scan" },
+          .when = KN_IF_SHRINKER, KN_FIELD(shrinker_scanned) },
+};
+#undef KN_FIELD
+
 static void kn_stats(struct ca_cache *cache, void *userdata, ca_stat_emit_t emit, void *eu)
 {
-        struct kn *kn = userdata;
-        const struct ks_dentry_state *ds = &kn->last_ds;
-        const struct ks_group *g = &kn->sum;
+        const struct kn *kn = userdata;
 
-        AD_GAUGE("nr_dentry", "dentries", "dentries in the host's dentry cache", ds->nr_dentry);
-        AD_GAUGE("nr_unused", "dentries", "unused dentries, on the LRU", ds->nr_unused);
-        AD_GAUGE("nr_negative", "dentries", "negative dentries", ds->nr_negative);
-        AD_GAUGE("age_limit", "seconds", "dentry-state's age_limit", ds->age_limit);
-        AD_GAUGE("want_pages", "pages", "dentry-state's want_pages", ds->want_pages);
-        if (kn->have_dentry_negative)
-                AD_GAUGE("dentry_negative", NULL,
-                         "fs.dentry-negative: 1 when unlink deletes the dentry",
-                         kn->last_dentry_negative);
-        AD_GAUGE("nr_dentry_growth", "dentries",
-                 "rise of nr_dentry between the last two rotations (0 when it fell)",
-                 kn->nr_dentry_growth);
-        AD_GAUGE("nr_negative_growth", "dentries",
-                 "rise of nr_negative between the last two rotations (0 when it fell)",
-                 kn->nr_negative_growth);
-        AD_COUNTER("host_memory_stall_usec", "usec",
-                   "host memory pressure, some tasks stalled (/proc/pressure/memory total)",
-                   kn->host_memory_stall_usec);
-        AD_GAUGE("loop_longest_usec", "usec",
-                 "the longest this cache held the daemon's loop (the kernel's work is on a thread)",
-                 kn->loop_longest_usec);
-        AD_GAUGE("read_only", NULL,
-                 "1 when the kernel's files it writes were found read-only (the unit's sandbox)",
-                 kn->pub_read_only);
-        AD_GAUGE(
-                "mglru", NULL,
-                "1 when the kernel reclaims page cache with MGLRU (memory.reclaim takes page cache "
-                "before dentries)",
-                kn->mglru);
-        if (kn->group_target) {
-                if (kn->slice)
-                        AD_GAUGE("groups", "groups",
-                                 "groups of the slice followed (found at the last rotation)",
-                                 kn->groups);
-                else {
-                        AD_GAUGE("group_missing", NULL,
-                                 "1 when the group was not found at the last rotation",
-                                 kn->group_missing);
-                        AD_COUNTER("group_vanished", NULL, "times the group went missing",
-                                   kn->group_vanished);
-                }
-                AD_GAUGE("group_memory_bytes", "bytes", "memory charged to the group(s)",
-                         g->memory_bytes);
-                AD_GAUGE("group_kernel_bytes", "bytes",
-                         "kernel memory charged to the group(s) (dentries among it)",
-                         g->kernel_bytes);
-                AD_GAUGE("group_kernel_growth_bytes", "bytes",
-                         "rise of group_kernel_bytes between the last two rotations",
-                         kn->kernel_growth);
-                AD_GAUGE("group_file_bytes", "bytes", "page cache of the group(s)", g->file_bytes);
-                AD_GAUGE("group_active_file_bytes", "bytes",
-                         "page cache of the group(s) on the active list", g->active_file_bytes);
-                if (kn->memcg.version == KS_MEMCG_V2) {
-                        AD_GAUGE("group_slab_reclaimable_bytes", "bytes",
-                                 "reclaimable slab of the group(s) (memory.stat): their dentries "
-                                 "and inodes",
-                                 g->slab_reclaimable_bytes);
-                        AD_GAUGE("group_slab_reclaimable_growth_bytes", "bytes",
-                                 "rise of group_slab_reclaimable_bytes between the last two "
-                                 "rotations",
-                                 kn->slab_growth);
-                        AD_COUNTER(
-                                "group_refault_file", "pages",
-                                "page cache of the group(s) read again soon after reclaim took it "
-                                "(memory.stat workingset_refault_file)",
-                                g->refault_file);
-                        AD_COUNTER(
-                                "group_memory_stall_usec", "usec",
-                                "the group's memory pressure, some tasks stalled (memory.pressure)",
-                                g->pressure_some_usec);
-                }
+        for (size_t i = 0; i < sizeof(kn_stat_table) / sizeof(kn_stat_table[0]); i++) {
+                const struct kn_stat *st = &kn_stat_table[i];
+
+                if (kn_stat_shown(kn, st->when))
+                        emit(eu, &st->stat,
+                             st->get ? st->get(kn)
+                                     : *(const uint64_t *)((const char *)kn + st->offset));
         }
-        if (kn->mech == KN_MECH_REPORT)
-                return;
-        AD_COUNTER("actions", NULL, "passes, reclaims or drops done", kn->actions);
-        AD_COUNTER("actions_put_off_busy", NULL,
-                   "rotations whose action was put off: not idle time", kn->put_off_busy);
-        AD_COUNTER("actions_put_off_pressure", NULL,
-                   "rotations whose action was put off: memory pressure", kn->put_off_pressure);
-        AD_GAUGE("put_off_usec", "usec", "how long actions have been put off now (0: they run)",
-                 kn->put_off_since_usec ? now_usec() - kn->put_off_since_usec : 0);
-        AD_COUNTER("action_errors", NULL, "actions the kernel refused", kn->action_errors);
-        AD_GAUGE("last_action_usec", "usec", "time the last action took", kn->last_action_usec);
-        AD_GAUGE(
-                "last_action_freed_dentries", "dentries",
-                "fall of nr_dentry across the last rotation's actions (host-wide: others count in)",
-                kn->last_freed_dentries);
-        AD_GAUGE("last_action_freed_negative", "dentries",
-                 "fall of nr_negative across the last rotation's actions (host-wide: others count "
-                 "in)",
-                 kn->last_freed_negative);
-        if (kn->group_target) {
-                AD_COUNTER("reclaimed_bytes", "bytes",
-                           "fall of the groups' reclaimable slab (v2) or kernel memory (v1) across "
-                           "the actions",
-                           kn->reclaimed_bytes);
-                AD_COUNTER("reclaimed_dentries", "dentries",
-                           "fall of nr_dentry across the actions (host-wide: exact in a quiet "
-                           "kernel, others count in elsewhere)",
-                           kn->reclaimed_dentries);
-        }
-        if (kn->mech == KN_MECH_MEMORY_RECLAIM) {
-                AD_COUNTER("reclaim_asked_bytes", "bytes", "bytes asked of memory.reclaim",
-                           kn->reclaim_asked_bytes);
-                AD_COUNTER("reclaim_steps", "writes",
-                           "writes to memory.reclaim (steps of the passes)", kn->reclaim_steps);
-                AD_COUNTER("reclaim_dry", NULL,
-                           "passes the kernel ended with EAGAIN: less reclaimable than asked",
-                           kn->reclaim_dry);
-        }
-        if (kn->mech == KN_MECH_MEMORY_RECLAIM && !kn->cfg.reclaim_amount) {
-                AD_GAUGE("groups_trimmed", "groups",
-                         "groups with no page cache to reclaim, trimmed (a write at "
-                         "vm.vfs_cache_pressure 1) when they grow, at the last rotation",
-                         kn->groups_trim);
-                AD_GAUGE(
-                        "groups_swept", "groups",
-                        "groups with page cache at their sweep floor (MGLRU), swept when they grow",
-                        kn->groups_sweep);
-                AD_GAUGE("groups_passed", "groups",
-                         "groups with 16 MiB of page cache or more (classic LRU), passed over",
-                         kn->groups_pass);
-                AD_GAUGE(
-                        "groups_left_alone", "groups",
-                        "groups left alone: some page cache, under the floor where a write is safe",
-                        kn->groups_alone);
-                AD_GAUGE("groups_waiting", "groups",
-                         "groups whose action waits for the next rotation: the rotation's time for "
-                         "actions was spent",
-                         kn->groups_waiting);
-                AD_COUNTER("trims", "writes",
-                           "trims: writes with vm.vfs_cache_pressure lowered to 1 for their length",
-                           kn->trims);
-                AD_COUNTER("trims_cut", "writes", "trims the guard interrupted at its bound",
-                           kn->trims_cut);
-        }
-        if (kn->guard) {
-                AD_COUNTER("sweeps", "writes",
-                           "sweeps: writes with vm.vfs_cache_pressure raised for their length",
-                           kn->sweeps);
-                AD_GAUGE("sweep_window_p50_usec", "usec",
-                         "median time vm.vfs_cache_pressure stayed raised, of the last 64 sweeps",
-                         kn_window_p50(kn));
-                AD_GAUGE("sweep_window_max_usec", "usec",
-                         "longest time vm.vfs_cache_pressure stayed raised by a sweep",
-                         kn->window_max_usec);
-                AD_COUNTER("sweeps_cut", "writes",
-                           "sweeps whose vm.vfs_cache_pressure the guard put back while the write "
-                           "was still in the kernel",
-                           kn->sweeps_cut);
-                AD_COUNTER("sweeps_put_off_reclaim", "writes",
-                           "sweeps put off: something else on the host reclaimed",
-                           kn->sweeps_put_off_reclaim);
-                AD_COUNTER(
-                        "sweeps_put_off_busy", "writes",
-                        "sweeps put off: another cacheaged or cache had vm.vfs_cache_pressure set",
-                        kn->sweeps_put_off_busy);
-                AD_GAUGE("sweep_guard_normal_priority", NULL,
-                         "1 when the guard's thread runs at normal CPU priority (the drop-in's "
-                         "LimitNICE=), 0 at the daemon's idle priority",
-                         kk_guard_normal_sched(kn->guard));
-        }
-        if (kn->mech == KN_MECH_SHRINKER_SCAN)
-                AD_COUNTER("shrinker_scanned", "objects",
-                           "objects the superblock shrinkers were asked to scan",
-                           kn->shrinker_scanned);
 }
 
 static const struct ca_cache_hooks kn_hooks = {
