@@ -418,13 +418,16 @@ step_adapters_config() {
         wait_for 20 test -S /run/redis/redis-server.sock || fail "no redis socket"
         mkdir -p /etc/systemd/system/cacheaged.service.d
         ln -sf "$socket_conf" /etc/systemd/system/cacheaged.service.d/
-        # timeout: the guest is emulated, and on a loaded host it stalls for seconds.
+        # timeout: the guest is emulated, and on a loaded host it stalls for seconds; so do the
+        # readers of the hot keys (a redis-cli each, every second): single_use_age = 4 keeps a
+        # hot key whose reads stalled for 3 rotations (a hot valkey key went once at 2).
         cat > /etc/cacheage/cacheaged.conf.d/60-lab-servers.conf <<'EOF'
 [cache lab-redis-tcp]
 adapter = redis
 server = 127.0.0.1:6379
 match = lab:tcp:*
 interval = 2s
+single_use_age = 4
 max_age = 30
 timeout = 30s
 
@@ -433,6 +436,7 @@ adapter = redis
 server = /run/redis/redis-server.sock
 match = lab:sock:*
 interval = 2s
+single_use_age = 4
 max_age = 30
 timeout = 30s
 
@@ -440,6 +444,7 @@ timeout = 30s
 adapter = memcached
 server = 127.0.0.1:11211
 interval = 2s
+single_use_age = 4
 max_age = 30
 timeout = 30s
 EOF
@@ -451,6 +456,7 @@ adapter = redis
 server = 127.0.0.1:6380
 match = lab:valkey:*
 interval = 2s
+single_use_age = 4
 max_age = 30
 timeout = 30s
 EOF
