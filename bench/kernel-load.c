@@ -6,16 +6,21 @@
  *   kernel-load storm DIR RATE SECONDS [COUNT]
  *                                         stat() RATE unique missing names a second in DIR,
  *                                         for SECONDS or until COUNT names
- *   kernel-load hot DIR FILES PERIOD_MS [exact] [lock=FILE]
+ *   kernel-load hot DIR FILES PERIOD_MS [exact] [nocount] [lock=FILE]
  *                                         make FILES files in DIR, then stat them all every
  *                                         PERIOD_MS until SIGTERM; prints how many of them
  *                                         were re-created (see below), the passes, and the
  *                                         p99 of one stat() in ns; SIGUSR1 sets the counts
- *                                         back to 0
- *   kernel-load restat DIR N [PREFIX]     stat DIR/PREFIXi for i < N once (PREFIX "h": the
+ *                                         back to 0. With "nocount" it reads no dentry-state
+ *                                         (prints 0 re-created): a kprobe counts its
+ *                                         allocations, and its only lookups are its files'
+ *   kernel-load restat DIR N [PREFIX [nocount]]
+ *                                         stat DIR/PREFIXi for i < N once (PREFIX "h": the
  *                                         files "hot" made; "m": the names "storm" missed);
  *                                         prints the rise of nr_dentry across it (dentries
- *                                         made again, where nothing else allocates meanwhile)
+ *                                         made again, where nothing else allocates meanwhile),
+ *                                         or with "nocount" (no dentry-state read) the names
+ *                                         found
  *   kernel-load read FILE PERIOD_MS       read FILE whole every PERIOD_MS until SIGTERM (a
  *                                         service's own page cache, kept in use); prints the
  *                                         reads
@@ -24,6 +29,26 @@
  *   kernel-load drop EVERY_S SECONDS      write 2 to /proc/sys/vm/drop_caches every EVERY_S
  *                                         seconds (the first after EVERY_S) for SECONDS;
  *                                         prints the drops and the time they took
+ *   kernel-load reclaim PERIOD_MS ROUNDS AMOUNT FILE...
+ *                                         write AMOUNT to each FILE (memory.reclaim) in turn
+ *                                         every PERIOD_MS (the first round after PERIOD_MS),
+ *                                         ROUNDS times (0: until SIGTERM); prints the rounds,
+ *                                         the writes, those refused with EAGAIN (less was
+ *                                         reclaimable), other errors and the time in writes (us)
+ *   kernel-load knob PERIOD_US            read /proc/sys/vm/vfs_cache_pressure every PERIOD_US
+ *                                         until SIGTERM; a value other than the first one read
+ *                                         is "raised". Prints the samples, the windows raised,
+ *                                         the time raised and the longest window (us, each
+ *                                         from the last sample at the first value before it
+ *                                         to the first one after: an upper bound), the longest
+ *                                         gap between two samples (us: the bound's slack), the
+ *                                         first value, the highest seen, and the time in gaps
+ *                                         over 10 ms (us: when it was not looking; a window
+ *                                         there can be missed)
+ *   kernel-load gated MODE ARGS...        MODE, after printing "ready" and reading a line (or
+ *                                         EOF) on stdin: what a kprobe counts of the process
+ *                                         before is its start (exec, the loader's lookups),
+ *                                         after it MODE's own work
  *
  * Re-created dentries: the kernel does not say which dentry it allocates, so the hot set counts
  * its own: nr_dentry is read around each pass over its files; a pass that finds its files
@@ -162,9 +187,11 @@ static uint64_t now_nsec(void)
 /*
  * @lock: a file the hot sets of a run all lock around a pass, so that in a quiet kernel the
  * dentries one pass allocates are its own (two passes at once would count each other's).
+ * @count: false when a kprobe counts the allocations: then the process reads no dentry-state,
+ * whose /proc dentries a reclaim can take too and would count as the hot set's.
  */
 static int hot(const char *dir, unsigned long files, unsigned long period_ms, bool exact,
-               const char *lock)
+               bool count, const char *lock)
 {
         uint64_t recreated = 0, passes = 0, next = now_usec();
         static uint64_t lat[LAT_BUCKETS];
@@ -191,7 +218,7 @@ static int hot(const char *dir, unsigned long files, unsigned long period_ms, bo
                 }
         }
         while (!stop) {
-                uint64_t d0, d1, n0, n1;
+                uint64_t d0 = 0, d1 = 0, n0, n1;
 
                 if (lfd >= 0 && flock(lfd, LOCK_EX) < 0) {
                         if (errno == EINTR)
@@ -199,7 +226,7 @@ static int hot(const char *dir, unsigned long files, unsigned long period_ms, bo
                         perror("flock");
                         return 1;
                 }
-                if (dentry_state(&d0, &n0) < 0)
+                if (count && dentry_state(&d0, &n0) < 0)
                         return 1;
                 for (unsigned long i = 0; i < files; i++) {
                         uint64_t t;
@@ -209,7 +236,7 @@ static int hot(const char *dir, unsigned long files, unsigned long period_ms, bo
                         (void)stat(path, &st);
                         lat[lat_bucket(now_nsec() - t)]++;
                 }
-                if (dentry_state(&d1, &n1) < 0)
+                if (count && dentry_state(&d1, &n1) < 0)
                         return 1;
                 if (lfd >= 0)
                         flock(lfd, LOCK_UN);
@@ -232,17 +259,21 @@ static int hot(const char *dir, unsigned long files, unsigned long period_ms, bo
         return 0;
 }
 
-static int restat(const char *dir, unsigned long files, const char *prefix)
+static int restat(const char *dir, unsigned long files, const char *prefix, bool count)
 {
-        uint64_t d0, d1, n0, n1;
+        uint64_t d0, d1, n0, n1, found = 0;
         char path[4096];
         struct stat st;
 
-        if (dentry_state(&d0, &n0) < 0)
+        if (count && dentry_state(&d0, &n0) < 0)
                 return 1;
         for (unsigned long i = 0; i < files; i++) {
                 snprintf(path, sizeof(path), "%s/%s%lu", dir, prefix, i);
-                (void)stat(path, &st);
+                found += stat(path, &st) == 0;
+        }
+        if (!count) {
+                printf("%" PRIu64 "\n", found);
+                return 0;
         }
         if (dentry_state(&d1, &n1) < 0)
                 return 1;
@@ -314,6 +345,139 @@ static int drop(unsigned long every_s, unsigned long seconds)
         return 0;
 }
 
+static uint64_t parse_size(const char *s)
+{
+        char *end;
+        uint64_t n = strtoull(s, &end, 10);
+
+        switch (*end) {
+        case 'K':
+                return n << 10;
+        case 'M':
+                return n << 20;
+        case 'G':
+                return n << 30;
+        default:
+                return n;
+        }
+}
+
+/* A bare loop over memory cgroups (or another tool's reclaim of a neighbour). */
+static int reclaim(unsigned long period_ms, uint64_t max_rounds, const char *amount, char **files,
+                   int n_files)
+{
+        uint64_t next = now_usec(), spent = 0, rounds = 0, writes = 0, eagain = 0, errors = 0;
+        char text[32];
+        int len = snprintf(text, sizeof(text), "%" PRIu64, parse_size(amount));
+
+        while (!stop && (!max_rounds || rounds < max_rounds)) {
+                next += period_ms * 1000;
+                sleep_until(next);
+                for (int i = 0; i < n_files && !stop; i++) {
+                        uint64_t a = now_usec();
+                        int fd = open(files[i], O_WRONLY | O_CLOEXEC);
+
+                        if (fd < 0) {
+                                errors++;
+                                continue;
+                        }
+                        if (write(fd, text, (size_t)len) == len)
+                                writes++;
+                        else if (errno == EAGAIN)
+                                eagain++;
+                        else if (errno != EINTR)
+                                errors++;
+                        close(fd);
+                        spent += now_usec() - a;
+                }
+                rounds++;
+        }
+        printf("%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", rounds, writes,
+               eagain, errors, spent);
+        return 0;
+}
+
+static int knob_read(int fd, long *ret)
+{
+        char buf[32];
+        ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+        if (n <= 0)
+                return -1;
+        buf[n] = 0;
+        *ret = strtol(buf, NULL, 10);
+        return 0;
+}
+
+#define KNOB_BLIND_USEC 10000 /* a gap between two samples longer than this: not looking */
+
+/*
+ * vm.vfs_cache_pressure as the rest of the host sees it: every reclaim reads it when it counts
+ * the slab, so what matters is how long it stayed raised, whoever raised it.
+ */
+static int knob(unsigned long period_us)
+{
+        uint64_t samples = 0, windows = 0, raised_usec = 0, longest = 0, gap = 0, blind = 0;
+        uint64_t last = 0, last_base = 0;
+        long base, v, highest;
+        bool raised = false;
+        int fd = open("/proc/sys/vm/vfs_cache_pressure", O_RDONLY | O_CLOEXEC);
+
+        if (fd < 0 || knob_read(fd, &base) < 0) {
+                perror("/proc/sys/vm/vfs_cache_pressure");
+                return 1;
+        }
+        highest = base;
+        last = last_base = now_usec();
+        while (!stop) {
+                uint64_t t;
+
+                if (knob_read(fd, &v) < 0)
+                        return 1;
+                t = now_usec();
+                samples++;
+                if (t - last > gap)
+                        gap = t - last;
+                if (t - last > KNOB_BLIND_USEC)
+                        blind += t - last;
+                last = t;
+                if (v > highest)
+                        highest = v;
+                if (v != base && !raised) {
+                        raised = true;
+                        windows++;
+                } else if (v == base && raised) {
+                        raised = false;
+                        raised_usec += t - last_base;
+                        if (t - last_base > longest)
+                                longest = t - last_base;
+                }
+                if (!raised)
+                        last_base = t;
+                usleep((useconds_t)period_us);
+        }
+        if (raised) { /* still raised at the end: counted up to the last sample */
+                raised_usec += last - last_base;
+                if (last - last_base > longest)
+                        longest = last - last_base;
+        }
+        printf("%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %ld %ld %" PRIu64 "\n",
+               samples, windows, raised_usec, longest, gap, base, highest, blind);
+        return 0;
+}
+
+/* Start when told: "ready" on stdout, then a line or EOF on stdin. */
+static int gate(void)
+{
+        char c;
+
+        printf("ready\n");
+        fflush(stdout);
+        while (read(STDIN_FILENO, &c, 1) == 1 && c != '\n')
+                ;
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         struct sigaction sa = { .sa_handler = on_term };
@@ -322,32 +486,47 @@ int main(int argc, char **argv)
         sigaction(SIGINT, &sa, NULL);
         sa.sa_handler = on_usr1;
         sigaction(SIGUSR1, &sa, NULL);
+        if (argc >= 3 && strcmp(argv[1], "gated") == 0) {
+                gate();
+                argv++;
+                argc--;
+        }
         if ((argc == 5 || argc == 6) && strcmp(argv[1], "storm") == 0)
                 return storm(argv[2], strtoul(argv[3], NULL, 10), strtoul(argv[4], NULL, 10),
                              argc == 6 ? strtoull(argv[5], NULL, 10) : 0);
-        if (argc >= 5 && argc <= 7 && strcmp(argv[1], "hot") == 0) {
-                bool exact = false;
+        if (argc >= 5 && argc <= 8 && strcmp(argv[1], "hot") == 0) {
+                bool exact = false, count = true;
                 const char *lock = NULL;
 
                 for (int i = 5; i < argc; i++) {
                         if (strcmp(argv[i], "exact") == 0)
                                 exact = true;
+                        else if (strcmp(argv[i], "nocount") == 0)
+                                count = false;
                         else if (strncmp(argv[i], "lock=", 5) == 0)
                                 lock = argv[i] + 5;
                 }
                 return hot(argv[2], strtoul(argv[3], NULL, 10), strtoul(argv[4], NULL, 10),
-                           exact, lock);
+                           exact, count, lock);
         }
-        if ((argc == 4 || argc == 5) && strcmp(argv[1], "restat") == 0)
-                return restat(argv[2], strtoul(argv[3], NULL, 10), argc == 5 ? argv[4] : "h");
+        if (argc >= 4 && argc <= 6 && strcmp(argv[1], "restat") == 0)
+                return restat(argv[2], strtoul(argv[3], NULL, 10), argc >= 5 ? argv[4] : "h",
+                              !(argc == 6 && strcmp(argv[5], "nocount") == 0));
         if (argc == 4 && strcmp(argv[1], "read") == 0)
                 return read_loop(argv[2], strtoul(argv[3], NULL, 10));
         if (argc == 3 && strcmp(argv[1], "sample") == 0)
                 return sample(strtoul(argv[2], NULL, 10));
         if (argc == 4 && strcmp(argv[1], "drop") == 0)
                 return drop(strtoul(argv[2], NULL, 10), strtoul(argv[3], NULL, 10));
-        fprintf(stderr, "usage: kernel-load storm DIR RATE SECONDS [COUNT] | hot DIR FILES PERIOD_MS "
-                        "[exact] [lock=FILE] | restat DIR N [PREFIX] | read FILE PERIOD_MS | "
-                        "sample PERIOD_MS | drop EVERY_S SECONDS\n");
+        if (argc >= 6 && strcmp(argv[1], "reclaim") == 0)
+                return reclaim(strtoul(argv[2], NULL, 10), strtoull(argv[3], NULL, 10), argv[4],
+                               argv + 5, argc - 5);
+        if (argc == 3 && strcmp(argv[1], "knob") == 0)
+                return knob(strtoul(argv[2], NULL, 10));
+        fprintf(stderr, "usage: kernel-load [gated] MODE: storm DIR RATE SECONDS [COUNT] | "
+                        "hot DIR FILES PERIOD_MS [exact] [nocount] [lock=FILE] | "
+                        "restat DIR N [PREFIX [nocount]] | read FILE PERIOD_MS | "
+                        "sample PERIOD_MS | drop EVERY_S SECONDS | "
+                        "reclaim PERIOD_MS ROUNDS AMOUNT FILE... | knob PERIOD_US\n");
         return 2;
 }
