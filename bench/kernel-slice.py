@@ -123,7 +123,7 @@ if not args.build and not args.table_from:
 args.build = os.path.abspath(args.build or ".")
 LOAD = os.path.join(args.build, "bench", "kernel-load")
 CACHEAGED = os.path.join(args.build, "daemon", "cacheaged")
-CTL = os.path.join(args.build, "daemon", "cacheagectl")
+CTL = os.path.join(args.build, "daemon", "ctl", "cacheagectl")
 if args.warmup is None:
     args.warmup = args.read_period + 2
 
