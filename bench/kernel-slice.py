@@ -357,6 +357,11 @@ def cpu_times():
     return sum(f) - f[3] - f[4], sum(f)  # less idle and iowait
 
 
+def group_cpu(g):
+    """A group's CPU time (us, cpu.stat: there without the cpu controller)."""
+    return int(re.search(r"^usage_usec (\d+)", rd(f"{g}/cpu.stat"), re.M)[1])
+
+
 def cpu_ticks(pid):
     f = rd(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()
     return int(f[11]) + int(f[12])  # utime, stime (fields 14 and 15)
@@ -462,34 +467,51 @@ def one(label, kind, period, sizes, files):
         bus, addr = start_bus(d)  # in the warm-up: starting dbus-daemon is no part of the run
     time.sleep(max(0, t_warm + args.warmup - time.monotonic()))
 
-    # t0: the policy starts.
-    h0 = trace.counts()
-    phase("warm-up over, the policy starts")
-    for p in hots:
-        p.send_signal(signal.SIGUSR1)  # the passes counted from here
+    # The daemon first, when there is one: its start (its configuration, the plugin, its first
+    # figures, the bus; 2-15 s in a busy TCG guest) is no part of the run, which begins once it
+    # answers on the bus, its rotation timer armed just before.
     all_groups = [s["g"] for s in svc.values()] + ([X] if X else [])
-    s0 = {g: mstat(g) for g in all_groups}
-    knob = spawn(None, [LOAD, "knob", str(KNOB_PERIOD_US)], stdout=subprocess.PIPE)
-    cpu0 = cpu_times()
-    # K rotations: the timer's K-th comes at K periods; a second later (or half a period) the
-    # policy makes no more, and the settle time lets the K-th's work end.
-    rot_s = args.rotations * period + min(period / 2, 1)
-    run_s = rot_s + args.settle
     status, status_thread = [], None
-    t0 = time.monotonic()  # again below, once the daemon's configuration is written
     if kind == "cacheaged":
         conf = f"{d}/cacheaged.conf"
         wr(conf, f"[daemon]\nplugin_dir = {args.build}/lib/adapters\n"
-                 f"log_level = {'debug' if args.log else 'info'}\n"
+                 "# its refreshes and deferred rotations are logged at debug level\n"
+                 "log_level = debug\n"
                  + ("" if args.idle_gate else
                     "# The guest's CPUs are busy with the slice's hot sets (TCG): no CPU gate.\n"
                     "idle_cpu_pressure = 0\n")
                  + "[cache services]\nadapter = kernel\ncgroup = /system.slice/*\n"
                    f"action = auto\ninterval = {int(period * 1000)}ms\n")
         log = open(f"{d}/cacheaged.log", "w+")
-        t0 = time.monotonic()
+        t_start = time.monotonic()
         daemon = spawn(None, [CACHEAGED, "--config", conf, "--bus", addr], stdout=log,
                        stderr=log)
+        while ctl(addr, "list").returncode != 0:
+            if daemon.poll() is not None or time.monotonic() - t_start > 300:
+                log.seek(0)
+                sys.exit(f"kernel-slice: cacheaged did not answer: {log.read()[-2000:]}")
+            time.sleep(0.1)
+        daemon_start_s = time.monotonic() - t_start
+        daemon_ticks0 = cpu_ticks(daemon.pid)
+
+    # t0: the policy starts. The hot sets' count and passes from here (a busy guest takes
+    # seconds to read 100 groups' memory.stat: done before).
+    knob = spawn(None, [LOAD, "knob", str(KNOB_PERIOD_US)], stdout=subprocess.PIPE)
+    s0 = {g: mstat(g) for g in all_groups}
+    cpu0 = cpu_times(), group_cpu(SLICE), X and group_cpu(X)
+    h0 = trace.counts()
+    for p in hots:
+        p.send_signal(signal.SIGUSR1)
+    t0 = time.monotonic()
+    phase("warm-up over, the policy starts")
+    # K rotations: the timer's K-th comes at K periods; a second later (or half a period) the
+    # policy makes no more, and the settle time lets the K-th's work end.
+    rot_s = args.rotations * period + min(period / 2, 1)
+    run_s = rot_s + args.settle
+    if kind == "cacheaged":
+        status_thread = threading.Thread(target=status_calls,
+                                         args=(addr, t0, t0 + run_s, status))
+        status_thread.start()
     elif kind == "bare":
         actor = spawn(None, [LOAD, "reclaim", str(int(period * 1000)), str(args.rotations),
                              args.bare] + [f"{g}/memory.reclaim" for g in all_groups],
@@ -500,20 +522,9 @@ def one(label, kind, period, sizes, files):
 
     big = [s for s in svc.values() if s["bytes"] >= BIG_MIB << 20]
     low = {s["g"]: s0[s["g"]]["file"] for s in big}
-    timer_off = answered = None
-    while time.monotonic() - t0 < run_s or (daemon and timer_off is None):
-        now = time.monotonic() - t0
-        if daemon and answered is None:
-            # Answering on the bus (the status calls start then) is part of the run.
-            if ctl(addr, "list").returncode == 0:
-                answered = time.monotonic() - t0
-                status_thread = threading.Thread(
-                    target=status_calls, args=(addr, time.monotonic(), t0 + run_s, status))
-                status_thread.start()
-            elif daemon.poll() is not None or now > run_s + 60:
-                log.seek(0)
-                sys.exit(f"kernel-slice: cacheaged did not answer: {log.read()[-2000:]}")
-        if daemon and answered is not None and timer_off is None and now >= rot_s:
+    timer_off = timer_off_s = None
+    while time.monotonic() - t0 < run_s:
+        if daemon and timer_off is None and time.monotonic() - t0 >= rot_s:
             timer_off = ctl(addr, "set", "services", "enabled=no").returncode
             timer_off_s = time.monotonic() - t0
         for s in big:
@@ -522,10 +533,10 @@ def one(label, kind, period, sizes, files):
     # The run's end: the hot sets' count and passes, the groups, the sampler; then the policy.
     # All stopped at once, then counted: their passes and allocations cover the same time.
     run_s = time.monotonic() - t0
+    cpu1 = cpu_times(), group_cpu(SLICE), X and group_cpu(X)
     for p in hots:
         p.send_signal(signal.SIGTERM)
     passes = {p.pid: int(finish(p).split()[1]) for p in hots}
-    cpu1 = cpu_times()
     h1 = trace.counts()
     phase(f"the run over ({run_s:.1f} s)")
     s1 = {g: mstat(g) for g in all_groups}
@@ -535,7 +546,11 @@ def one(label, kind, period, sizes, files):
            "mglru": mglru(),
            "services": args.services, "rotations": args.rotations, "run_s": round(run_s, 1),
            "neighbour": args.neighbour,
-           "guest_busy_pct": round(pct(cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]), 1)}
+           "guest_busy_pct": round(pct(cpu1[0][0] - cpu0[0][0], cpu1[0][1] - cpu0[0][1]), 1),
+           # of the guest's CPUs (os.cpu_count() of them) over the run
+           "slice_cpu_pct": round(pct(cpu1[1] - cpu0[1], run_s * 1e6 * os.cpu_count()), 1)}
+    if X:
+        res["neighbour_cpu_pct"] = round(pct(cpu1[2] - cpu0[2], run_s * 1e6 * os.cpu_count()), 1)
     if daemon:
         status_thread.join()
         show = ctl(addr, "show", "services").stdout
@@ -558,7 +573,7 @@ def one(label, kind, period, sizes, files):
         rotations = int(rot[1]) if rot else 0
         # The adapter's refresh (its look at every group, passes and sweeps) on its thread.
         refresh = [int(m) for m in re.findall(r"refresh done in (\d+) ms", text)]
-        cpu_s = ticks / os.sysconf("SC_CLK_TCK")
+        cpu_s = (ticks - daemon_ticks0) / os.sysconf("SC_CLK_TCK")  # over the run
         lat = [t for t, r in status if r == 0]
         res.update({"daemon_rotations": rotations, "daemon_cpu_s": round(cpu_s, 2),
                     "daemon_cpu_per_rotation_ms":
@@ -567,8 +582,10 @@ def one(label, kind, period, sizes, files):
                     "status_p50_ms": round(1000 * quantile(lat, 0.5)),
                     "status_p99_ms": round(1000 * quantile(lat, 0.99)),
                     "daemon_exit": daemon.returncode, "daemon_timer_off": timer_off,
-                    "daemon_answered_s": round(answered, 1),
-                    "daemon_timer_off_s": round(timer_off_s, 1),
+                    "daemon_start_s": round(daemon_start_s, 1),
+                    "daemon_start_cpu_s": round(daemon_ticks0 / os.sysconf("SC_CLK_TCK"), 2),
+                    "daemon_timer_off_s": timer_off_s and round(timer_off_s, 1),
+                    "daemon_deferred": len(re.findall(r"rotation deferred", text)),
                     "daemon_log_passes": len(re.findall(r"memory\.reclaim on ", text)),
                     "daemon_refreshes": len(refresh),
                     "daemon_refresh_ms_max": max(refresh, default=0),
