@@ -38,6 +38,7 @@
 struct kk_guard {
         const char *root;
         uint64_t bound_usec;
+        uint64_t grace_usec;          /* KK_GRACE_USEC but in tests (kk_guard_grace()) */
         pthread_t thread;
         bool have_thread;
         bool normal_sched;            /* the guard's thread left idle priority */
@@ -346,11 +347,11 @@ static void *guard_main(void *userdata)
                         }
                         /* A raised value goes back at once; a lowered one once the write ended. */
                         if (!g->lowered || !g->in_write ||
-                            now >= g->deadline_usec + KK_GRACE_USEC) {
+                            now >= g->deadline_usec + g->grace_usec) {
                                 put_back_locked(g, true);
                                 continue;
                         }
-                        until = g->deadline_usec + KK_GRACE_USEC;
+                        until = g->deadline_usec + g->grace_usec;
                 }
                 ts.tv_sec = (time_t)(until / 1000000);
                 ts.tv_nsec = (long)(until % 1000000) * 1000;
@@ -402,6 +403,7 @@ int kk_guard_new(const char *root, uint64_t bound_usec, struct kk_guard **ret)
         (void)pthread_once(&handler_once, install_handler);
         g->root = root;
         g->bound_usec = bound_usec;
+        g->grace_usec = KK_GRACE_USEC;
         g->dir_fd = g->lock_fd = -1;
         pthread_mutex_init(&g->lock, NULL);
         pthread_condattr_init(&ca);
@@ -416,6 +418,13 @@ int kk_guard_new(const char *root, uint64_t bound_usec, struct kk_guard **ret)
         g->have_thread = true;
         *ret = g;
         return 0;
+}
+
+void kk_guard_grace(struct kk_guard *g, uint64_t grace_usec)
+{
+        pthread_mutex_lock(&g->lock);
+        g->grace_usec = grace_usec;
+        pthread_mutex_unlock(&g->lock);
 }
 
 struct kk_guard *kk_guard_free(struct kk_guard *g)
