@@ -9,13 +9,18 @@
  * and capture information (replay_plain()). Target: each of the model's changes within 5% of the
  * kernel's, or within 5 dentries when the kernel's is under 100.
  *
- *   bench-fidelity [--runs N] [--tries N] [--json] [--keep DIR] [-- COMMAND [ARG...]]
+ *   bench-fidelity [--runs N] [--tries N] [--json] [--keep DIR] [--only NAME[,NAME...]]
+ *                  [--check] [-- COMMAND [ARG...]]
  *   bench-fidelity --record LOG [--cwd DIR] -- COMMAND [ARG...]
  *   bench-fidelity --speed LOG [--runs N] [--cwd DIR]
  *
- * Without a command it runs its own workloads (below). The kernel's counters are global: other
- * work on the machine moves them too, so an idle interval as long as a run is measured the same
- * way and shown as the noise. Needs root (drop_caches) and strace.
+ * Without a command it runs its own workloads (below): those the model was written against,
+ * then three commands it was not (held out: they test it). The kernel's counters are global:
+ * other work on the machine moves them too, so an idle interval as long as a run is measured
+ * the same way and shown as the noise; the figures mean something only on a quiet kernel (a
+ * guest of the system lab booted without systemd: doc/benchmarks.md). --check makes the exit
+ * status say whether every counter was within the target, every counted run quiet and the
+ * idle intervals still. Needs root (drop_caches) and strace.
  */
 
 #include <errno.h>
@@ -56,7 +61,7 @@ struct workload {
         bool tmpfs;                 /* the work directory in /dev/shm, else in /var/tmp */
         const char *setup;          /* sh, once, in the work directory */
         const char *reset;          /* sh, before each run, not measured */
-        const char *argv[6];        /* the command, in the work directory */
+        const char *argv[8];        /* the command, in the work directory */
 };
 
 #define PY "/usr/bin/python3"
@@ -108,7 +113,15 @@ static const struct workload workloads[] = {
           " git -c user.name=f -c user.email=f@example.org commit -qm init &&"
           " : > untracked.txt && touch src/a/f1.c",
           NULL, { "/usr/bin/git", "-C", "r", "status", "--porcelain" } },
+        /* held out (unseen-*): commands not seen while the model was written, which test it */
+        { "unseen-perl", "perl -MPOSIX -MFile::Find -e 1", false, NULL, NULL,
+          { "/usr/bin/perl", "-MPOSIX", "-MFile::Find", "-e", "1" } },
+        { "unseen-ls", "ls -lR /usr/share/doc/dpkg /etc/apt", false, NULL, NULL,
+          { "/bin/ls", "-lR", "/usr/share/doc/dpkg", "/etc/apt" } },
+        { "unseen-gcc", "gcc -E -x c /dev/null -o /dev/null", false, NULL, NULL,
+          { "/usr/bin/gcc", "-E", "-x", "c", "/dev/null", "-o", "/dev/null" } },
 };
+#define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
 
 /* ------------------------------------------------------------------------------------------ */
 /* the kernel's side */
@@ -116,11 +129,13 @@ static const struct workload workloads[] = {
 struct config {
         unsigned runs, tries;
         bool json;
+        bool check;           /* --check: the exit status says whether all was within target */
         const char *keep;
         const char *record;
         const char *speed;
         const char *cwd;
-        const char *only;     /* --only NAME: that workload alone */
+        bool only[NR_WORKLOADS]; /* --only NAME[,NAME...]: those workloads alone */
+        bool some;            /* --only was given */
         char **argv;          /* after "--" */
 };
 
@@ -533,26 +548,88 @@ static void print_json(const struct config *cfg, const struct result *res, size_
         printf("]}\n");
 }
 
+/*
+ * --check: every counter within the target, every counted run and idle interval quiet, and the
+ * idle intervals' medians still (within QUIET_SLACK). Says on stderr what failed. Returns the
+ * exit status: 0 or 1.
+ */
+static int check(const struct config *cfg, const struct result *res, size_t n)
+{
+        int status = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                const struct result *r = &res[i];
+
+                for (int k = 0; k < NR_COUNTERS; k++) {
+                        if (!r->pass[k]) {
+                                fprintf(stderr, "check: %s: %s %lld in the model, %lld in the kernel\n",
+                                        r->name, counter_names[k], (long long)r->model.v[k],
+                                        (long long)r->kernel.v[k]);
+                                status = 1;
+                        }
+                        if (r->idle.v[k] > QUIET_SLACK || r->idle.v[k] < -QUIET_SLACK) {
+                                fprintf(stderr, "check: %s: idle, %s moved by %lld\n", r->name,
+                                        counter_names[k], (long long)r->idle.v[k]);
+                                status = 1;
+                        }
+                }
+                if (r->quiet < cfg->runs || r->idle_quiet < cfg->runs) {
+                        fprintf(stderr, "check: %s: %u/%u runs and %u/%u idle intervals quiet "
+                                "(noise <= %lld, idle <= %lld): not a quiet kernel\n", r->name,
+                                r->quiet, cfg->runs, r->idle_quiet, cfg->runs,
+                                (long long)r->noise, (long long)r->idle_noise);
+                        status = 1;
+                }
+        }
+        return status;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 
 static void usage(FILE *f)
 {
         fprintf(f,
-                "usage: bench-fidelity [--runs N] [--tries N] [--json] [--keep DIR] [--only NAME]\n"
-                "                      [-- COMMAND [ARG...]]\n"
+                "usage: bench-fidelity [--runs N] [--tries N] [--json] [--keep DIR]\n"
+                "                      [--only NAME[,NAME...]] [--check] [-- COMMAND [ARG...]]\n"
                 "       bench-fidelity --record LOG [--cwd DIR] -- COMMAND [ARG...]\n"
                 "       bench-fidelity --speed LOG [--runs N] [--cwd DIR]\n"
                 "  --runs N      cold runs of each command without strace (median; default %u)\n"
                 "  --tries N     runs tried per run counted, for quiet ones (default %u)\n"
                 "  --json        one JSON object\n"
                 "  --keep DIR    keep the strace logs and their .info files in DIR\n"
-                "  --only NAME   run that one of its own workloads\n"
+                "  --only NAME[,NAME...]  run those of its own workloads\n"
+                "  --check       exit 1 unless every counter is within the target, every\n"
+                "                counted run quiet and the idle intervals still\n"
                 "  --record LOG  only capture: LOG and LOG.info, for bench-replay and the like\n"
                 "  --speed LOG   the reader's speed on LOG: alone, and with references, LOG.info\n"
                 "                if there is one, and a replay\n"
                 "  --cwd DIR     where the command runs (default: a new directory in /var/tmp)\n"
-                "Without a command: its own workloads. Needs root and strace.\n",
+                "Without a command: its own workloads, the held-out commands last (unseen-*).\n"
+                "Needs root and strace.\n",
                 RUNS_DEFAULT, TRIES_DEFAULT);
+        fprintf(f, "Workloads:");
+        for (size_t i = 0; i < NR_WORKLOADS; i++)
+                fprintf(f, " %s", workloads[i].name);
+        fprintf(f, "\n");
+}
+
+/* --only's list: names of workloads, separated by commas; an unknown one is an error. */
+static int parse_only(const char *list, struct config *cfg)
+{
+        for (const char *p = list; *p;) {
+                size_t n = strcspn(p, ","), i;
+
+                for (i = 0; i < NR_WORKLOADS; i++)
+                        if (strlen(workloads[i].name) == n && strncmp(workloads[i].name, p, n) == 0)
+                                break;
+                if (i == NR_WORKLOADS) {
+                        fprintf(stderr, "bench-fidelity: no workload %.*s\n", (int)n, p);
+                        return -EINVAL;
+                }
+                cfg->only[i] = cfg->some = true;
+                p += n + (p[n] == ',');
+        }
+        return cfg->some ? 0 : -EINVAL;
 }
 
 static int parse_args(int argc, char **argv, struct config *cfg)
@@ -568,6 +645,8 @@ static int parse_args(int argc, char **argv, struct config *cfg)
                         break;
                 } else if (strcmp(a, "--json") == 0) {
                         cfg->json = true;
+                } else if (strcmp(a, "--check") == 0) {
+                        cfg->check = true;
                 } else if (strcmp(a, "--runs") == 0 && i + 1 < argc) {
                         char *end;
                         unsigned long v = strtoul(argv[++i], &end, 10);
@@ -591,7 +670,8 @@ static int parse_args(int argc, char **argv, struct config *cfg)
                 } else if (strcmp(a, "--cwd") == 0 && i + 1 < argc) {
                         cfg->cwd = argv[++i];
                 } else if (strcmp(a, "--only") == 0 && i + 1 < argc) {
-                        cfg->only = argv[++i];
+                        if (parse_only(argv[++i], cfg) < 0)
+                                return -EINVAL;
                 } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
                         usage(stdout);
                         exit(0);
@@ -601,14 +681,8 @@ static int parse_args(int argc, char **argv, struct config *cfg)
         }
         if (cfg->record && !cfg->argv)
                 return -EINVAL;
-        if (cfg->only) {
-                bool known = false;
-
-                for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
-                        known |= strcmp(workloads[i].name, cfg->only) == 0;
-                if (!known || cfg->argv)
-                        return -EINVAL;
-        }
+        if (cfg->some && cfg->argv)
+                return -EINVAL;
         return 0;
 }
 
@@ -716,7 +790,7 @@ static int record(const struct config *cfg, char **argv)
 
 int main(int argc, char **argv)
 {
-        struct result res[sizeof(workloads) / sizeof(workloads[0])];
+        struct result res[NR_WORKLOADS];
         char prog[PATH_MAX];
         struct config cfg;
         size_t n = 0;
@@ -759,8 +833,8 @@ int main(int argc, char **argv)
         if (cfg.argv)
                 run_one(&cfg, dsfd, NULL, cfg.argv, &res[n++]);
         else
-                for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
-                        if (!cfg.only || strcmp(cfg.only, workloads[i].name) == 0)
+                for (size_t i = 0; i < NR_WORKLOADS; i++)
+                        if (!cfg.some || cfg.only[i])
                                 run_one(&cfg, dsfd, &workloads[i], NULL, &res[n++]);
         close(dsfd);
         if (cfg.json)
@@ -770,5 +844,5 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < n; i++)
                 if (!res[i].done)
                         return 1;
-        return 0;
+        return cfg.check ? check(&cfg, res, n) : 0;
 }

@@ -63,8 +63,10 @@ int replay_capture(const char *log, const char *cwd, struct model *ret);
 /*
  * replay_plain() - @log replayed as before references and capture information: the reader
  * without CA_TRACE_REFS or @log.info, each event into ca_dcache_replay() alone, from an empty
- * model. On the seven workloads' captures it gives what the replay of 890a867 gave, counter
- * for counter: the "before" of the README's table. Returns 0 or -errno.
+ * model. On the seven workloads' captures it gave what the replay of 890a867 gave, counter
+ * for counter, until the reader took a readlink's EINVAL for the lookup it is (gcc's and
+ * realpath()'s walks count there too now): the "before" of doc/benchmarks.md's table. Returns
+ * 0 or -errno.
  */
 int replay_plain(const char *log, const char *cwd, struct counts *ret);
 

@@ -4,11 +4,12 @@
 # The system lab: the tree's .debs installed with apt on a whole Debian system booted by systemd,
 # under qemu (TCG: no KVM needed) on one of Debian's own kernels, and a scenario run there as a
 # oneshot unit ordered after multi-user.target (by default tests/system/scenario.sh: what the
-# docs tell an administrator to do, one TAP test a step). Prints the scenario's TAP and exits
-# with its status. The VM lab's other half, scripts/vm.sh, runs one command on the host's own
-# files instead.
+# docs tell an administrator to do, one TAP test a step), or a command of the caller's. Prints
+# the scenario's TAP (the command's output) and exits with its status. The VM lab's other half,
+# scripts/vm.sh, runs one command on the host's own files instead.
 #
 #   scripts/syslab.sh [OPTIONS] SYSTEM KERNEL
+#   scripts/syslab.sh [OPTIONS] SYSTEM KERNEL -- CMD [ARG...]
 #   scripts/syslab.sh --prepare SYSTEM...
 #
 #   SYSTEM  12   Debian 12 (bookworm; systemd 252)
@@ -21,6 +22,15 @@
 #                   building them from the tree
 #   --scenario FILE run this instead of tests/system/scenario.sh (in the guest, as root, with
 #                   bash; its directory is shared with the guest too)
+#   -- CMD [ARG...] run CMD instead of a scenario, as root, in the caller's directory: that
+#                   directory and the directory of every absolute ARG are shared with the guest
+#                   read-only at their own paths (a build tree's programs run there as they are,
+#                   on the image's libraries; the system's own directories cannot be shared);
+#                   no .debs are built or installed
+#   --init minimal  boot without systemd: PID 1 is a shell that mounts /proc, /sys and /dev/shm
+#                   and runs the scenario or CMD, and nothing else runs (what a measurement of
+#                   the kernel's global counters needs); --init systemd (the default): systemd
+#                   to multi-user.target, the scenario as a unit after it
 #   -m MiB          guest memory (default 1536)
 #   --smp N         guest CPUs (default 2)
 #   --timeout S     stop the guest after S seconds (default 900): exit 124
@@ -29,7 +39,8 @@
 #
 # The image: mmdebstrap (minbase, no recommends, no man pages or locales) from Debian's own
 # packages: systemd, udev, dbus, polkitd, redis-server, memcached, prometheus-node-exporter (on 13
-# valkey-server too) and the .debs' run-time dependencies; no kernel and no initramfs-tools. It
+# valkey-server too) and the .debs' run-time dependencies; on 12 also what bench-fidelity's
+# workloads run (strace, python3, git, perl, gcc); no kernel and no initramfs-tools. It
 # is made into an ext4 image once and cached as $cache/images/debianN-HASH.img, HASH the
 # recipe's (packages, options, the customize hook below): a change of the recipe builds a new
 # one, and the old one is removed. The guest boots it as a snapshot=on drive (its writes are
@@ -55,8 +66,8 @@
 # network for the first image) and CACHEAGE_VM_REQUIRED is not set; with it (CI) that is 125.
 set -euo pipefail
 
-mem=1536 smp=2 timeout_s=900 refresh=0 prepare=0 debs= scenario=
-envs=()
+mem=1536 smp=2 timeout_s=900 refresh=0 prepare=0 debs= scenario= init=systemd
+envs=() cmd=()
 usage() { sed -n '/^#   scripts\/syslab.sh \[/,/^#   --refresh/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
         case $1 in
@@ -67,12 +78,19 @@ while [ $# -gt 0 ]; do
         --smp) smp=$2; shift 2 ;;
         --timeout) timeout_s=$2; shift 2 ;;
         -e) envs+=("$2"); shift 2 ;;
+        --init) init=$2; shift 2 ;;
         --refresh) refresh=1; shift ;;
         -h|--help) usage ;;
         -*) echo "syslab.sh: unknown option $1" >&2; usage ;;
         *) break ;;
         esac
 done
+case $init in systemd|minimal) ;; *) echo "syslab.sh: --init systemd or minimal" >&2; usage ;; esac
+# SYSTEM KERNEL -- CMD...: the command instead of a scenario
+if [ "$prepare" = 0 ] && [ $# -gt 3 ] && [ "$3" = -- ]; then
+        cmd=("${@:4}")
+        set -- "$1" "$2"
+fi
 if [ "$prepare" = 1 ]; then
         [ $# -gt 0 ] || usage
         systems=("$@")
@@ -154,8 +172,11 @@ fi
 image_packages() {
         local common="systemd udev dbus dbus-user-session libpam-systemd polkitd procps
                       redis-server memcached prometheus-node-exporter libinih1"
+        # bench-fidelity's workloads, and the strace that captures them (12 only: it is
+        # measured on Debian 12's system, on its 6.1 and on 6.12)
+        local fidelity="strace python3 git perl gcc"
         case $1 in
-        12) echo $common libevent-2.1-7 ;;
+        12) echo $common libevent-2.1-7 $fidelity ;;
         13) echo $common valkey-server libevent-2.1-7t64 ;;
         esac
 }
@@ -386,7 +407,7 @@ mapfile -t trixie_sources < <(sources trixie)
 prepare_system() { # image, .debs and kernels of system $1
         if [ "$1" = 12 ]; then suite_sources=("${bookworm_sources[@]}"); else suite_sources=("${trixie_sources[@]}"); fi
         image_get "$1"
-        if [ -z "$debs" ]; then debs_get "$1"; fi
+        if [ -z "$debs" ] && [ ${#cmd[@]} = 0 ]; then debs_get "$1"; fi
         if [ "$prepare" = 1 ]; then
                 if [ "$1" = 12 ]; then vm_kernel 6.1; vm_kernel 6.12; else vm_kernel trixie-6.12; fi
         fi
@@ -416,23 +437,84 @@ prepare_system "${systems[0]}"
 system=${systems[0]}
 kname=$(kernel_of "$system" "$kernel_arg") || usage
 vm_kernel "$kname"
-debs=${debs:-$debs_dir}
-ls "$debs"/cacheage_*.deb "$debs"/libcacheage0_*.deb >/dev/null 2>&1 || die "no cacheage_*.deb and libcacheage0_*.deb in $debs"
-[ -f "$scenario" ] || die "no scenario $scenario"
+
+# A command's shares: the caller's directory and the directory of each absolute argument,
+# canonical, outermost first, none inside another; never a directory of the system itself
+# (the image's own would be hidden).
+shared_dirs() {
+        local p
+        for p in "$PWD" "${cmd[@]}"; do
+                case $p in /*) ;; *) continue ;; esac
+                [ -d "$p" ] || p=$(dirname "$p")
+                [ -d "$p" ] || continue
+                p=$(cd "$p" && pwd -P)
+                case $p in
+                /|/tmp|/var|/var/tmp|/home|/root|/usr|/usr/*|/etc|/etc/*|/lib*|/bin|/bin/*|/sbin|/sbin/*|\
+                /proc|/proc/*|/sys|/sys/*|/dev|/dev/*|/run|/run/*|/boot|/boot/*)
+                        echo "syslab.sh: cannot share $p with the guest: the image's own would be hidden" >&2
+                        return 1 ;;
+                esac
+                echo "$p"
+        done | awk '{ print length($0) "\t" $0 }' | sort -n | cut -f2- | awk '
+                { for (i = 1; i <= n; i++) if (index($0 "/", kept[i] "/") == 1) next; kept[++n] = $0; print }'
+}
 
 run=$(mktemp -d "${TMPDIR:-/tmp}/cacheage-syslab-XXXXXX")
 tmps+=("$run")
-mkdir -p "$run/share/build-deb" "$run/share/scenario" "$run/i/bin" "$run/i/modules" "$run/i/proc" \
-        "$run/i/sys" "$run/i/dev" "$run/i/newroot"
-cp "$debs"/*.deb "$run/share/build-deb/"
-cp -r "$(dirname "$scenario")"/. "$run/share/scenario/"
+mkdir -p "$run/share" "$run/i/bin" "$run/i/modules" "$run/i/proc" "$run/i/sys" "$run/i/dev" \
+        "$run/i/newroot"
+virtfs=()
+if [ ${#cmd[@]} -gt 0 ]; then
+        dirs=$(shared_dirs) || exit 125
+        mapfile -t dirs <<< "$dirs"
+fi
 {
         echo "export SYSLAB_SYSTEM=$system SYSLAB_KERNEL=$kernel_arg LANG=C.UTF-8"
         echo "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root"
         for e in "${envs[@]}"; do echo "export $(printf %q "$e")"; done
-        echo "cd /run/syslab || exit 125"
-        printf 'exec bash %q\n' "/run/syslab/scenario/$(basename "$scenario")"
+        if [ ${#cmd[@]} = 0 ]; then
+                echo "cd /run/syslab || exit 125"
+                printf 'exec bash %q\n' "/run/syslab/scenario/$(basename "$scenario")"
+        else
+                for i in "${!dirs[@]}"; do
+                        virtfs+=(-virtfs "local,path=${dirs[$i]},mount_tag=share$i,security_model=none,readonly=on")
+                        printf 'mkdir -p %q && mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose share%d %q || exit 125\n' \
+                                "${dirs[$i]}" "$i" "${dirs[$i]}"
+                done
+                printf 'cd %q || exit 125\n' "$PWD"
+                printf 'exec'
+                printf ' %q' "${cmd[@]}"
+                echo
+        fi
 } > "$run/share/run"
+if [ ${#cmd[@]} = 0 ]; then
+        debs=${debs:-$debs_dir}
+        ls "$debs"/cacheage_*.deb "$debs"/libcacheage0_*.deb >/dev/null 2>&1 || die "no cacheage_*.deb and libcacheage0_*.deb in $debs"
+        [ -f "$scenario" ] || die "no scenario $scenario"
+        mkdir -p "$run/share/build-deb" "$run/share/scenario"
+        cp "$debs"/*.deb "$run/share/build-deb/"
+        cp -r "$(dirname "$scenario")"/. "$run/share/scenario/"
+fi
+# --init minimal: PID 1 on the image's root in place of systemd (the initramfs has mounted the
+# share on /run/syslab). Orphans would stay zombies: nothing run here makes any.
+cat > "$run/share/init" <<'EOF'
+#!/bin/sh
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mkdir -p /dev/shm /dev/pts
+mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t cgroup2 cgroup2 /sys/fs/cgroup
+hostname syslab
+stty -F /dev/ttyS1 raw -echo 2>/dev/null
+bash /run/syslab/run > /dev/ttyS1 2>&1 < /dev/null
+echo $? > /dev/ttyS2
+sync
+echo o > /proc/sysrq-trigger
+sleep 60
+EOF
+echo "$init" > "$run/i/boot-init"
 
 cp "$busybox" "$run/i/bin/busybox"
 cp "$kdir"/modules/* "$run/i/modules/"
@@ -452,6 +534,13 @@ while [ ! -b /dev/vda ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
 mount -t ext4 -o rw /dev/vda /newroot || fail "cannot mount the image"
 umount /proc /sys
 mount --move /dev /newroot/dev
+if [ "$(cat /boot-init)" = minimal ]; then
+        mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /newroot/run &&
+                mkdir /newroot/run/syslab &&
+                mount -t 9p -o trans=virtio,version=9p2000.L,ro syslab /newroot/run/syslab ||
+                fail "cannot mount the share"
+        exec switch_root /newroot /bin/sh /run/syslab/init
+fi
 exec switch_root /newroot /lib/systemd/systemd
 EOF
 chmod +x "$run/i/init"
@@ -468,6 +557,7 @@ boot() {
                 -append "console=ttyS0 quiet panic=-1 no_timer_check rdinit=/init" \
                 -drive "file=$image,if=virtio,format=raw,snapshot=on,cache=unsafe" \
                 -virtfs "local,path=$run/share,mount_tag=syslab,security_model=none,readonly=on" \
+                "${virtfs[@]}" \
                 -serial "file:$run/console" -chardev stdio,id=out,signal=off -serial chardev:out \
                 -serial "file:$run/status" < /dev/null > "$run/out" &
         qemu_pid=$!
@@ -481,7 +571,7 @@ boot() {
         wait "$tail_pid" || true
 }
 
-say "Debian $system on $(basename "$kdir"), image $(basename "$image")"
+say "Debian $system on $(basename "$kdir"), image $(basename "$image"), init $init"
 start=$SECONDS
 boot
 status=$(tr -dc '0-9\n' < "$run/status" | head -1)

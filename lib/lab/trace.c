@@ -1036,6 +1036,20 @@ static int arg_string(struct ca_trace *t, const struct args *args, int i, size_t
         return STR_OK;
 }
 
+/* Whether argument @i is a number above zero (a size: "1023", "0x400"). */
+static bool arg_positive(const struct args *args, int i)
+{
+        const char *p;
+        uint64_t v;
+
+        if (i < 0 || (unsigned) i >= args->n || i >= ARGS_MAX)
+                return false;
+        p = args->a[i];
+        if (p[0] == '0' && p[1] == 'x')
+                return strtoull(p, NULL, 16) > 0;
+        return parse_uint(&p, UINT64_MAX, &v) && v > 0;
+}
+
 /* An fd argument: its number, and a -y "<path>" decoration decoded into @deco if any. */
 static bool arg_fd(const struct args *args, int i, int *ret_fd, char *deco, size_t *ret_deco_len)
 {
@@ -1543,6 +1557,16 @@ static int do_call(struct ca_trace *t, int pid, uint64_t time_usec, const char *
         if (res_kind == RES_NONE)
                 return skip(t, &t->stats.skipped_noresult);
         ok = res_kind == RES_OK;
+        /*
+         * readlink of what is not a link: do_readlinkat() says EINVAL only after its walk went
+         * through and found an object (only a size of 0 fails before any walk), so for the
+         * cache it is a lookup that succeeded, the path's dentries made and released.
+         * glibc's realpath() and gcc's prefix code readlink every component they meet.
+         */
+        if (!ok && err == EINVAL && sc->kind == K_READLINK && arg_positive(&args, sc->path + 2)) {
+                ok = true;
+                err = 0;
+        }
         proc = proc_get(t, pid);
         t->release_name = sc->name;
         if (sc->kind >= K_GETCWD)

@@ -137,7 +137,9 @@ struct ca_trace_event {
                                   the component that is not a directory */
         const char *path2;     /* second path of rename/link/symlink, else NULL */
         int result;            /* 0 on success, else -errno (e.g. -ENOENT); an errno name
-                                  the reader does not know gives -EIO */
+                                  the reader does not know gives -EIO. A readlink of what
+                                  is not a link gives 0: its EINVAL comes after a walk that
+                                  went through (do_readlinkat) */
         const struct ca_trace_walk *walks; /* lookups made before path's own, in order: links
                                   followed, directories left by "..", an exec's interpreters */
         size_t nwalks;
