@@ -369,17 +369,24 @@ static void play_close(struct play *p)
                           (d_), (u_), (n_));                                               \
         } while (0)
 
-/* What the model holds at @path (see state()), not touching it. */
-static bool is_dir_at(struct ca_dcache *d, const char *path)
+/* The model's positive dentry at @path, not touching it (the caller puts it). */
+static struct ca_dentry *positive_at(struct ca_dcache *d, const char *path)
 {
         struct ca_dentry *de = NULL;
-        bool dir;
 
         cr_assert_eq(ca_dcache_path_lookup(d, path,
                                            CA_DCACHE_LOOKUP_NOCREATE | CA_DCACHE_LOOKUP_NOTOUCH,
                                            &de),
                      0, "%s not cached positive", path);
-        dir = ca_dentry_is_dir(de);
+        return de;
+}
+
+/* What the model holds at @path (see state()), not touching it. */
+static bool is_dir_at(struct ca_dcache *d, const char *path)
+{
+        struct ca_dentry *de = positive_at(d, path);
+        bool dir = ca_dentry_is_dir(de);
+
         ca_dcache_put(d, de);
         return dir;
 }
@@ -646,14 +653,9 @@ Test(replay_log, proc_pid_goes_with_its_process)
 /* Whether the model has the dentry at @path on its LRU (counted in nr_unused), not touching it. */
 static bool on_lru_at(struct ca_dcache *d, const char *path)
 {
-        struct ca_dentry *de = NULL;
-        bool lru;
+        struct ca_dentry *de = positive_at(d, path);
+        bool lru = ca_dentry_on_lru(de);
 
-        cr_assert_eq(ca_dcache_path_lookup(d, path,
-                                           CA_DCACHE_LOOKUP_NOCREATE | CA_DCACHE_LOOKUP_NOTOUCH,
-                                           &de),
-                     0, "%s not cached positive", path);
-        lru = ca_dentry_on_lru(de);
         ca_dcache_put(d, de);
         return lru;
 }
