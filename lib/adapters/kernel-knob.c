@@ -498,7 +498,10 @@ int kk_set(struct kk_guard *g, uint64_t value, char *msg, size_t len)
         g->found = found;
         g->value = value;
         g->set_usec = now_usec();
-        g->deadline_usec = g->set_usec + g->bound_usec;
+        /* A lowered value takes nothing from the host: its write gets longer (KK_LOWERED_BOUND_USEC). */
+        g->deadline_usec = g->set_usec + (g->lowered && g->bound_usec < KK_LOWERED_BOUND_USEC
+                                                  ? KK_LOWERED_BOUND_USEC
+                                                  : g->bound_usec);
         g->back_usec = 0;
         g->cut = false;
         g->error = 0;

@@ -21,7 +21,8 @@
  *     kernel. A value raised (a sweep) goes back at once: the shrinkers read the knob when they
  *     count, so what they counted is scanned anyway, and everything else on the host sees the
  *     administrator's value again. A value lowered (a trim) is meant for the whole write, whose
- *     every descent counts again: the guard first interrupts the write (a signal to the writing
+ *     every descent counts again: after KK_LOWERED_BOUND_USEC (when longer than the guard's
+ *     bound) the guard first interrupts the write (a signal to the writing
  *     thread, between kk_write_begin() and kk_write_end(): the kernel's reclaim stops for it
  *     after its current descent, mm/memcontrol.c memory_reclaim), and puts the value back once
  *     the write has ended, or KK_GRACE_USEC (30 s) later at most.
@@ -56,6 +57,15 @@
  * back whatever ends the daemon; so the bound is only against a write stuck in the kernel.
  */
 #define KK_GRACE_USEC 30000000
+
+/*
+ * A lowered value's bound, when the guard's own is shorter: a trim's write walks the group's
+ * LRU about once over its seventeen descents, and one cut at 100 ms (a loaded machine, TCG)
+ * walks a fraction of it, leaving its storm to rotations that may not come soon. The bound of a
+ * raised value (a sweep) is what keeps the rest of the host's reclaim gentle; a lowered one
+ * costs the host nothing it would keep, so it may run for this long before it is interrupted.
+ */
+#define KK_LOWERED_BOUND_USEC 1000000
 
 struct kk_guard;
 
