@@ -270,8 +270,26 @@ static const char *horizon_desc(const struct run *run, const struct config *cfg,
         return buf;
 }
 
+const char *controller_name(uint32_t variant)
+{
+        static const char *const names[_CA_AUTO_CONTROLLER_MAX] = {
+                [CA_AUTO_CONTROLLER_BUILT] = "built",
+                [CA_AUTO_CONTROLLER_NO_BAR] = "no-bar",
+                [CA_AUTO_CONTROLLER_BAR_1_WINDOW] = "bar-1-window",
+                [CA_AUTO_CONTROLLER_QUIET_8] = "quiet-8",
+                [CA_AUTO_CONTROLLER_UP_SIXTEENTH] = "up-sixteenth",
+                [CA_AUTO_CONTROLLER_UP_QUARTER] = "up-quarter",
+                [CA_AUTO_CONTROLLER_DOWN_QUARTER] = "down-quarter",
+        };
+
+        return variant < _CA_AUTO_CONTROLLER_MAX && names[variant] ? names[variant] : "?";
+}
+
 void print_human(const struct run *runs, size_t nruns, const struct config *cfg)
 {
+        if (cfg->age.auto_controller != CA_AUTO_CONTROLLER_BUILT)
+                printf("aging-auto rows: the controller with --controller %s, not as built\n\n",
+                       controller_name(cfg->age.auto_controller));
         for (size_t ri = 0; ri < nruns; ri++) {
                 const struct run *run = &runs[ri];
                 const struct trace *t = run->t;
@@ -474,10 +492,11 @@ static void json_over_time(const struct run *run, const struct policy *p)
 void print_json(const struct run *runs, size_t nruns, const struct config *cfg)
 {
         printf("{\"bench\":\"replay\",\"loop\":%llu,\"single_use_age\":%u,\"max_age\":%u,"
-               "\"refault_window\":%u,\"ages\":\"%s\",\"target_refault_ppm\":%u,",
+               "\"refault_window\":%u,\"ages\":\"%s\",\"target_refault_ppm\":%u,"
+               "\"controller\":\"%s\",",
                (unsigned long long)cfg->loop, cfg->age.single_use_age, cfg->age.max_age,
                cfg->age.refault_window, cfg->ages_auto ? "auto" : "fixed",
-               cfg->age.target_refault_ppm);
+               cfg->age.target_refault_ppm, controller_name(cfg->age.auto_controller));
         if (cfg->target_given)
                 printf("\"target_dead\":%.4f,\"target_extra_pct\":%.4f,", cfg->target_dead,
                        cfg->target_extra_pct);
