@@ -233,11 +233,20 @@ static void print_ages(const struct run *run)
         for (size_t i = 0; i < run->np; i++) {
                 const struct policy *p = &run->p[i];
                 size_t from = p->nages > 12 ? p->nages - 12 : 0;
+                uint64_t longest = 0;
 
                 if (p->kind != P_AGING || p->aging != AGING_AUTO || !p->nages)
                         continue;
-                printf("  %s ages (rotation: single-use/max), %zu changes%s:", p->name,
-                       p->nages - 1, from ? ", the last 12" : "");
+                /* the most rotations one pair was in force, the last until the end */
+                for (size_t k = 0; k < p->nages; k++) {
+                        uint64_t until = k + 1 < p->nages ? p->ages[k + 1].rotation : p->rotations;
+
+                        if (until - p->ages[k].rotation > longest)
+                                longest = until - p->ages[k].rotation;
+                }
+                printf("  %s ages (rotation: single-use/max), %zu changes, longest at one %llu "
+                       "rotations%s:", p->name, p->nages - 1, (unsigned long long)longest,
+                       from ? ", the last 12" : "");
                 for (size_t k = from; k < p->nages; k++)
                         printf(" %llu:%u/%u", (unsigned long long)p->ages[k].rotation,
                                p->ages[k].single_use_age, p->ages[k].max_age);
