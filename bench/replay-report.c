@@ -233,11 +233,20 @@ static void print_ages(const struct run *run)
         for (size_t i = 0; i < run->np; i++) {
                 const struct policy *p = &run->p[i];
                 size_t from = p->nages > 12 ? p->nages - 12 : 0;
+                uint64_t longest = 0;
 
                 if (p->kind != P_AGING || p->aging != AGING_AUTO || !p->nages)
                         continue;
-                printf("  %s ages (rotation: single-use/max), %zu changes%s:", p->name,
-                       p->nages - 1, from ? ", the last 12" : "");
+                /* the most rotations one pair was in force, the last until the end */
+                for (size_t k = 0; k < p->nages; k++) {
+                        uint64_t until = k + 1 < p->nages ? p->ages[k + 1].rotation : p->rotations;
+
+                        if (until - p->ages[k].rotation > longest)
+                                longest = until - p->ages[k].rotation;
+                }
+                printf("  %s ages (rotation: single-use/max), %zu changes, longest at one %llu "
+                       "rotations%s:", p->name, p->nages - 1, (unsigned long long)longest,
+                       from ? ", the last 12" : "");
                 for (size_t k = from; k < p->nages; k++)
                         printf(" %llu:%u/%u", (unsigned long long)p->ages[k].rotation,
                                p->ages[k].single_use_age, p->ages[k].max_age);
@@ -270,8 +279,26 @@ static const char *horizon_desc(const struct run *run, const struct config *cfg,
         return buf;
 }
 
+const char *controller_name(uint32_t variant)
+{
+        static const char *const names[_CA_AUTO_CONTROLLER_MAX] = {
+                [CA_AUTO_CONTROLLER_BUILT] = "built",
+                [CA_AUTO_CONTROLLER_NO_BAR] = "no-bar",
+                [CA_AUTO_CONTROLLER_BAR_1_WINDOW] = "bar-1-window",
+                [CA_AUTO_CONTROLLER_QUIET_8] = "quiet-8",
+                [CA_AUTO_CONTROLLER_UP_SIXTEENTH] = "up-sixteenth",
+                [CA_AUTO_CONTROLLER_UP_QUARTER] = "up-quarter",
+                [CA_AUTO_CONTROLLER_DOWN_QUARTER] = "down-quarter",
+        };
+
+        return variant < _CA_AUTO_CONTROLLER_MAX && names[variant] ? names[variant] : "?";
+}
+
 void print_human(const struct run *runs, size_t nruns, const struct config *cfg)
 {
+        if (cfg->age.auto_controller != CA_AUTO_CONTROLLER_BUILT)
+                printf("aging-auto rows: the controller with --controller %s, not as built\n\n",
+                       controller_name(cfg->age.auto_controller));
         for (size_t ri = 0; ri < nruns; ri++) {
                 const struct run *run = &runs[ri];
                 const struct trace *t = run->t;
@@ -474,10 +501,11 @@ static void json_over_time(const struct run *run, const struct policy *p)
 void print_json(const struct run *runs, size_t nruns, const struct config *cfg)
 {
         printf("{\"bench\":\"replay\",\"loop\":%llu,\"single_use_age\":%u,\"max_age\":%u,"
-               "\"refault_window\":%u,\"ages\":\"%s\",\"target_refault_ppm\":%u,",
+               "\"refault_window\":%u,\"ages\":\"%s\",\"target_refault_ppm\":%u,"
+               "\"controller\":\"%s\",",
                (unsigned long long)cfg->loop, cfg->age.single_use_age, cfg->age.max_age,
                cfg->age.refault_window, cfg->ages_auto ? "auto" : "fixed",
-               cfg->age.target_refault_ppm);
+               cfg->age.target_refault_ppm, controller_name(cfg->age.auto_controller));
         if (cfg->target_given)
                 printf("\"target_dead\":%.4f,\"target_extra_pct\":%.4f,", cfg->target_dead,
                        cfg->target_extra_pct);

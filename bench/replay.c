@@ -108,6 +108,9 @@ static void usage(const char *argv0)
                "                        aging-rf rows (%u; 0: no such rows)\n"
                "  --ages auto           aging-auto rows too: ages that hold --target-refault\n"
                "  --target-refault PCT  refaults per 100 reclaims for --ages auto (%g)\n"
+               "  --controller VARIANT  ages = auto's controller as built (built) or with one\n"
+               "                        part changed: no-bar, bar-1-window, quiet-8,\n"
+               "                        up-sixteenth, up-quarter, down-quarter\n"
                "  --target DEAD:EXTRA   say whether each aging row holds at most DEAD dead\n"
                "                        dentries per useful one and misses at most EXTRA %%\n"
                "                        more than none (to the horizon)\n"
@@ -152,6 +155,17 @@ static int parse_double(const char *s, double min, double max, double *ret)
                 return -EINVAL;
         *ret = v;
         return 0;
+}
+
+/* --controller VARIANT: the lab's knob in struct ca_params (enum ca_auto_controller) */
+static int parse_controller(const char *s, uint32_t *ret)
+{
+        for (uint32_t i = 0; i < _CA_AUTO_CONTROLLER_MAX; i++)
+                if (strcmp(s, controller_name(i)) == 0) {
+                        *ret = i;
+                        return 0;
+                }
+        return -EINVAL;
 }
 
 /* --target DEAD:EXTRA */
@@ -203,6 +217,7 @@ int main(int argc, char **argv)
                 OPT_REFAULT_WINDOW,
                 OPT_AGES,
                 OPT_TARGET_REFAULT,
+                OPT_CONTROLLER,
                 OPT_TARGET,
                 OPT_HORIZON,
                 OPT_FRONTIER,
@@ -226,6 +241,7 @@ int main(int argc, char **argv)
                 { "refault-window", required_argument, NULL, OPT_REFAULT_WINDOW },
                 { "ages", required_argument, NULL, OPT_AGES },
                 { "target-refault", required_argument, NULL, OPT_TARGET_REFAULT },
+                { "controller", required_argument, NULL, OPT_CONTROLLER },
                 { "target", required_argument, NULL, OPT_TARGET },
                 { "horizon", required_argument, NULL, OPT_HORIZON },
                 { "frontier", no_argument, NULL, OPT_FRONTIER },
@@ -306,6 +322,9 @@ int main(int argc, char **argv)
                         r = parse_double(optarg, 0.0001, CA_TARGET_REFAULT_MAX_PPM / 10000.0, &pct);
                         cfg.age.target_refault_ppm = (uint32_t)(pct * 10000.0 + 0.5);
                         break;
+                case OPT_CONTROLLER:
+                        r = parse_controller(optarg, &cfg.age.auto_controller);
+                        break;
                 case OPT_TARGET:
                         r = parse_target(optarg, &cfg);
                         break;
@@ -354,6 +373,10 @@ int main(int argc, char **argv)
         }
         if (cfg.ages_auto && !cfg.age.refault_window) {
                 fprintf(stderr, "bench-replay: --ages auto needs a --refault-window\n");
+                return 2;
+        }
+        if (cfg.age.auto_controller != CA_AUTO_CONTROLLER_BUILT && !cfg.ages_auto) {
+                fprintf(stderr, "bench-replay: --controller needs --ages auto\n");
                 return 2;
         }
         ntraces = (size_t)(argc - optind) + (cfg.capture ? 1 : 0);

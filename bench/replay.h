@@ -240,6 +240,9 @@ void run_done(struct run *run);
 
 /* --- replay-report.c ------------------------------------------------------------------------- */
 
+/* The name --controller takes for @variant (enum ca_auto_controller), "?" if none. */
+const char *controller_name(uint32_t variant);
+
 /* The figures of @nruns runs: a table, or one JSON object, on stdout. */
 void print_human(const struct run *runs, size_t nruns, const struct config *cfg);
 void print_json(const struct run *runs, size_t nruns, const struct config *cfg);

@@ -145,6 +145,29 @@ struct ghost_entry {
 #define AUTO_MIN_RECLAIMED 8u           /* objects */
 #define AUTO_QUIET (2 * AUTO_DECAY)     /* rotations without a steering refault to shorten */
 #define AUTO_FLOOR_WINDOWS 4u           /* refault windows a too-short max_age is avoided */
+#define AUTO_STEP 8u                    /* a step moves max_age by 1/this (at least 1 rotation) */
+
+/*
+ * The controller's parts, as built and as the lab's variants change one of them alone (enum
+ * ca_auto_controller, `bench-replay --controller`): what the comment above says of each part
+ * was measured with these.
+ */
+struct auto_tuning {
+        uint32_t quiet;         /* rotations without a steering refault before a step down */
+        uint32_t up;            /* a step up adds max_age / up (at least 1 rotation) */
+        uint32_t down;          /* a step down takes max_age / down (at least 1 rotation) */
+        uint32_t floor_windows; /* refault windows a too-short max_age is barred; 0: no bar */
+};
+
+static const struct auto_tuning auto_tunings[_CA_AUTO_CONTROLLER_MAX] = {
+        [CA_AUTO_CONTROLLER_BUILT] = { AUTO_QUIET, AUTO_STEP, AUTO_STEP, AUTO_FLOOR_WINDOWS },
+        [CA_AUTO_CONTROLLER_NO_BAR] = { AUTO_QUIET, AUTO_STEP, AUTO_STEP, 0 },
+        [CA_AUTO_CONTROLLER_BAR_1_WINDOW] = { AUTO_QUIET, AUTO_STEP, AUTO_STEP, 1 },
+        [CA_AUTO_CONTROLLER_QUIET_8] = { 8, AUTO_STEP, AUTO_STEP, AUTO_FLOOR_WINDOWS },
+        [CA_AUTO_CONTROLLER_UP_SIXTEENTH] = { AUTO_QUIET, 16, AUTO_STEP, AUTO_FLOOR_WINDOWS },
+        [CA_AUTO_CONTROLLER_UP_QUARTER] = { AUTO_QUIET, 4, AUTO_STEP, AUTO_FLOOR_WINDOWS },
+        [CA_AUTO_CONTROLLER_DOWN_QUARTER] = { AUTO_QUIET, AUTO_STEP, 4, AUTO_FLOOR_WINDOWS },
+};
 
 _Static_assert(sizeof(struct ghost_entry) == CA_REFAULT_ENTRY_BYTES, "entry size is stated");
 _Static_assert(CA_REFAULT_MEMORY_MIN % GHOST_WAYS == 0, "whole sets");
@@ -222,6 +245,8 @@ int ca_cache_validate_params(const struct ca_params *p)
         /* auto_ages steers by refaults: without a memory of the reclaimed it would be blind */
         if (p->auto_ages && (p->refault_window == 0 || p->target_refault_ppm < 1 ||
                              p->target_refault_ppm > CA_TARGET_REFAULT_MAX_PPM))
+                return -EINVAL;
+        if (p->auto_controller >= _CA_AUTO_CONTROLLER_MAX)
                 return -EINVAL;
         return 0;
 }
@@ -469,6 +494,7 @@ static void auto_step(struct ca_cache *c)
 {
         uint64_t reclaimed = c->reclaimed_total - c->auto_reclaimed_mark;
         uint64_t refaults = c->refaults_steering - c->auto_refaults_mark;
+        const struct auto_tuning *t = &auto_tunings[c->params.auto_controller];
         uint64_t target = c->params.target_refault_ppm, share;
         uint32_t epoch = cache_epoch(c), max = c->max_age, floor;
         bool enough;
@@ -488,15 +514,14 @@ static void auto_step(struct ca_cache *c)
         share = c->auto_reclaimed ? c->auto_refaults * 1000000 / c->auto_reclaimed : 0;
         if (enough && share > target * AUTO_BAND) {
                 /* too short: not gone back to for AUTO_FLOOR_WINDOWS refault windows */
-                if (max >= c->auto_floor) {
+                if (t->floor_windows && max >= c->auto_floor) {
                         c->auto_floor = max;
-                        c->auto_floor_until =
-                                epoch + AUTO_FLOOR_WINDOWS * c->params.refault_window;
+                        c->auto_floor_until = epoch + t->floor_windows * c->params.refault_window;
                 }
-                max += max / 8 ? max / 8 : 1;
-        } else if (share * AUTO_BAND < target && c->auto_quiet >= AUTO_QUIET) {
+                max += max / t->up ? max / t->up : 1;
+        } else if (share * AUTO_BAND < target && c->auto_quiet >= t->quiet) {
                 floor = c->auto_floor + 1;
-                max -= max / 8 ? max / 8 : 1;
+                max -= max / t->down ? max / t->down : 1;
                 if (max < floor)
                         max = floor;
         }

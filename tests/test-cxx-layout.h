@@ -24,6 +24,7 @@ struct cxx_layout {
         X(struct ca_node, flags), X(struct ca_node, due),                                  \
         X(struct ca_cache_head, epoch),                                                    \
         X(struct ca_params, single_use_age), X(struct ca_params, max_age),                 \
+        X(struct ca_params, auto_controller),                                              \
         X(struct ca_stats, objects), X(struct ca_stats, backlog),                          \
         X(struct ca_stat_desc, help), X(struct ca_cache_ops, reclaim),                     \
         X(struct ca_cache_ops, size),                                                      \

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <criterion/criterion.h>
 
@@ -532,4 +533,73 @@ Test(refault, auto_keeps_an_age_through_rounds, .timeout = 120)
                      ages[ROTATIONS - 1]);
         cr_assert_eq(stats(k).refaults, FILES, "each file missed once, at its first return");
         keyed_free(k);
+}
+
+/*
+ * The rounds of auto_keeps_an_age_through_rounds with gaps twice as long (so that the ages
+ * step up from above 16 rotations, where an eighth and a sixteenth differ), under @p: the
+ * max_age in force after each rotation into @ages.
+ */
+enum { ROUNDS_ROTATIONS = 720 };
+
+static void rounds_ages(const struct ca_params *p, uint32_t ages[ROUNDS_ROTATIONS])
+{
+        enum { FILES = 400, JUNK = 30 };
+        static const uint32_t gaps[] = { 24, 40, 32, 48 };
+        struct keyed *k = keyed_new(FILES + (size_t)JUNK * ROUNDS_ROTATIONS, p);
+        uint32_t next_round = 0;
+        size_t junk = FILES, round = 0;
+
+        for (uint32_t r = 0; r < ROUNDS_ROTATIONS; r++) {
+                if (r == next_round) {
+                        for (size_t i = 0; i < FILES; i++)
+                                use(k, i);
+                        next_round = r + gaps[round++ % 4];
+                }
+                for (size_t j = 0; j < JUNK; j++)
+                        use(k, junk++);
+                step(k);
+                ages[r] = (uint32_t)stats(k).current_max_age;
+        }
+        keyed_free(k);
+}
+
+/*
+ * The lab's knob (bench-replay --controller, doc/benchmarks.md): a zeroed auto_controller is
+ * the controller as built, and each variant is the one asked for: on the same rounds each
+ * moves the ages otherwise than the built one and than every other variant.
+ */
+Test(refault, auto_controller_variants_are_selected, .timeout = 120)
+{
+        struct ca_params p = { .single_use_age = 32, .max_age = 64, .refault_window = 64,
+                               .auto_ages = true,
+                               .target_refault_ppm = CA_TARGET_REFAULT_DEFAULT_PPM };
+        static uint32_t ages[_CA_AUTO_CONTROLLER_MAX][ROUNDS_ROTATIONS], zeroed[ROUNDS_ROTATIONS];
+        struct keyed *k;
+        struct ca_params got;
+
+        cr_assert_eq(CA_PARAMS_DEFAULT.auto_controller, CA_AUTO_CONTROLLER_BUILT);
+        cr_assert_eq(CA_AUTO_CONTROLLER_BUILT, 0, "a zeroed tail is the controller as built");
+        p.auto_controller = _CA_AUTO_CONTROLLER_MAX;
+        cr_assert_eq(ca_cache_validate_params(&p), -EINVAL);
+        k = keyed_new(1, NULL);
+        cr_assert_eq(ca_cache_set_params(k->cache, &p), -EINVAL);
+        p.auto_controller = CA_AUTO_CONTROLLER_UP_QUARTER;
+        cr_assert_eq(ca_cache_set_params(k->cache, &p), 0);
+        ca_cache_get_params(k->cache, &got);
+        cr_assert_eq(got.auto_controller, CA_AUTO_CONTROLLER_UP_QUARTER);
+        keyed_free(k);
+
+        p.auto_controller = 0;
+        rounds_ages(&p, zeroed);
+        for (uint32_t v = 0; v < _CA_AUTO_CONTROLLER_MAX; v++) {
+                p.auto_controller = v;
+                rounds_ages(&p, ages[v]);
+        }
+        cr_assert_arr_eq(zeroed, ages[CA_AUTO_CONTROLLER_BUILT], sizeof(zeroed),
+                         "a zeroed auto_controller is not the controller as built");
+        for (uint32_t v = 0; v < _CA_AUTO_CONTROLLER_MAX; v++)
+                for (uint32_t w = v + 1; w < _CA_AUTO_CONTROLLER_MAX; w++)
+                        cr_assert(memcmp(ages[v], ages[w], sizeof(zeroed)) != 0,
+                                  "variants %u and %u move the ages alike", v, w);
 }

@@ -166,7 +166,8 @@ struct ca_cache_ops {
 
 /*
  * Aging parameters, in rotations (the rotation interval belongs to the driver). A zeroed tail
- * (refault_window, auto_ages, target_refault_ppm) means no refault memory and fixed ages.
+ * (refault_window, auto_ages, target_refault_ppm, auto_controller) means no refault memory
+ * and fixed ages.
  */
 struct ca_params {
         uint32_t single_use_age; /* 1..CA_AGE_MAX, default CA_SINGLE_USE_AGE_DEFAULT; with
@@ -178,6 +179,27 @@ struct ca_params {
         bool auto_ages;          /* move the ages to hold target_refault_ppm (needs a window) */
         uint32_t target_refault_ppm; /* auto_ages: refaults per million reclaims to hold,
                                         1..CA_TARGET_REFAULT_MAX_PPM; else ignored */
+        uint32_t auto_controller; /* auto_ages: enum ca_auto_controller, for the lab only;
+                                     0 (CA_AUTO_CONTROLLER_BUILT) everywhere else */
+};
+
+/*
+ * The controller of ages = auto as built, or one of its parts taken out or changed alone: a
+ * knob for the lab's measurements of what each part is worth (`bench-replay --controller`,
+ * doc/benchmarks.md), which no configuration key reaches. A zeroed field is the controller as
+ * built, which nothing else should ask for.
+ */
+enum ca_auto_controller {
+        CA_AUTO_CONTROLLER_BUILT = 0,      /* 16 quiet rotations before a step down, steps of an
+                                              eighth, a too-short max_age barred for 4 refault
+                                              windows */
+        CA_AUTO_CONTROLLER_NO_BAR,         /* no bar on a too-short max_age */
+        CA_AUTO_CONTROLLER_BAR_1_WINDOW,   /* the bar for 1 refault window */
+        CA_AUTO_CONTROLLER_QUIET_8,        /* a step down after 8 quiet rotations */
+        CA_AUTO_CONTROLLER_UP_SIXTEENTH,   /* steps up of a sixteenth */
+        CA_AUTO_CONTROLLER_UP_QUARTER,     /* steps up of a quarter */
+        CA_AUTO_CONTROLLER_DOWN_QUARTER,   /* steps down of a quarter */
+        _CA_AUTO_CONTROLLER_MAX,
 };
 
 #define CA_PARAMS_DEFAULT                                                                  \
@@ -280,7 +302,8 @@ struct ca_cache *ca_cache_free(struct ca_cache *cache);
  * Returns 0, -ENOMEM (the refault memory), or -EINVAL (and nothing changes) when a value is
  * outside 1..CA_AGE_MAX, max_age is below single_use_age (a reused object never goes before a
  * single-use one), refault_window is above CA_REFAULT_WINDOW_MAX, or auto_ages is asked
- * without a refault_window or with target_refault_ppm outside 1..CA_TARGET_REFAULT_MAX_PPM.
+ * without a refault_window or with target_refault_ppm outside 1..CA_TARGET_REFAULT_MAX_PPM,
+ * or auto_controller is not an enum ca_auto_controller.
  */
 int ca_cache_set_params(struct ca_cache *cache, const struct ca_params *params);
 void ca_cache_get_params(const struct ca_cache *cache, struct ca_params *ret);

@@ -41,13 +41,15 @@
 extern "C" {
 #endif
 
-#define CA_PLUGIN_ABI 5 /* 2: key tables, statistics that say their kind, pressure and idle;
+#define CA_PLUGIN_ABI 6 /* 2: key tables, statistics that say their kind, pressure and idle;
                           3: asynchronous refresh (CA_ROTATE_LATER, ca_host_rotate_ready);
                           4: struct ca_cache_ops and struct ca_params grew (refaults, ages =
                           auto): a table built for 3 would be read past its end; and
                           struct ca_host_ops grew slice_usec (a host's table too);
                           5: struct ca_cache_part grew its state: an array built for 4 would
-                          be read with the wrong stride */
+                          be read with the wrong stride;
+                          6: struct ca_params grew auto_controller: ca_cache_get_params()
+                          would write past the end of one built for 5 */
 #define CA_PLUGIN_SYMBOL "cacheage_plugin"
 
 struct event_base;
