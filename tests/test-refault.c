@@ -483,6 +483,38 @@ Test(refault, auto_shortens_when_nothing_comes_back_and_lengthens_when_things_do
 }
 
 /*
+ * Rounds as a session has them: FILES keys used all together, the gap between two rounds
+ * cycling through @gaps, and JUNK new keys a rotation never used again, under @p: the max_age
+ * in force after each rotation into @ages; returns the refaults counted.
+ */
+enum { ROUNDS_ROTATIONS = 720, ROUNDS_FILES = 400 };
+
+static uint64_t rounds_ages(const struct ca_params *p, const uint32_t gaps[4],
+                            uint32_t ages[ROUNDS_ROTATIONS])
+{
+        enum { JUNK = 30 };
+        struct keyed *k = keyed_new(ROUNDS_FILES + (size_t)JUNK * ROUNDS_ROTATIONS, p);
+        uint32_t next_round = 0;
+        size_t junk = ROUNDS_FILES, round = 0;
+        uint64_t refaults;
+
+        for (uint32_t r = 0; r < ROUNDS_ROTATIONS; r++) {
+                if (r == next_round) {
+                        for (size_t i = 0; i < ROUNDS_FILES; i++)
+                                use(k, i);
+                        next_round = r + gaps[round++ % 4];
+                }
+                for (size_t j = 0; j < JUNK; j++)
+                        use(k, junk++);
+                step(k);
+                ages[r] = (uint32_t)stats(k).current_max_age;
+        }
+        refaults = stats(k).refaults;
+        keyed_free(k);
+        return refaults;
+}
+
+/*
  * A session's shape: FILES keys used all together in rounds, the gap between two rounds
  * cycling through 12, 20, 16 and 24 rotations, and JUNK new keys a rotation never used again;
  * limits 32/64. The ages go down from the limits, overshoot once into the first returns'
@@ -495,25 +527,15 @@ Test(refault, auto_shortens_when_nothing_comes_back_and_lengthens_when_things_do
  */
 Test(refault, auto_keeps_an_age_through_rounds, .timeout = 120)
 {
-        enum { FILES = 400, JUNK = 30, ROTATIONS = 720, WINDOW = 64 };
+        enum { WINDOW = 64 };
         static const uint32_t gaps[] = { 12, 20, 16, 24 };
         struct ca_params p = { .single_use_age = 32, .max_age = 64, .refault_window = WINDOW,
                                .auto_ages = true,
                                .target_refault_ppm = CA_TARGET_REFAULT_DEFAULT_PPM };
-        struct keyed *k = keyed_new(FILES + (size_t)JUNK * ROTATIONS, &p);
-        uint32_t ages[ROTATIONS], next_round = 0, too_short = 0, up_at = 0, longest = 0, run = 0;
-        size_t junk = FILES, round = 0;
+        uint32_t ages[ROUNDS_ROTATIONS], too_short = 0, up_at = 0, longest = 0, run = 0;
+        uint64_t refaults = rounds_ages(&p, gaps, ages);
 
-        for (uint32_t r = 0; r < ROTATIONS; r++) {
-                if (r == next_round) {
-                        for (size_t i = 0; i < FILES; i++)
-                                use(k, i);
-                        next_round = r + gaps[round++ % 4];
-                }
-                for (size_t j = 0; j < JUNK; j++)
-                        use(k, junk++);
-                step(k);
-                ages[r] = (uint32_t)stats(k).current_max_age;
+        for (uint32_t r = 0; r < ROUNDS_ROTATIONS; r++) {
                 if (r > 0 && ages[r] > ages[r - 1] && !up_at) {
                         up_at = r; /* the first move up: the age before proved too short */
                         too_short = ages[r - 1];
@@ -529,39 +551,9 @@ Test(refault, auto_keeps_an_age_through_rounds, .timeout = 120)
                 cr_assert_gt(ages[r], too_short, "rotation %u: back to %u, which proved too short",
                              r, ages[r]);
         cr_assert_geq(longest, 100, "no age kept for 100 rotations (longest %u)", longest);
-        cr_assert_eq(ages[ROTATIONS - 1], 1, "nothing steering came back: down to 1, not %u",
-                     ages[ROTATIONS - 1]);
-        cr_assert_eq(stats(k).refaults, FILES, "each file missed once, at its first return");
-        keyed_free(k);
-}
-
-/*
- * The rounds of auto_keeps_an_age_through_rounds with gaps twice as long (so that the ages
- * step up from above 16 rotations, where an eighth and a sixteenth differ), under @p: the
- * max_age in force after each rotation into @ages.
- */
-enum { ROUNDS_ROTATIONS = 720 };
-
-static void rounds_ages(const struct ca_params *p, uint32_t ages[ROUNDS_ROTATIONS])
-{
-        enum { FILES = 400, JUNK = 30 };
-        static const uint32_t gaps[] = { 24, 40, 32, 48 };
-        struct keyed *k = keyed_new(FILES + (size_t)JUNK * ROUNDS_ROTATIONS, p);
-        uint32_t next_round = 0;
-        size_t junk = FILES, round = 0;
-
-        for (uint32_t r = 0; r < ROUNDS_ROTATIONS; r++) {
-                if (r == next_round) {
-                        for (size_t i = 0; i < FILES; i++)
-                                use(k, i);
-                        next_round = r + gaps[round++ % 4];
-                }
-                for (size_t j = 0; j < JUNK; j++)
-                        use(k, junk++);
-                step(k);
-                ages[r] = (uint32_t)stats(k).current_max_age;
-        }
-        keyed_free(k);
+        cr_assert_eq(ages[ROUNDS_ROTATIONS - 1], 1,
+                     "nothing steering came back: down to 1, not %u", ages[ROUNDS_ROTATIONS - 1]);
+        cr_assert_eq(refaults, ROUNDS_FILES, "each file missed once, at its first return");
 }
 
 /*
@@ -574,6 +566,9 @@ Test(refault, auto_controller_variants_are_selected, .timeout = 120)
         struct ca_params p = { .single_use_age = 32, .max_age = 64, .refault_window = 64,
                                .auto_ages = true,
                                .target_refault_ppm = CA_TARGET_REFAULT_DEFAULT_PPM };
+        /* The rounds with gaps twice as long: the ages step up from above 16 rotations, where
+           an eighth and a sixteenth differ. */
+        static const uint32_t long_gaps[] = { 24, 40, 32, 48 };
         static uint32_t ages[_CA_AUTO_CONTROLLER_MAX][ROUNDS_ROTATIONS], zeroed[ROUNDS_ROTATIONS];
         struct keyed *k;
         struct ca_params got;
@@ -591,10 +586,10 @@ Test(refault, auto_controller_variants_are_selected, .timeout = 120)
         keyed_free(k);
 
         p.auto_controller = 0;
-        rounds_ages(&p, zeroed);
+        rounds_ages(&p, long_gaps, zeroed);
         for (uint32_t v = 0; v < _CA_AUTO_CONTROLLER_MAX; v++) {
                 p.auto_controller = v;
-                rounds_ages(&p, ages[v]);
+                rounds_ages(&p, long_gaps, ages[v]);
         }
         cr_assert_arr_eq(zeroed, ages[CA_AUTO_CONTROLLER_BUILT], sizeof(zeroed),
                          "a zeroed auto_controller is not the controller as built");
