@@ -545,7 +545,9 @@ static uint64_t restat_storm(const char *dir, unsigned n)
 
 /*
  * A service made a storm of 100,000 missing names before the daemon started: aged like the
- * rest, it goes within 15 rotations (the first look is a pass), while another group's hot
+ * rest, it goes within 30 rotations (a trim walks its LRU once at most, and a loaded guest
+ * interrupts a trim after 1 s: in CI's 6.1 guest 9 trims left 1,470 of it after 15), while
+ * another group's hot
  * set and the host's negatives outside the group stay. Asserted on the group's own figures
  * (its reclaimable slab, v1 its kernel memory: others' work moves neither); in a quiet kernel
  * (the VM lab) on dentry-state as well, exactly, and the other hot set and the host's
@@ -598,12 +600,12 @@ Test(kernel, real_storm_before_the_daemon_goes_and_the_others_stay, .fini = tear
                astat("a", "actions") == 0 || astat("a", "actions") == UINT64_MAX) {
                 /* Gone without the adapter: another program dropped the whole host's caches
                    (a benchmark's drop_caches): nothing to measure on this machine now. */
-                if (rotations("a") >= r0 + 15 && !quiet &&
+                if (rotations("a") >= r0 + 30 && !quiet &&
                     (kernel_real_drops() != drops ||
                      (astat("a", "actions") == 0 && level <= level0 + (level1 - level0) / 4)))
                         test_skip(teardown, "another program dropped the host's caches while the "
                                             "adapter worked (/proc/vmstat drop_slab)");
-                cr_assert(rotations("a") < r0 + 15, "after 15 rotations: level %" PRIu64 " (%"
+                cr_assert(rotations("a") < r0 + 30, "after 30 rotations: level %" PRIu64 " (%"
                           PRIu64 " before the storm, %" PRIu64 " after it), nr_negative %"
                           PRIu64 " (%" PRIu64 " before it)\n%s", level, level0, level1,
                           dentry_state().nr_negative, ds0.nr_negative,
