@@ -1045,6 +1045,15 @@ Test(kernel_policy, a_trim_is_one_write)
         kp_pass_trim(&p);
         cr_assert_not(kp_pass_step(&p, 0, 2 << 20, (2 << 20) - 4096, 10, 0));
         cr_assert_not(kp_pass_again(&p, 1 << 20), "it freed little");
+        /* It halved a storm's rest (1,084 dentries, 208K): about as much is left, again. */
+        kp_pass_begin(&p, 256 << 10, 1 << 20, 0);
+        kp_pass_trim(&p);
+        cr_assert_not(kp_pass_step(&p, 0, 457 << 10, 457 << 10, 1084, 0));
+        cr_assert(kp_pass_again(&p, 1 << 20), "1,084 dentries: again");
+        kp_pass_begin(&p, 256 << 10, 1 << 20, 0);
+        kp_pass_trim(&p);
+        cr_assert_not(kp_pass_step(&p, 0, 457 << 10, 457 << 10, 600, 0));
+        cr_assert_not(kp_pass_again(&p, 1 << 20), "600 dentries, under an eighth of 1M");
 }
 
 Test(kernel_policy, a_sweep_is_one_write)
