@@ -68,10 +68,15 @@
  * crawler then writes as much in one run on a CPU; a batch of checks is one run of the worker
  * thread that answers them. A client's get that comes meanwhile waits for a CPU or
  * for that worker. With 128 KiB and 512, a rotation's deletes cost the client's p99 4.3x;
- * with 8 KiB and 16, 1.5x (bench-memcached, doc/benchmarks.md).
+ * with 8 KiB and 16, 1.5x (bench-memcached, doc/benchmarks.md). A build may set others, to
+ * measure them again: meson setup -Dc_args='-DMC_READ_MAX=131072 -DMC_CHECK_BATCH=512'.
  */
+#ifndef MC_READ_MAX
 #define MC_READ_MAX (8 * 1024)            /* bytes read from the socket at once */
+#endif
+#ifndef MC_CHECK_BATCH
 #define MC_CHECK_BATCH 16                 /* victims checked per round trip */
+#endif
 #define MC_BUSY_RETRY_USEC 100000         /* LRU crawler busy: ask again after this */
 #define MC_ITEM_UPDATE_SEC 60             /* memcached's ITEM_UPDATE_INTERVAL */
 #define MC_MAX_ITEMS_DEFAULT 1000000      /* items */
