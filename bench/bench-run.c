@@ -62,12 +62,28 @@ uint64_t bench_wall_usec(void)
 
 const char *bench_env(const char *name)
 {
+        /* Made absolute once: the daemon takes only an absolute plugin_dir, and the documents
+         * give these relative to the source tree (CA_ADAPTER_DIR=build/lib/adapters). */
+        static struct {
+                const char *name;
+                char *path;
+        } seen[4];
         const char *v = getenv(name);
+        size_t i;
 
+        for (i = 0; i < sizeof(seen) / sizeof(seen[0]) && seen[i].name; i++)
+                if (strcmp(seen[i].name, name) == 0)
+                        return seen[i].path;
         if (!v || !*v)
                 bench_die("%s is not set (run it through meson: meson test -C BUILD --benchmark ...)",
                         name);
-        return v;
+        if (i == sizeof(seen) / sizeof(seen[0]))
+                bench_die("bench_env: more than %zu variables", i);
+        seen[i].path = realpath(v, NULL);
+        if (!seen[i].path)
+                bench_die("%s=%s: %s", name, v, strerror(errno));
+        seen[i].name = name;
+        return seen[i].path;
 }
 
 double bench_loadavg(void)

@@ -22,7 +22,7 @@ uint64_t bench_now_usec(void);     /* CLOCK_MONOTONIC */
 /* Sleep until bench_now_usec() reaches @t_usec; at once if it has. */
 void bench_sleep_until(uint64_t t_usec);
 uint64_t bench_wall_usec(void);    /* CLOCK_REALTIME: memcached's log lines' ts= */
-/* bench_env() - an environment variable meson sets (CACHEAGED, CA_ADAPTER_DIR), or die. */
+/* bench_env() - a path meson sets (CACHEAGED, CA_ADAPTER_DIR), made absolute, or die. */
 const char *bench_env(const char *name);
 /* bench_loadavg() - the 1-minute load average, -1 when unknown. */
 double bench_loadavg(void);
