@@ -67,8 +67,8 @@
  * Short runs for the server's threads. A read frees that much of the socket, and memcached's
  * crawler then writes as much in one run on a CPU; a batch of checks is one run of the worker
  * thread that answers them. A client's get that comes meanwhile waits for a CPU or
- * for that worker. With 128 KiB and 512, a rotation's deletes cost the client's p99 4.3x;
- * with 8 KiB and 16, 1.5x (bench-memcached, doc/benchmarks.md). A build may set others, to
+ * for that worker. With 128 KiB and 512, a rotation's deletes cost the client's p99 3.6x;
+ * with 8 KiB and 16, 1.3x (bench-memcached, doc/benchmarks.md). A build may set others, to
  * measure them again: meson setup -Dc_args='-DMC_READ_MAX=131072 -DMC_CHECK_BATCH=512'.
  */
 #ifndef MC_READ_MAX
