@@ -622,10 +622,13 @@ Test(kernel, real_storm_before_the_daemon_goes_and_the_others_stay, .fini = tear
                   "%s", test_read_file(env.daemon_err));
         cr_assert(astat("a", "actions") >= 1);
         cr_assert_eq(astat("a", "action_errors"), 0);
-        /* The slab's fall across the passes: what the kernel frees after a pass's last read
-           (dentries go after an RCU grace period) is not counted: 47% on 6.1 in a guest. */
-        cr_assert(astat("a", "reclaimed_bytes") >= (level1 - level0) / 4,
-                  "reclaimed_bytes %" PRIu64, astat("a", "reclaimed_bytes"));
+        /* The slab's fall across the passes or trims: what the kernel frees after a write's
+           last read (dentries go after an RCU grace period) is not counted: 47% of the storm
+           with passes on 6.1 in a guest; with trims, which free over many small descents,
+           under a quarter once (4,653,600 bytes, 2026-12-07): an eighth at least. */
+        cr_assert(astat("a", "reclaimed_bytes") >= (level1 - level0) / 8,
+                  "reclaimed_bytes %" PRIu64 " of a storm of %" PRIu64,
+                  astat("a", "reclaimed_bytes"), level1 - level0);
         /* RECLAIMED: the dentries the passes took (host-wide fall: exact when quiet). */
         cr_assert(get_t(env.bus, cache_path("a"), CA_BUS_CACHE_IFACE, "Reclaimed") >=
                           (quiet ? 90000 : 1),

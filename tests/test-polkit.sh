@@ -118,7 +118,9 @@ start_polkitd() {
                 mount -t tmpfs tmpfs /etc/polkit-1/rules.d && exec $polkitd" \
                 >> "$dir/polkitd.log" 2>&1 &
         polkit_pid=$!
-        wait_for 20 sh -c "busctl --address='$addr' status org.freedesktop.PolicyKit1" ||
+        # 60 s: on CI's machine, with two guests and a build beside it, polkitd had loaded its
+        # rules and entered its loop but was not on the bus after 20 s
+        wait_for 60 sh -c "busctl --address='$addr' status org.freedesktop.PolicyKit1" ||
                 { echo "Bail out! polkitd did not start"; sed 's/^/# /' "$dir/polkitd.log"; exit 1; }
 }
 start_polkitd
