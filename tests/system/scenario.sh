@@ -69,18 +69,6 @@ step() {
         fi
 }
 
-# skip NAME REASON -- DESCRIPTION
-skip() {
-        local name=$1 reason=$2
-        shift 3
-        if [ -n "$only" ] && ! [[ $name =~ $only ]]; then
-                return 0
-        fi
-        n=$((n + 1))
-        echo "ok $n - $* # SKIP $reason"
-        result[$name]=skipped
-}
-
 fail() { echo "FAILED: $*"; exit 1; }
 figure() { echo "figure: $*"; }
 
@@ -309,11 +297,14 @@ step_kill9() {
 # vm.vfs_cache_pressure raised (204800); the unit's ExecStopPost= (cacheaged --restore-sysctl)
 # puts back the value recorded in /run/cacheage/sysctl/ before the sweep raised it
 # (lib/adapters/kernel-knob.h). The guard's own thread puts it back after a bound (about 100 ms)
-# while the daemon lives: the kill must land within that window. Checked before the unit starts again (RestartSec=5s: SubState auto-restart),
-# so that the daemon's own repair at its next start cannot be what put it back; and that repair
-# would put back the kernel's default (100), not the value recorded (the step sets 123 first).
+# while the daemon lives: the kill must land within that window. Three ways to stop in a sweep:
+# kill -9 as shipped, checked before the unit starts again (RestartSec=5s: SubState
+# auto-restart), so that the daemon's own repair at its next start cannot be what put it back;
+# kill -9 with Restart= prevented (nothing starts it again); and systemctl stop. The daemon's
+# repair at a start would put back the kernel's default (100), not the value recorded (the step
+# sets 123 first).
 step_sysctl_guard() {
-        local raised=204800 v pid tries=0 caught=0 substate
+        local v tries substate
         # Sweeps write /proc/sys: kernel-reclaim.conf (linked by the reclaim step, whatever its
         # outcome; linked here when that step did not run).
         if [ ! -e /etc/systemd/system/cacheaged.service.d/kernel-reclaim.conf ]; then
@@ -335,22 +326,10 @@ step_sysctl_guard() {
                         1 while sysread($f, $buf, 1048576);
                         -e "/var/lib/lab-sweep/m$n-$_" for 1 .. 20000;
                 }' || fail "systemd-run lab-sweep"
-        while [ $caught = 0 ] && [ $tries -lt 30 ]; do
-                tries=$((tries + 1))
-                wait_for 30 systemctl is-active cacheaged || fail "cacheaged is not active"
-                pid=$(main_pid)
-                # Poll for a sweep's raised value (a rotation's worth), then kill at once.
-                for ((i = 0; i < 20000; i++)); do
-                        read -r v < /proc/sys/vm/vfs_cache_pressure
-                        if [ "$v" = $raised ]; then
-                                kill -9 "$pid" && caught=1
-                                break
-                        fi
-                done
-        done
-        systemctl stop lab-sweep
-        [ $caught = 1 ] || fail "no sweep caught in $tries tries"
-        # Stopped, ExecStopPost= run, not started again yet.
+
+        # 1. kill -9 during a sweep, the unit as shipped (Restart=on-failure): put back before
+        # systemd starts it again.
+        tries=$(sweep_caught 'kill -9 "$pid"') || fail "no sweep caught in 30 tries (kill -9)"
         wait_for 4 '[ "$(systemctl show -P SubState cacheaged)" = auto-restart ]'
         substate=$(systemctl show -P SubState cacheaged)
         v=$(cat /proc/sys/vm/vfs_cache_pressure)
@@ -359,12 +338,65 @@ step_sysctl_guard() {
         grep -q '^ExecStopPost=.*--restore-sysctl' "$(systemctl show -P FragmentPath cacheaged)" ||
                 fail "the unit has no ExecStopPost= ... --restore-sysctl (vm.vfs_cache_pressure is $v)"
         [ "$substate" = auto-restart ] || fail "SubState $substate, not auto-restart"
-        [ "$v" = 123 ] || fail "vm.vfs_cache_pressure is $v after the kill, not the 123 recorded"
-        # kernel-knob.h: the record of the value found, removed once it is back
-        [ ! -e /run/cacheage/sysctl/vm.vfs_cache_pressure ] ||
-                fail "the record /run/cacheage/sysctl/vm.vfs_cache_pressure is left: $(cat /run/cacheage/sysctl/vm.vfs_cache_pressure)"
+        knob_put_back "after the kill"
         wait_for 30 systemctl is-active cacheaged || fail "not active again"
+
+        # 2. The same with Restart= prevented (a runtime drop-in: Restart=no): nothing starts it
+        # again, ExecStopPost= alone puts the value back.
+        mkdir -p /run/systemd/system/cacheaged.service.d
+        printf '[Service]\nRestart=no\n' > /run/systemd/system/cacheaged.service.d/zz-no-restart.conf
+        systemctl daemon-reload && systemctl restart cacheaged || fail "restart with Restart=no"
+        tries=$(sweep_caught 'kill -9 "$pid"') || fail "no sweep caught in 30 tries (Restart=no)"
+        wait_for 10 '! systemctl is-active -q cacheaged && [ "$(systemctl show -P SubState cacheaged)" != stop-post ]' ||
+                fail "still active 10 s after kill -9 with Restart=no"
+        substate=$(systemctl show -P SubState cacheaged)
+        v=$(cat /proc/sys/vm/vfs_cache_pressure)
+        figure "Restart=no: killed during a sweep after $tries tries; vm.vfs_cache_pressure $v in SubState $substate"
+        [ "$substate" = failed ] || fail "SubState $substate after kill -9 with Restart=no, not failed"
+        knob_put_back "after the kill with Restart=no"
+        rm /run/systemd/system/cacheaged.service.d/zz-no-restart.conf
+        systemctl daemon-reload
+        systemctl reset-failed cacheaged
+
+        # 3. systemctl stop during a sweep: the daemon's own stop, then ExecStopPost=.
+        systemctl start cacheaged && wait_for 30 systemctl is-active cacheaged || fail "start again"
+        tries=$(sweep_caught 'systemctl stop cacheaged') || fail "no sweep caught in 30 tries (stop)"
+        v=$(cat /proc/sys/vm/vfs_cache_pressure)
+        figure "systemctl stop during a sweep after $tries tries; vm.vfs_cache_pressure $v"
+        knob_put_back "after systemctl stop"
+        systemctl stop lab-sweep
+        systemctl start cacheaged && wait_for 30 systemctl is-active cacheaged || fail "not active again"
         sysctl -w vm.vfs_cache_pressure=100
+}
+
+# Polls for a sweep's raised vm.vfs_cache_pressure (a rotation's worth of reads a try, 30 tries)
+# and runs ACTION at once, with $pid the service's main PID; prints the tries it took.
+sweep_caught() {
+        local action=$1 raised=204800 v pid tries=0 i
+        while [ $tries -lt 30 ]; do
+                tries=$((tries + 1))
+                wait_for 30 systemctl is-active cacheaged || return 1
+                pid=$(main_pid)
+                for ((i = 0; i < 20000; i++)); do
+                        read -r v < /proc/sys/vm/vfs_cache_pressure
+                        if [ "$v" = $raised ]; then
+                                eval "$action" >&2 || return 1
+                                echo "$tries"
+                                return 0
+                        fi
+                done
+        done
+        return 1
+}
+
+# The value recorded (123, set by the step) is back and its record gone (kernel-knob.h). The
+# daemon's own repair at a next start would put back the kernel's default (100), not 123.
+knob_put_back() {
+        local v
+        v=$(cat /proc/sys/vm/vfs_cache_pressure)
+        [ "$v" = 123 ] || fail "vm.vfs_cache_pressure is $v $1, not the 123 recorded"
+        [ ! -e /run/cacheage/sysctl/vm.vfs_cache_pressure ] ||
+                fail "$1: the record /run/cacheage/sysctl/vm.vfs_cache_pressure is left: $(cat /run/cacheage/sysctl/vm.vfs_cache_pressure)"
 }
 
 step_polkit() {
@@ -616,16 +648,9 @@ step polkit active -- "polkit with the example rule: a member of cacheage-admin 
 step journal active -- "journalctl -u cacheaged: no warning since the install"
 step restart active -- "systemctl restart cacheaged"
 step kill9 active -- "kill -9: restarted by systemd"
-# Issue 31's step, marked: skipped until the guard is in the tree (SYSLAB_SYSCTL_PROBE=1 runs it
-# anyway, to see a sweep caught and the value left raised without it).
+# Issue 31's guard as installed: on 6.12 (MGLRU), where the kernel adapter sweeps.
 if [ "$kernel" = 6.12 ]; then
-        if grep -q -- '--restore-sysctl' /lib/systemd/system/cacheaged.service /usr/lib/systemd/system/cacheaged.service 2>/dev/null ||
-           [ -n "${SYSLAB_SYSCTL_PROBE:-}" ]; then
-                step sysctl_guard active -- "6.12: kill -9 during a sweep, vm.vfs_cache_pressure put back by ExecStopPost="
-        else
-                skip sysctl_guard "issue 31's guard (cacheaged --restore-sysctl in ExecStopPost=) is not in this tree yet" -- \
-                        "6.12: kill -9 during a sweep, vm.vfs_cache_pressure put back by ExecStopPost="
-        fi
+        step sysctl_guard active -- "6.12: kill -9 during a sweep (restarted, and with Restart=no) and systemctl stop during one: vm.vfs_cache_pressure put back by ExecStopPost="
 fi
 step activation active -- "D-Bus activation: a call starts the stopped service"
 step user_instance install -- "the user instance: systemctl --user enable --now cacheaged, cacheagectl --user status, reload"
