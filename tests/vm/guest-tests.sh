@@ -4,7 +4,8 @@
 # In a guest of the VM lab (scripts/vm.sh): the kernel adapter's tests on the real kernel,
 # with cgroup v2 and its memory controller, in a quiet kernel (nothing but the test makes
 # dentries there, so host-wide dentry-state figures are asserted exactly:
-# CACHEAGE_QUIET_KERNEL=1, tests/kernel-fake.h). The tests on fake trees ran on the host.
+# CACHEAGE_QUIET_KERNEL=1, tests/kernel-fake.h), then bench-fidelity's short version. The
+# tests on fake trees ran on the host.
 #
 #   scripts/vm.sh 6.1 -- tests/vm/guest-tests.sh BUILD_DIR
 set -u
@@ -31,5 +32,18 @@ for t in "test-kernel-sys:kernel_sys/*real*" "test-kernel:kernel/real_*"; do
                 status=1
         fi
 done
+# bench-fidelity's short version in CI: the dentry model against this quiet kernel's own
+# counters, on the guest's tmpfs (/var/tmp and /dev/shm; the host's files come over 9p, which
+# keeps no negative dentry): three workloads, one cold run each, --check. The whole table, on
+# Debian 12's ext4 root: doc/benchmarks.md, bench-fidelity.
+echo "=== bench-fidelity --check --only unlink-open,create-unlink,tmpfs"
+if [ ! -x "$build/bench/bench-fidelity" ]; then
+        echo "guest: $build/bench/bench-fidelity is missing"
+        status=1
+elif ! "$build/bench/bench-fidelity" --check --runs 1 --tries 10 \
+        --only unlink-open,create-unlink,tmpfs; then
+        echo "guest: bench-fidelity: the model and the kernel differ (above)"
+        status=1
+fi
 rm -f "$out"
 exit $status
