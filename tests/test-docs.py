@@ -145,18 +145,21 @@ def sanitized():
 
 def plain_only_names():
     """In a sanitized build the guests' tests are not defined (plain build only): their names
-    as the meson.build files write them, literally."""
-    names = set()
+    as the meson.build files write them, literally, and the prefixes of those named in a loop
+    (test('vm-' + kernel, ...))."""
+    names, prefixes = set(), set()
     for root, _, files in os.walk(src):
         if "meson.build" in files and not os.path.relpath(root, src).startswith(("build", ".")):
-            names.update(re.findall(r"(?:test|benchmark)\('([\w.-]+)'",
-                                    read(os.path.relpath(os.path.join(root, "meson.build"), src))))
-    return names
+            text = read(os.path.relpath(os.path.join(root, "meson.build"), src))
+            names.update(re.findall(r"(?:test|benchmark)\('([\w.-]+)'\s*[,)]", text))
+            prefixes.update(re.findall(r"(?:test|benchmark)\('([\w.-]+)'\s*\+", text))
+    return names, prefixes
 
 
-known_meson = meson_names()
+known_meson, known_prefixes = meson_names(), set()
 if sanitized():
-    known_meson |= plain_only_names()
+    plain, known_prefixes = plain_only_names()
+    known_meson |= plain
 missing, bad_options, bad_meson = [], [], []
 for doc in docs:
     for line in code_lines(read(doc)):
@@ -166,7 +169,8 @@ for doc in docs:
             if m:
                 names = [w for w in m.group(1).split() if not w.startswith("-") and w not in
                          ("--benchmark", "--suite")]
-                bad_meson += ["%s: %s" % (doc, w) for w in names if w not in known_meson]
+                bad_meson += ["%s: %s" % (doc, w) for w in names if w not in known_meson and
+                              not any(w.startswith(p) for p in known_prefixes)]
                 continue
             m = COMMAND.match(cmd)
             if not m:
