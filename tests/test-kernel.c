@@ -1362,6 +1362,36 @@ Test(kernel, sweep_put_off_while_the_host_reclaims, .fini = teardown, .timeout =
         expect_file(KNOB, "150");
 }
 
+/*
+ * The machine runs the daemon late (the hooked kernel.so: while a file is there, the sleep before
+ * a sweep wakes 30 ms late, as in a starved guest): no sweep, each put off and counted, until it
+ * runs on time again. The guard's bound alone could not keep the window short there.
+ */
+Test(kernel, sweep_put_off_while_the_daemon_runs_late, .fini = teardown, .timeout = 300)
+{
+        char *late;
+
+        knob_fake("/big");
+        knob_hooked(KN_TEST_LONG_USEC);
+        late = test_path_join(gate_dir, "late");
+        test_write_file(late, "%s", "");
+        setenv("CA_KERNEL_TEST_LATE", late, 1);
+        unsetenv("CA_KERNEL_TEST_GATE"); /* no sweep held */
+        fake_start(2, "[cache big]\nadapter = kernel\ncgroup = /big\naction = reclaim\n");
+        wait_astat_at_least("big", "sweeps_put_off_late", 3);
+        expect_file("/sys/fs/cgroup/big/memory.reclaim", "");
+        expect_file(KNOB, "150");
+        cr_assert_eq(astat("big", "sweeps"), 0);
+        cr_assert_eq(astat("big", "sweeps_put_off_reclaim"), 0);
+        wait_log(0, "sweep put off: the machine ran the daemon late");
+        cr_assert_eq(unlink(late), 0);
+        wait_file("/sys/fs/cgroup/big/memory.reclaim", "131072 swappiness=0");
+        wait_astat_at_least("big", "sweeps", 1);
+        expect_file(KNOB, "150");
+        unsetenv("CA_KERNEL_TEST_LATE");
+        free(late);
+}
+
 /* The real vm.vfs_cache_pressure a test found, put back after it (0: none to put back). */
 static uint64_t knob_found;
 
@@ -1486,8 +1516,16 @@ Test(kernel, real_sweep_killed_every_start_puts_the_value_back, .fini = real_kno
                 PRIu64 " us, %" PRIu64 " cut by the guard; the last write took %" PRIu64
                 " us\n", astat("a", "sweeps"), astat("a", "sweep_window_p50_usec"), w,
                 astat("a", "sweeps_cut"), astat("a", "last_action_usec"));
-        cr_assert_lt(w, 250000, "the knob stayed raised %" PRIu64 " us\n%s", w,
-                     test_read_file(env.daemon_err));
+        /*
+         * The guard, not the write, ends the window: one longer than 250 ms (a guest the host
+         * starved after the sweep began) must be one the guard cut, put back while the write
+         * was still in the kernel. How long the windows are is the benchmark's figure
+         * (doc/benchmarks.md), not a timed assertion.
+         */
+        if (w >= 250000)
+                cr_assert(astat("a", "sweeps_cut") >= 1 && w < astat("a", "last_action_usec"),
+                          "the knob stayed raised %" PRIu64 " us, not cut by the guard\n%s", w,
+                          test_read_file(env.daemon_err));
         bus_env_stop_daemon(&env);
         cr_assert_eq(read_vfs_cache_pressure(), 150);
         test_kill(reader);

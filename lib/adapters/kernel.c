@@ -82,6 +82,15 @@
 #define KN_SWEEP_BOUND_USEC 100000
 /* The window in which nothing else on the host may reclaim before a sweep raises the knob. */
 #define KN_QUIET_USEC 100000
+/*
+ * The daemon's sleep before a sweep may overrun by this much at most: more, and the machine does
+ * not run its threads on time (a starved guest: CPUs taken by the host), so the guard could not
+ * keep its bound either (a loaded CI run: 2 sweeps' windows of 281 ms against 100 ms, the
+ * neighbour's hot dentries taken meanwhile). A short sleep tests it when the window was already
+ * measured.
+ */
+#define KN_LATE_USEC 20000
+#define KN_PROBE_USEC 10000
 #define KN_WINDOWS 64                     /* sweeps' windows kept for their median */
 /*
  * A rotation's actions (writes, and the quiet windows before sweeps) take this long at most;
@@ -202,6 +211,7 @@ struct kn_job {
         bool swap_on;                     /* a swap area is on (ks_swap_active()) */
         bool trim_ok;                     /* trims may be written (no swap, or swappiness=0) */
         uint64_t sweeps, sweeps_cut, sweeps_put_off_reclaim, sweeps_put_off_busy;
+        uint64_t sweeps_put_off_late;
         uint64_t trims, trims_cut;
         uint64_t windows[KN_WINDOWS];     /* this job's sweeps' windows, usec */
         size_t n_windows;
@@ -259,6 +269,7 @@ struct kn {
         uint64_t host_memory_stall_usec;
         uint64_t loop_longest_usec;       /* the longest this adapter held the host's loop */
         uint64_t sweeps, sweeps_cut, sweeps_put_off_reclaim, sweeps_put_off_busy;
+        uint64_t sweeps_put_off_late;
         uint64_t trims, trims_cut;
         uint64_t groups_trim, groups_sweep, groups_pass, groups_alone; /* at the last rotation */
         uint64_t groups_waiting;
@@ -549,25 +560,37 @@ static int kn_reclaim_write(struct kn *kn, int fd, uint64_t bytes, struct kn_job
  * it is made only when none is under way: another group's memory.high, a memory.reclaim of
  * another tool, kswapd or direct reclaim would take its own hot dentries at the raised value.
  * The window is measured from the end of the last sweep's write (the counters were read then)
- * where it was that long ago, else it is waited for.
+ * where it was that long ago, else it is waited for. And only when the machine runs the daemon on
+ * time: a sleep (the wait, or KN_PROBE_USEC) that overran by KN_LATE_USEC is KN_HOST_LATE.
  */
-static bool kn_host_quiet(struct kn *kn, uint64_t *last_read_usec, uint64_t *last_activity)
+enum kn_host { KN_HOST_QUIET, KN_HOST_RECLAIMS, KN_HOST_LATE };
+
+static enum kn_host kn_host_quiet(struct kn *kn, uint64_t *last_read_usec, uint64_t *last_activity)
 {
-        uint64_t a0 = *last_activity, a1, t = now_usec();
+        uint64_t a0 = *last_activity, a1, t = now_usec(), want, slept;
 
         if (!*last_read_usec || t - *last_read_usec > 10 * KN_QUIET_USEC) {
                 if (ks_read_reclaim_activity(kn->root, &kn->memcg, KN_PARTS_MAX, &a0) < 0)
-                        return false;
+                        return KN_HOST_RECLAIMS;
                 t = now_usec();
                 *last_read_usec = t;
         }
-        if (t - *last_read_usec < KN_QUIET_USEC)
-                usleep((useconds_t)(KN_QUIET_USEC - (t - *last_read_usec)));
+        want = t - *last_read_usec < KN_QUIET_USEC ? KN_QUIET_USEC - (t - *last_read_usec)
+                                                   : KN_PROBE_USEC;
+        usleep((useconds_t)want);
+#ifdef CA_KERNEL_TEST_HOOKS
+        /* Tests: while the file CA_KERNEL_TEST_LATE names is there, the sleep wakes 30 ms late. */
+        if (getenv("CA_KERNEL_TEST_LATE") && access(getenv("CA_KERNEL_TEST_LATE"), F_OK) == 0)
+                usleep(30000);
+#endif
+        slept = now_usec() - t;
         if (ks_read_reclaim_activity(kn->root, &kn->memcg, KN_PARTS_MAX, &a1) < 0)
-                return false;
+                return KN_HOST_RECLAIMS;
         *last_activity = a1;
         *last_read_usec = now_usec();
-        return a1 == a0;
+        if (a1 != a0)
+                return KN_HOST_RECLAIMS;
+        return slept > want + KN_LATE_USEC ? KN_HOST_LATE : KN_HOST_QUIET;
 }
 
 #ifdef CA_KERNEL_TEST_HOOKS
@@ -576,7 +599,8 @@ static bool kn_host_quiet(struct kn *kn, uint64_t *last_read_usec, uint64_t *las
  * with CA_KERNEL_TEST_GATE=DIR, a sweep that has set vm.vfs_cache_pressure makes DIR/held and
  * waits for DIR/go before its write (taking it), so that a test can kill the daemon, reload it
  * or start another while the knob is set; CA_KERNEL_TEST_GUARD_USEC sets the guard's bound and
- * CA_KERNEL_TEST_ACT_USEC a rotation's time for actions.
+ * CA_KERNEL_TEST_ACT_USEC a rotation's time for actions; CA_KERNEL_TEST_LATE=FILE makes the
+ * sleep before a sweep wake late while FILE is there (kn_host_quiet()).
  * The shipped module has none of this.
  */
 static void kn_test_gate(struct kn *kn)
@@ -673,9 +697,15 @@ static int kn_sweep(struct kn *kn, struct kn_part *p, int fd, struct kn_job *job
         struct kk_window w = { 0 };
         int r;
 
-        if (!kn_host_quiet(kn, &job->quiet_read_usec, &job->quiet_activity)) {
+        switch (kn_host_quiet(kn, &job->quiet_read_usec, &job->quiet_activity)) {
+        case KN_HOST_RECLAIMS:
                 job->sweeps_put_off_reclaim++;
                 return -EINPROGRESS;
+        case KN_HOST_LATE:
+                job->sweeps_put_off_late++;
+                return -EINPROGRESS;
+        case KN_HOST_QUIET:
+                break;
         }
         if (ks_read_slabs_scanned(kn->root, &scanned0) < 0)
                 scanned0 = 0;
@@ -1240,6 +1270,7 @@ static void kn_done_job(struct kn *kn)
         kn->sweeps_cut += job->sweeps_cut;
         kn->sweeps_put_off_reclaim += job->sweeps_put_off_reclaim;
         kn->sweeps_put_off_busy += job->sweeps_put_off_busy;
+        kn->sweeps_put_off_late += job->sweeps_put_off_late;
         for (size_t i = 0; i < job->n_windows; i++) {
                 kn->windows[kn->at_window] = job->windows[i];
                 kn->at_window = (kn->at_window + 1) % KN_WINDOWS;
@@ -1257,6 +1288,12 @@ static void kn_done_job(struct kn *kn)
                 ca_host_log(kn->host, LOG_INFO, "%" PRIu64 " sweep%s put off: another cacheaged "
                             "(or cache) has vm.vfs_cache_pressure set",
                             job->sweeps_put_off_busy, job->sweeps_put_off_busy == 1 ? "" : "s");
+        if (job->sweeps_put_off_late)
+                ca_host_log(kn->host, LOG_INFO, "%" PRIu64 " sweep%s put off: the machine ran "
+                            "the daemon late (a sleep overran by %d ms or more), and the guard "
+                            "could not keep vm.vfs_cache_pressure's window short",
+                            job->sweeps_put_off_late, job->sweeps_put_off_late == 1 ? "" : "s",
+                            KN_LATE_USEC / 1000);
 
         /* Growth is what piled up between two rotations, the action's own effect left out. */
         if (kn->have_last) {
@@ -1643,6 +1680,10 @@ static const struct kn_stat kn_stat_table[] = {
         { .stat = { "sweeps_put_off_busy", CA_STAT_COUNTER, "writes",
                       "sweeps put off: another cacheaged or cache had vm.vfs_cache_pressure set" },
           .when = KN_IF_GUARD, KN_FIELD(sweeps_put_off_busy) },
+        { .stat = { "sweeps_put_off_late", CA_STAT_COUNTER, "writes",
+                      "sweeps put off: the daemon's sleep before it overran by 20 ms or more (a "
+                      "starved machine, where the guard could not keep its bound)" },
+          .when = KN_IF_GUARD, KN_FIELD(sweeps_put_off_late) },
         { .stat = { "sweep_guard_normal_priority", CA_STAT_GAUGE, NULL,
                       "1 when the guard's thread runs at normal CPU priority (the drop-in's "
                       "LimitNICE=), 0 at the daemon's idle priority" },
