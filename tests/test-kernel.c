@@ -623,12 +623,13 @@ Test(kernel, real_storm_before_the_daemon_goes_and_the_others_stay, .fini = tear
         cr_assert(astat("a", "actions") >= 1);
         cr_assert_eq(astat("a", "action_errors"), 0);
         /* The slab's fall across the passes or trims: what the kernel frees after a write's
-           last read (dentries go after an RCU grace period) is not counted: 47% of the storm
-           with passes on 6.1 in a guest; with trims, which free over many small descents,
-           under a quarter once (4,653,600 bytes, 2026-12-07): an eighth at least. */
-        cr_assert(astat("a", "reclaimed_bytes") >= (level1 - level0) / 8,
-                  "reclaimed_bytes %" PRIu64 " of a storm of %" PRIu64,
-                  astat("a", "reclaimed_bytes"), level1 - level0);
+           last read (dentries go after an RCU grace period) is not counted, so it is a lower
+           bound, and how low depends on the guest's speed: 47% of the storm with passes on 6.1
+           in a guest, with trims 23% once and 5% in a loaded CI run (2026-12-07). Counted, not
+           sized here: the storm's going is asserted by the group's level above and by
+           RECLAIMED below. */
+        cr_assert_gt(astat("a", "reclaimed_bytes"), 0, "reclaimed_bytes 0 of a storm of %" PRIu64,
+                     level1 - level0);
         /* RECLAIMED: the dentries the passes took (host-wide fall: exact when quiet). */
         cr_assert(get_t(env.bus, cache_path("a"), CA_BUS_CACHE_IFACE, "Reclaimed") >=
                           (quiet ? 90000 : 1),
