@@ -1363,6 +1363,48 @@ static uint64_t rotation_reclaimed(struct ft *t, unsigned n)
  * read), go within max_age (4) + 2 rotations; the files read (hot/, and once/ read once, whose
  * atime, an hour ahead, shows no read) all stay.
  */
+/*
+ * The daemon's signals (SIGTERM, SIGINT, SIGHUP) go to its loop: every thread of its own but the
+ * loop's (the files adapter's worker) has them blocked (adapter-thread.h). A SIGTERM delivered to
+ * the worker once went unhandled under ThreadSanitizer: no STOPPING=1.
+ */
+Test(files, only_the_loop_takes_the_daemons_signals)
+{
+        const unsigned long long mask = 1ULL << (SIGHUP - 1) | 1ULL << (SIGINT - 1) |
+                                        1ULL << (SIGTERM - 1);
+        unsigned others = 0;
+        char path[320], *text, *at;
+        unsigned long long blk;
+        struct dirent *e;
+        struct ft t;
+        DIR *d;
+
+        ft_setup(&t);
+        ft_start(&t, NULL);
+        snprintf(path, sizeof(path), "/proc/%d/task", (int)t.d.pid);
+        d = opendir(path);
+        cr_assert(d, "%s: %s", path, strerror(errno));
+        while ((e = readdir(d))) {
+                if (e->d_name[0] == '.')
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%d/task/%s/status", (int)t.d.pid, e->d_name);
+                text = test_read_file(path);
+                at = strstr(text, "\nSigBlk:\t");
+                cr_assert(at && sscanf(at + 9, "%llx", &blk) == 1, "%s", text);
+                if (atoi(e->d_name) == t.d.pid)
+                        cr_assert_eq(blk & mask, 0, "the loop's thread blocks %llx", blk & mask);
+                else {
+                        cr_assert_eq(blk & mask, mask, "thread %s blocks only %llx of %llx",
+                                     e->d_name, blk & mask, mask);
+                        others++;
+                }
+        }
+        closedir(d);
+        cr_assert_geq(others, 1, "no thread but the loop's: the worker is gone");
+        test_daemon_stop(&t.d);
+        ft_cleanup(&t);
+}
+
 Test(files, a_flood_of_events_does_not_stop_deletions)
 {
         struct timespec old[2] = { { 0, 0 }, { 0, 0 } };

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "adapter-thread.h"
 #include "adapter-worker.h"
 
 struct aw {
@@ -118,7 +119,7 @@ int aw_new(struct event_base *base, const struct aw_ops *ops, void *userdata, st
                 r = -ENOMEM;
                 goto out_free;
         }
-        r = -pthread_create(&w->thread, NULL, aw_main, w);
+        r = adapter_thread_create(&w->thread, aw_main, w);
         if (r < 0)
                 goto out_free;
         w->thread_started = true;

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "adapter-thread.h"
 #include "kernel-knob.h"
 #include "kernel-sys.h"
 
@@ -410,7 +411,7 @@ int kk_guard_new(const char *root, uint64_t bound_usec, struct kk_guard **ret)
         pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
         pthread_cond_init(&g->cond, &ca);
         pthread_condattr_destroy(&ca);
-        r = -pthread_create(&g->thread, NULL, guard_main, g);
+        r = adapter_thread_create(&g->thread, guard_main, g);
         if (r < 0) {
                 kk_guard_free(g);
                 return r;
