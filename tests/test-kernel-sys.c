@@ -1006,15 +1006,9 @@ Test(kernel_policy, group_how)
         cr_assert_eq(kp_group_how(true, KP_TRIM_MAX_FILE, 0, true, why, sizeof(why)),
                      KP_HOW_TRIM);
         cr_assert_eq(kp_group_how(false, 4096, 0, true, why, sizeof(why)), KP_HOW_TRIM);
-        /* Classic LRU under the pass floor: a trim too, at a pressure scaled to it. */
         cr_assert_eq(kp_group_how(false, KP_TRIM_MAX_FILE + 4096, 0, true, why, sizeof(why)),
-                     KP_HOW_TRIM);
-        cr_assert_str_eq(why, "");
-        cr_assert_eq(kp_group_how(false, KP_PASS_MIN_FILE - 4096, 0, true, why, sizeof(why)),
-                     KP_HOW_TRIM);
-        cr_assert_eq(kp_group_how(false, 3 << 20, 0, false, why, sizeof(why)), KP_HOW_ALONE);
-        cr_assert_str_eq(why, "3.0M page cache, swap on and no swappiness=0 for the write: it "
-                              "would swap the group's memory out");
+                     KP_HOW_ALONE);
+        cr_assert_str_eq(why, "132.0K page cache, below the pass floor (16.0M)");
         cr_assert_eq(kp_group_how(false, 4096, 0, false, why, sizeof(why)), KP_HOW_ALONE);
         cr_assert_str_eq(why, "4.0K page cache, swap on and no swappiness=0 for the write: it "
                               "would swap the group's memory out");
@@ -1026,27 +1020,12 @@ Test(kernel_policy, group_how)
         cr_assert_eq(kp_group_how(true, 40 << 20, 80 << 20, true, why, sizeof(why)),
                      KP_HOW_ALONE);
         cr_assert_str_eq(why, "40.0M page cache, below the sweep floor (80.0M)");
+        cr_assert_eq(kp_group_how(false, 3 << 20, 0, true, why, sizeof(why)), KP_HOW_ALONE);
+        cr_assert_str_eq(why, "3.0M page cache, below the pass floor (16.0M)");
         cr_assert_eq(kp_group_how(false, KP_PASS_MIN_FILE, 0, true, why, sizeof(why)),
                      KP_HOW_PASS);
         cr_assert_eq(kp_group_how(false, 1 << 30, 0, false, NULL, 0), KP_HOW_PASS);
         cr_assert_str_eq(kp_how_name(KP_HOW_ALONE), "left alone");
-}
-
-/*
- * A trim's pressure: 1 for the few pages it takes first; on classic LRU with more, 25 a MiB of
- * page cache (the walk under one, bench/kernel-sweep.py), never above the host's.
- */
-Test(kernel_policy, trim_pressure)
-{
-        cr_assert_eq(kp_trim_pressure(0, 100), KP_TRIM_PRESSURE);
-        cr_assert_eq(kp_trim_pressure(KP_TRIM_MAX_FILE, 100), KP_TRIM_PRESSURE);
-        cr_assert_eq(kp_trim_pressure(KP_TRIM_MAX_FILE + 4096, 100), 3);
-        cr_assert_eq(kp_trim_pressure(512 << 10, 100), 12);
-        cr_assert_eq(kp_trim_pressure(1 << 20, 100), 25);
-        cr_assert_eq(kp_trim_pressure(3 << 20, 100), 75);
-        cr_assert_eq(kp_trim_pressure(8 << 20, 100), 100, "never above the host's value");
-        cr_assert_eq(kp_trim_pressure(3 << 20, 50), 50);
-        cr_assert_eq(kp_trim_pressure(1 << 20, 0), 0);
 }
 
 /* A trim is one write, whatever the kernel answered; the next comes while one frees much. */

@@ -948,10 +948,7 @@ Test(kernel, memory_reclaim_v2_passes_bounds_and_gates, .fini = teardown, .timeo
         wait_log(0, "memory.reclaim on /system.slice/build.service: 1 step, 256.0K asked (the "
                     "last step took little slab)");
 
-        /*
-         * Little page cache (3 MB): trimmed when its slab grows, never a look (a pass there
-         * could walk into the hot set); here it does not grow, so nothing is written.
-         */
+        /* Little page cache (3 MB): left alone, not even a look, and the part says why. */
         kernel_fake_write(&fake, file, "");
         kernel_fake_write(&fake, "/sys/fs/cgroup/system.slice/build.service/memory.stat",
                           "anon 1024000\nfile 3072000\nkernel 3145728\nslab 2162688\n"
@@ -959,8 +956,14 @@ Test(kernel, memory_reclaim_v2_passes_bounds_and_gates, .fini = teardown, .timeo
         wait_rotations("build", KP_LOOK_ROTATIONS + 2);
         expect_file(file, "");
         cr_assert_eq(astat("build", "reclaim_steps"), 1);
-        cr_assert_eq(astat("build", "groups_trimmed"), 1);
-        cr_assert_eq(astat("build", "groups_left_alone"), 0);
+        cr_assert_eq(astat("build", "groups_left_alone"), 1);
+        s = ctl("show build");
+        cr_assert(strstr(s, "PartsNotAged=1\nPartState=/system.slice/build.service left alone: "
+                            "2.9M page cache, below the pass floor (16.0M)"), "%s", s);
+        free(s);
+        s = ctl("status build");
+        cr_assert(strstr(s, "enabled, 1 left alone"), "%s", s);
+        free(s);
         /* Page cache enough: after KP_LOOK_ROTATIONS quiet rotations, a look (one step). */
         snprintf(text, sizeof(text), "anon 1024000\nfile %llu\nkernel 3145728\nslab 2162688\n"
                  "slab_reclaimable 2097152\nslab_unreclaimable 65536\n", KP_LOOK_MIN_FILE);
@@ -1539,9 +1542,8 @@ Test(kernel, real_sweep_killed_every_start_puts_the_value_back, .fini = real_kno
 /*
  * First, no harm, in a slice on classic LRU: a group with no page cache is trimmed (one write of
  * 4K with vm.vfs_cache_pressure at 1 for its length, then put back), one with 16 MiB or more
- * gets passes, one between is trimmed at a pressure scaled to its page cache. With swap on and
- * no swappiness=0 for the write, the trimmed ones are left alone and say why in show, status
- * and the metrics.
+ * gets passes, one between is left alone and says why in show, status and the metrics. With
+ * swap on and no swappiness=0 for the write, the one without page cache is left alone too.
  */
 Test(kernel, slice_trims_passes_and_leaves_alone, .fini = teardown, .timeout = 300)
 {
@@ -1570,17 +1572,30 @@ Test(kernel, slice_trims_passes_and_leaves_alone, .fini = teardown, .timeout = 3
         wait_file("/sys/fs/cgroup/system.slice/d.service/memory.reclaim", "4096 swappiness=0");
         wait_log(0, "memory.reclaim on /system.slice/a.service: 1 step, 4.0K asked (one trim)");
         wait_file("/sys/fs/cgroup/system.slice/c.service/memory.reclaim", "262144 swappiness=0");
-        /* b's 3 MiB (4M of file, 1M of it shmem): a trim too, its page cache kept. */
-        wait_file("/sys/fs/cgroup/system.slice/b.service/memory.reclaim", "4096 swappiness=0");
-        wait_astat_at_least("services", "trims", 3);
-        wait_astat("services", "groups_trimmed", 3);
+        wait_astat_at_least("services", "trims", 2);
+        wait_astat("services", "groups_trimmed", 2);
         cr_assert_eq(astat("services", "groups_passed"), 1);
-        cr_assert_eq(astat("services", "groups_left_alone"), 0);
+        cr_assert_eq(astat("services", "groups_left_alone"), 1);
         expect_file(KNOB, "150");
         cr_assert_str_eq(kernel_fake_read(&fake, RECORD), "");
-        s = ctl("status");
-        cr_assert(!strstr(s, "left alone"), "%s", s);
+        expect_file("/sys/fs/cgroup/system.slice/b.service/memory.reclaim", "");
+        s = ctl("show services");
+        cr_assert(strstr(s, "PartState=/system.slice/b.service left alone: 3.0M page cache, "
+                            "below the pass floor (16.0M)"), "%s", s);
         free(s);
+        s = ctl("show --json services");
+        cr_assert(strstr(s, "\"state\":\"left alone: 3.0M page cache"), "%s", s);
+        free(s);
+        s = ctl("status");
+        cr_assert(strstr(s, "enabled, 1 left alone"), "%s", s);
+        free(s);
+        s = ctl("metrics");
+        cr_assert(strstr(s, "cacheage_part_not_aged{cache=\"services\",adapter=\"kernel\",group=\"/system.slice/"
+                            "b.service\"} 1"), "%s", s);
+        cr_assert(strstr(s, "cacheage_part_not_aged{cache=\"services\",adapter=\"kernel\",group=\"/system.slice/"
+                            "a.service\"} 0"), "%s", s);
+        free(s);
+        wait_log(0, "1 of 4 groups left alone");
 
         /* Swap on, and no swappiness=0 for the writes: no trim (it would swap a out). */
         bus_env_stop_daemon(&env);
@@ -1595,56 +1610,7 @@ Test(kernel, slice_trims_passes_and_leaves_alone, .fini = teardown, .timeout = 3
         s = ctl("show services");
         cr_assert(strstr(s, "/system.slice/a.service left alone: 0B page cache, swap on and no "
                             "swappiness=0 for the write"), "%s", s);
-        cr_assert(strstr(s, "PartState=/system.slice/b.service left alone: 3.0M page cache, "
-                            "swap on and no swappiness=0 for the write"), "%s", s);
         free(s);
-        s = ctl("show --json services");
-        cr_assert(strstr(s, "\"state\":\"left alone: 3.0M page cache"), "%s", s);
-        free(s);
-        s = ctl("status");
-        cr_assert(strstr(s, "enabled, 3 left alone"), "%s", s);
-        free(s);
-        s = ctl("metrics");
-        cr_assert(strstr(s, "cacheage_part_not_aged{cache=\"services\",adapter=\"kernel\",group=\"/system.slice/"
-                            "b.service\"} 1"), "%s", s);
-        cr_assert(strstr(s, "cacheage_part_not_aged{cache=\"services\",adapter=\"kernel\",group=\"/system.slice/"
-                            "c.service\"} 0"), "%s", s);
-        free(s);
-        wait_log(0, "3 of 4 groups left alone");
-}
-
-/*
- * Classic LRU, a group with 3 MiB of page cache: its trim's write is made with
- * vm.vfs_cache_pressure at 25 a MiB (75), lowered from the host's 150 and put back after; no
- * page of it is taken first (no write at 0). Seen at the hooked kernel.so's gate, which holds
- * each write while the knob is set.
- */
-Test(kernel, classic_trim_pressure_scaled_to_the_page_cache, .fini = teardown, .timeout = 300)
-{
-        const char *b = "/sys/fs/cgroup/system.slice/b.service";
-        char path[256];
-
-        kernel_fake_new(&fake, 2, 100000, 20000);
-        kernel_fake_write(&fake, KNOB, "150");
-        free(kernel_fake_group(&fake, "/system.slice/b.service", 3 << 20, 2 << 20, 0));
-        snprintf(path, sizeof(path), "%s/memory.stat", b);
-        kernel_fake_write(&fake, path, "anon 1024000\nfile 4194304\nshmem 1048576\n"
-                                       "kernel 3145728\nslab 2162688\nslab_reclaimable 2097152\n"
-                                       "slab_unreclaimable 65536\n");
-        knob_hooked(KN_TEST_LONG_USEC);
-        fake_start(2, "[cache services]\nadapter = kernel\ncgroup = /system.slice/*\n"
-                      "action = reclaim\n");
-        wait_held();
-        expect_file(KNOB, "75");
-        snprintf(path, sizeof(path), "%s/memory.reclaim", b);
-        expect_file(path, "");
-        gate_release();
-        wait_file(path, "4096 swappiness=0");
-        wait_file(KNOB, "150");
-        cr_assert_str_eq(kernel_fake_read(&fake, RECORD), "");
-        wait_astat("services", "groups_trimmed", 1);
-        cr_assert_eq(astat("services", "trims"), 1, "one write, none at 0 first");
-        cr_assert_eq(astat("services", "groups_left_alone"), 0);
 }
 
 /*

@@ -62,8 +62,7 @@ enum kp_how kp_group_how(bool mglru, uint64_t reclaimable, uint64_t sweep_min, b
 
         if (why && why_len)
                 why[0] = '\0';
-        /* Classic LRU: under the pass floor, a trim at a pressure scaled to the page cache. */
-        if (reclaimable <= KP_TRIM_MAX_FILE || (!mglru && reclaimable < KP_PASS_MIN_FILE)) {
+        if (reclaimable <= KP_TRIM_MAX_FILE) {
                 if (trim_ok)
                         return KP_HOW_TRIM;
                 if (why)
@@ -74,12 +73,14 @@ enum kp_how kp_group_how(bool mglru, uint64_t reclaimable, uint64_t sweep_min, b
         }
         if (mglru && kp_sweep_fits(reclaimable, sweep_min))
                 return KP_HOW_SWEEP;
-        if (!mglru)
+        if (!mglru && reclaimable >= KP_PASS_MIN_FILE)
                 return KP_HOW_PASS;
         if (why)
-                snprintf(why, why_len, "%s page cache, below the sweep floor (%s)",
-                         ca_format_size(reclaimable, a, sizeof(a)),
-                         ca_format_size(sweep_min ? sweep_min : KP_SWEEP_MIN_FILE, b, sizeof(b)));
+                snprintf(why, why_len, "%s page cache, below the %s floor (%s)",
+                         ca_format_size(reclaimable, a, sizeof(a)), mglru ? "sweep" : "pass",
+                         ca_format_size(mglru ? (sweep_min ? sweep_min : KP_SWEEP_MIN_FILE)
+                                              : KP_PASS_MIN_FILE,
+                                        b, sizeof(b)));
         return KP_HOW_ALONE;
 }
 
@@ -93,16 +94,6 @@ const char *kp_how_name(enum kp_how how)
         };
 
         return (unsigned)how < sizeof(names) / sizeof(names[0]) ? names[how] : "?";
-}
-
-uint64_t kp_trim_pressure(uint64_t reclaimable, uint64_t host)
-{
-        uint64_t p;
-
-        if (reclaimable <= KP_TRIM_MAX_FILE)
-                return KP_TRIM_PRESSURE;
-        p = reclaimable * KP_TRIM_PER_MIB >> 20; /* 3 at least: reclaimable is over 128K */
-        return p < host ? p : host;
 }
 
 bool kp_sweep_fits(uint64_t file, uint64_t min)

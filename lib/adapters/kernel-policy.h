@@ -182,25 +182,6 @@ void kp_pass_begin(struct kp_pass *p, uint64_t step, uint64_t max, uint64_t file
 #define KP_TRIM_MAX_FILE (32 * 4096) /* bytes of page cache: what one write takes (32 pages) */
 
 /*
- * A group on classic LRU with page cache under the pass floor (KP_PASS_MIN_FILE) is trimmed too,
- * without its page cache taken first: one write of KP_TRIM_STEP with vm.vfs_cache_pressure at
- * KP_TRIM_PER_MIB for each MiB of its reclaimable page cache, never above the host's own value. The kernel meets the write from page cache at a priority that
- * falls as the group holds less, and the slab scanned grows with each priority it descends: the
- * pressure that scales with the page cache keeps the walk under one. Measured on 6.1
- * (bench/kernel-sweep.py --storm 6000 --hot 200 and --hot 50, page cache read twice, 0.5 to 8
- * MiB): at 25 a MiB 10% to 67% of the storm went and none of the hot set, twice; at 50 a MiB
- * from 4 MiB, and at 100 a MiB with 1 MiB, the hot set went.
- */
-#define KP_TRIM_PER_MIB 25       /* vm.vfs_cache_pressure per MiB of page cache (classic LRU) */
-
-/*
- * kp_trim_pressure() - vm.vfs_cache_pressure for a trim's write of a group with @reclaimable
- * bytes of page cache: KP_TRIM_PRESSURE for the few pages a trim takes first, else
- * KP_TRIM_PER_MIB a MiB (classic LRU), at most @host (the value the host has now: never raised).
- */
-uint64_t kp_trim_pressure(uint64_t reclaimable, uint64_t host);
-
-/*
  * Page cache a group on classic LRU holds for passes (kp_pass_begin()): measured safe in the
  * VM lab's 6.1 with 16 MiB and more (bench/kernel-bench.py --file-mb). With less, and some, a
  * write is met from its page cache at a priority where the slab scan may walk the LRU twice:

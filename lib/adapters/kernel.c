@@ -744,24 +744,11 @@ static int kn_sweep(struct kn *kn, struct kn_part *p, int fd, struct kn_job *job
  */
 static int kn_trim(struct kn *kn, struct kn_part *p, int fd, struct kn_job *job)
 {
-        uint64_t left = rise(p->before.shmem_bytes, p->before.file_bytes), host, pressure;
+        uint64_t left = rise(p->before.shmem_bytes, p->before.file_bytes);
         struct kk_window w = { 0 };
         struct ks_group g;
         int r;
 
-        if (ks_read_vfs_cache_pressure(kn->root, &host) < 0)
-                host = KP_VFS_CACHE_PRESSURE_DEFAULT;
-        pressure = kp_trim_pressure(left, host);
-        if (left > KP_TRIM_MAX_FILE) {
-                /* Classic LRU, some page cache: kept, the pressure scaled to it, never raised. */
-                r = pressure < host ? kn_knob_write(kn, fd, job, pressure, KP_TRIM_STEP, &w)
-                                    : kn_reclaim_write(kn, fd, KP_TRIM_STEP, job);
-                if (r == -EINPROGRESS)
-                        return r;
-                job->trims++;
-                job->trims_cut += w.cut;
-                return r;
-        }
         /* Referenced pages are only deactivated by a write (classic LRU): a few writes. */
         for (unsigned i = 0; left > 0 && i < KP_TRIM_DROPS; i++) {
                 r = kn_knob_write(kn, fd, job, KP_TRIM_DROP_PRESSURE, KP_TRIM_STEP, &w);
