@@ -268,8 +268,8 @@ static int cmp_noise(const void *a, const void *b)
  * QUIET_SLACK) in a window just before it and just after it; an idle interval is quiet when the
  * counters stood still over it as well (a kworker of a loaded guest moved one by 2 once: the next
  * try was still). Runs are tried until @runs were quiet or @tries times @runs were tried; the
- * quietest tried (the smallest movement in their windows) count. *ret_quiet says how many of them were quiet, *ret_noise the largest movement
- * in a counted run's windows.
+ * quietest tried (the smallest movement in their windows) count. *ret_quiet says how many of
+ * them were quiet, *ret_noise the largest movement in a counted run's windows.
  */
 static int measure(const struct command *c, const char *reset, int dsfd, unsigned runs,
                    unsigned tries, double idle_s, struct counts *med, struct counts *lo,
@@ -306,12 +306,12 @@ static int measure(const struct command *c, const char *reset, int dsfd, unsigne
                         goto out_free;
                 v[tried].noise = n1 > n2 ? n1 : n2;
                 for (int k = 0; k < NR_COUNTERS; k++) {
-                        int64_t d = b.v[k] - a.v[k];
+                        int64_t d = b.v[k] - a.v[k], moved = d < 0 ? -d : d;
 
                         v[tried].c.v[k] = d;
                         /* An idle interval is one long window: its own movement is noise. */
-                        if (!c && (d < 0 ? -d : d) > v[tried].noise)
-                                v[tried].noise = d < 0 ? -d : d;
+                        if (!c && moved > v[tried].noise)
+                                v[tried].noise = moved;
                 }
                 nq += v[tried].noise <= QUIET_SLACK;
         }

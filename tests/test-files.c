@@ -1356,14 +1356,6 @@ static uint64_t rotation_reclaimed(struct ft *t, unsigned n)
 }
 
 /*
- * Issue 21: a flood of events stopped every deletion, because after an overflow every file
- * idle across it was kept. A process reads 100 files of hot/ in a loop, and the queue
- * overflows in every period (the daemon stopped meanwhile), also while chosen files wait for
- * the worker. The 20 files of cold/, never read (atime not newer than mtime: relatime shows a
- * read), go within max_age (4) + 2 rotations; the files read (hot/, and once/ read once, whose
- * atime, an hour ahead, shows no read) all stay.
- */
-/*
  * The daemon's signals (SIGTERM, SIGINT, SIGHUP) go to its loop: every thread of its own but the
  * loop's (the files adapter's worker) has them blocked (adapter-thread.h). A SIGTERM delivered to
  * the worker once went unhandled under ThreadSanitizer: no STOPPING=1.
@@ -1398,6 +1390,7 @@ Test(files, only_the_loop_takes_the_daemons_signals)
                                      e->d_name, blk & mask, mask);
                         others++;
                 }
+                free(text);
         }
         closedir(d);
         cr_assert_geq(others, 1, "no thread but the loop's: the worker is gone");
@@ -1405,6 +1398,14 @@ Test(files, only_the_loop_takes_the_daemons_signals)
         ft_cleanup(&t);
 }
 
+/*
+ * Issue 21: a flood of events stopped every deletion, because after an overflow every file
+ * idle across it was kept. A process reads 100 files of hot/ in a loop, and the queue
+ * overflows in every period (the daemon stopped meanwhile), also while chosen files wait for
+ * the worker. The 20 files of cold/, never read (atime not newer than mtime: relatime shows a
+ * read), go within max_age (4) + 2 rotations; the files read (hot/, and once/ read once, whose
+ * atime, an hour ahead, shows no read) all stay.
+ */
 Test(files, a_flood_of_events_does_not_stop_deletions)
 {
         struct timespec old[2] = { { 0, 0 }, { 0, 0 } };

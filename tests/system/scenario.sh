@@ -313,6 +313,12 @@ step_sysctl_guard() {
                 systemctl daemon-reload && systemctl restart cacheaged || fail "restart with kernel-reclaim.conf"
         fi
         sysctl -w vm.vfs_cache_pressure=123
+        # A step that fails leaves the later ones what they had: no lab service, the unit as
+        # shipped, the knob at its default.
+        trap 'systemctl stop lab-sweep 2>/dev/null
+              rm -f /run/systemd/system/cacheaged.service.d/zz-no-restart.conf
+              systemctl daemon-reload; systemctl reset-failed cacheaged 2>/dev/null
+              systemctl start cacheaged; sysctl -w vm.vfs_cache_pressure=100' EXIT
         # A service the sweeps are for: 48 MiB of page cache of its own (a sweep needs 32), and
         # new negative dentries at every rotation.
         systemd-run --quiet --unit=lab-sweep --collect /usr/bin/perl -e '
@@ -366,7 +372,6 @@ step_sysctl_guard() {
         knob_put_back "after systemctl stop"
         systemctl stop lab-sweep
         systemctl start cacheaged && wait_for 30 systemctl is-active cacheaged || fail "not active again"
-        sysctl -w vm.vfs_cache_pressure=100
 }
 
 # Polls for a sweep's raised vm.vfs_cache_pressure (a rotation's worth of reads a try, 30 tries)
