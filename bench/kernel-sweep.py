@@ -15,6 +15,11 @@
 #   scripts/vm.sh 6.12 -- bench/kernel-sweep.py PRESSURE,SIZE,FILE [...]
 #   scripts/vm.sh 6.12 -- bench/kernel-sweep.py 204800,131072,32 204800,131072,24 0,131072,32
 #
+# PRESSURE may also be "trim" (the kernel adapter's trim: the page cache dropped at 0, then the
+# write at 1) or "probeK" (a 4K write at 0 first, then the write at K times the group's file LRU
+# over the pages that probe scanned: a pressure scaled to how deep the kernel went to meet it);
+# --reader keeps a process of the group reading its file while the writes run.
+#
 # Measured 2026-12-04 on Debian 13's 6.12 (commit 810b662): at 204800, a 128K write took the
 # storm (625 left) and none of the hot set with 32 or 64 MiB of page cache; with 24, 20, 16, 8,
 # 4 or 0 MiB it took the hot set too (2,002 made again): the kernel fell below priority 12.
@@ -28,8 +33,10 @@ import time
 
 MC = "/sys/fs/cgroup"
 STORM = 100000
+READER = False
 HOT = 1000
 TRIM = -1  # PRESSURE "trim": the kernel adapter's trim (0, then 1), not one pressure
+PROBE = -2  # PRESSURE "probeK": a 4K probe at pressure 0, then the write at K * LRU / pgscan
 trials = 0
 
 
@@ -61,6 +68,11 @@ def group_stat(g):
     return int(st["slab_reclaimable"]), int(st["file"])
 
 
+def lru_stat(g):
+    st = dict(line.split() for line in rd(f"{g}/memory.stat").splitlines())
+    return int(st["pgscan"]), (int(st["active_file"]) + int(st["inactive_file"])) >> 12
+
+
 def run_in(g, work):
     """@work in a child process that joined group @g; waited for."""
     pid = os.fork()
@@ -79,7 +91,7 @@ def look_up(names):
             pass
 
 
-def trial(pressure, size, file_mib):
+def trial(pressure, size, file_mib, k=0):
     global trials
     trials += 1
     d = tempfile.mkdtemp(dir="/tmp", prefix="kernel-sweep-")
@@ -106,6 +118,16 @@ def trial(pressure, size, file_mib):
         look_up(hot)
 
     run_in(g, setup)
+    reader = 0
+    if READER and file_mib:
+        # A service reading its file while the write runs (--reader): from inside the group.
+        reader = os.fork()
+        if reader == 0:
+            wr(f"{g}/cgroup.procs", str(os.getpid()))
+            while True:
+                with open(f"{d}/big", "rb") as f:
+                    while f.read(1 << 16):
+                        pass
     time.sleep(0.5)
     slab0, file0 = group_stat(g)
     was = rd("/proc/sys/vm/vfs_cache_pressure").strip()
@@ -132,6 +154,20 @@ def trial(pressure, size, file_mib):
                 result += "ok"
             except OSError as e:
                 result += os.strerror(e.errno)
+        elif pressure == PROBE:
+            # How deep the kernel goes to meet a write from this group's page cache, asked
+            # with the shrinkers counting nothing (pressure 0): the pages it scanned against
+            # the group's file LRU. Then the write at a pressure scaled to that depth.
+            scan0, lru = lru_stat(g)
+            wr("/proc/sys/vm/vfs_cache_pressure", "0")
+            wr(f"{g}/memory.reclaim", "4096")
+            scan = max(1, lru_stat(g)[0] - scan0)
+            p = max(1, min(int(was), k * lru // scan))
+            scanned0 = slabs_scanned()
+            scan0 = lru_stat(g)[0]
+            wr("/proc/sys/vm/vfs_cache_pressure", str(p))
+            wr(f"{g}/memory.reclaim", str(size))
+            result = f"probe scanned {scan} of {lru} pages, write at {p} scanned {lru_stat(g)[0] - scan0}"
         else:
             if pressure:
                 wr("/proc/sys/vm/vfs_cache_pressure", str(pressure))
@@ -141,6 +177,9 @@ def trial(pressure, size, file_mib):
     finally:
         wr("/proc/sys/vm/vfs_cache_pressure", was)
     ms = (time.monotonic() - t) * 1000
+    if reader:
+        os.kill(reader, 9)
+        os.waitpid(reader, 0)
     scanned = slabs_scanned() - scanned0
     time.sleep(0.3)
     slab1, file1 = group_stat(g)
@@ -150,7 +189,7 @@ def trial(pressure, size, file_mib):
     n = dentries()[0]
     run_in(g, lambda: look_up(storm))
     storm_left = max(0, STORM - (dentries()[0] - n))
-    print(f"pressure {'trim' if pressure == TRIM else pressure}, write {size}, page cache {file_mib} MiB: slab {slab0 >> 10}K -> "
+    print(f"pressure {'trim' if pressure == TRIM else f'probe{k}' if pressure == PROBE else pressure}, write {size}, page cache {file_mib} MiB: slab {slab0 >> 10}K -> "
           f"{slab1 >> 10}K, page cache {file0 >> 20}M -> {file1 >> 20}M, storm left {storm_left} "
           f"of {STORM}, hot set made again {hot_again} of {2 * HOT}, {ms:.0f} ms, {scanned} objects "
           f"scanned, {result}", flush=True)
@@ -167,11 +206,18 @@ while args and args[0].startswith("--"):
         STORM = int(args[1])
     elif args[0] == "--hot":
         HOT = int(args[1])
+    elif args[0] == "--reader":
+        READER = True
+        args = args[1:]
+        continue
     else:
         sys.exit(f"kernel-sweep.py: unknown option {args[0]}")
     args = args[2:]
 if not args:
-    sys.exit("usage: kernel-sweep.py [--storm N] [--hot N] PRESSURE,SIZE,FILE_MIB [...]")
+    sys.exit("usage: kernel-sweep.py [--storm N] [--hot N] [--reader] PRESSURE,SIZE,FILE_MIB [...]")
 for spec in args:
     p, s, f = spec.split(",")
-    trial(TRIM if p == "trim" else int(p), int(s), float(f))
+    if p.startswith("probe"):
+        trial(PROBE, int(s), float(f), int(p[5:]))
+    else:
+        trial(TRIM if p == "trim" else int(p), int(s), float(f))
