@@ -769,6 +769,24 @@ def table(results):
                f"{r['hot_period_p50_ms']} / {r['hot_period_max_ms']} ms"
                + (f" ({r['neighbour_period_ms']} ms)" if "neighbour_period_ms" in r else "")]
         print("| " + " | ".join(row) + " |")
+    # By the adapter's classes of page cache (doc/adapters/kernel.md, "First, no harm").
+    classes = [("none (128K at most)", lambda b: b <= 128 << 10),
+               (f"some, under {BIG_MIB} MiB", lambda b: 128 << 10 < b < BIG_MIB << 20),
+               (f"{BIG_MIB} MiB or more", lambda b: b >= BIG_MIB << 20)]
+    print()
+    print("| policy | " + " | ".join(f"{name}: storms gone, hot re-created, page cache read again"
+                                      for name, _ in classes) + " |")
+    print("|" + "---|" * (len(classes) + 1))
+    for r in results:
+        row = [r["policy"]]
+        for _, within in classes:
+            gs = [p for p in r["per_group"] if within(p["file_bytes"])]
+            counted = sum(p["storm_counted"] for p in gs)
+            gone = counted - sum(p["storm_left"] for p in gs)
+            row.append(f"{len(gs)} services: {pct(gone, counted):.1f}%, "
+                       f"{sum(p['hot_recreated'] for p in gs):,}, "
+                       f"{sum(p['refault_pages'] for p in gs) * 4096 / 1e6:.1f} MB" if gs else "-")
+        print("| " + " | ".join(row) + " |")
 
 
 results, failed = [], False
