@@ -44,7 +44,9 @@
  *                                         gap between two samples (us: the bound's slack), the
  *                                         first value, the highest seen, and the time in gaps
  *                                         over 10 ms (us: when it was not looking; a window
- *                                         there can be missed)
+ *                                         there can be missed), then the time and longest
+ *                                         window above the first value (us: raised, as a
+ *                                         sweep does; the rest were lowered, as a trim does)
  *   kernel-load gated MODE ARGS...        MODE, after printing "ready" and reading a line (or
  *                                         EOF) on stdin: what a kprobe counts of the process
  *                                         before is its start (exec, the loader's lookups),
@@ -418,9 +420,9 @@ static int knob_read(int fd, long *ret)
 static int knob(unsigned long period_us)
 {
         uint64_t samples = 0, windows = 0, raised_usec = 0, longest = 0, gap = 0, blind = 0;
-        uint64_t last = 0, last_base = 0;
+        uint64_t above_usec = 0, above_longest = 0, last = 0, last_base = 0, last_under = 0;
         long base, v, highest;
-        bool raised = false;
+        bool raised = false, above = false;
         int fd = open("/proc/sys/vm/vfs_cache_pressure", O_RDONLY | O_CLOEXEC);
 
         if (fd < 0 || knob_read(fd, &base) < 0) {
@@ -428,7 +430,7 @@ static int knob(unsigned long period_us)
                 return 1;
         }
         highest = base;
-        last = last_base = now_usec();
+        last = last_base = last_under = now_usec();
         while (!stop) {
                 uint64_t t;
 
@@ -454,6 +456,17 @@ static int knob(unsigned long period_us)
                 }
                 if (!raised)
                         last_base = t;
+                /* Above the first value: the same bound, from the last sample at or under it. */
+                if (v > base)
+                        above = true;
+                else if (above) {
+                        above = false;
+                        above_usec += t - last_under;
+                        if (t - last_under > above_longest)
+                                above_longest = t - last_under;
+                }
+                if (!above)
+                        last_under = t;
                 usleep((useconds_t)period_us);
         }
         if (raised) { /* still raised at the end: counted up to the last sample */
@@ -461,8 +474,15 @@ static int knob(unsigned long period_us)
                 if (last - last_base > longest)
                         longest = last - last_base;
         }
-        printf("%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %ld %ld %" PRIu64 "\n",
-               samples, windows, raised_usec, longest, gap, base, highest, blind);
+        if (above) {
+                above_usec += last - last_under;
+                if (last - last_under > above_longest)
+                        above_longest = last - last_under;
+        }
+        printf("%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %ld %ld %" PRIu64
+               " %" PRIu64 " %" PRIu64 "\n",
+               samples, windows, raised_usec, longest, gap, base, highest, blind, above_usec,
+               above_longest);
         return 0;
 }
 
