@@ -34,6 +34,7 @@ import time
 MC = "/sys/fs/cgroup"
 STORM = 100000
 READER = False
+BALLAST = 0  # MiB: --ballast, clean page cache charged to the group just before the write
 HOT = 1000
 TRIM = -1  # PRESSURE "trim": the kernel adapter's trim (0, then 1), not one pressure
 PROBE = -2  # PRESSURE "probeK": a 4K probe at pressure 0, then the write at K * LRU / pgscan
@@ -129,6 +130,18 @@ def trial(pressure, size, file_mib, k=0):
                     while f.read(1 << 16):
                         pass
     time.sleep(0.5)
+    ballast = f"{d}/ballast"
+    if BALLAST:
+        # Read once from inside the group: inactive, clean page cache it is charged for, that
+        # the write is met from first; dropped again after it (POSIX_FADV_DONTNEED).
+        with open(ballast, "wb") as f:
+            f.truncate(BALLAST << 20)
+
+        def charge():
+            with open(ballast, "rb") as f:
+                while f.read(1 << 16):
+                    pass
+        run_in(g, charge)
     slab0, file0 = group_stat(g)
     was = rd("/proc/sys/vm/vfs_cache_pressure").strip()
     scanned0 = slabs_scanned()
@@ -177,6 +190,10 @@ def trial(pressure, size, file_mib, k=0):
     finally:
         wr("/proc/sys/vm/vfs_cache_pressure", was)
     ms = (time.monotonic() - t) * 1000
+    if BALLAST:
+        fd = os.open(ballast, os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
     if reader:
         os.kill(reader, 9)
         os.waitpid(reader, 0)
@@ -206,6 +223,8 @@ while args and args[0].startswith("--"):
         STORM = int(args[1])
     elif args[0] == "--hot":
         HOT = int(args[1])
+    elif args[0] == "--ballast":
+        BALLAST = int(args[1])
     elif args[0] == "--reader":
         READER = True
         args = args[1:]
@@ -214,7 +233,7 @@ while args and args[0].startswith("--"):
         sys.exit(f"kernel-sweep.py: unknown option {args[0]}")
     args = args[2:]
 if not args:
-    sys.exit("usage: kernel-sweep.py [--storm N] [--hot N] [--reader] PRESSURE,SIZE,FILE_MIB [...]")
+    sys.exit("usage: kernel-sweep.py [--storm N] [--hot N] [--reader] [--ballast MIB] PRESSURE,SIZE,FILE_MIB [...]")
 for spec in args:
     p, s, f = spec.split(",")
     if p.startswith("probe"):
