@@ -1363,6 +1363,52 @@ Test(kernel, sweep_put_off_while_the_host_reclaims, .fini = teardown, .timeout =
         expect_file(KNOB, "150");
 }
 
+/* A neighbour reclaiming on its own: its memory.events high counted up every 200 ms. */
+static void *neighbour_reclaims(void *userdata)
+{
+        char *events = test_path_join(fake.root, "sys/fs/cgroup/neighbour/memory.events");
+        char *tmp = test_path_join(fake.root, "sys/fs/cgroup/neighbour/memory.events.new");
+        unsigned n = 0;
+
+        (void)userdata;
+        while (atomic_load(&reclaiming)) {
+                test_write_file(tmp, "low 0\nhigh %u\nmax 0\noom 0\noom_kill 0\n", ++n);
+                cr_assert_eq(rename(tmp, events), 0);
+                usleep(200000);
+        }
+        free(tmp);
+        free(events);
+        return NULL;
+}
+
+/*
+ * A neighbour under its own memory.high reclaims in bursts, whenever it allocates: quiet for the
+ * 100 ms before a raise and reclaiming in the window all the same. So a sweep also waits while
+ * that reclaim moved since the last rotation began (1 s here), not only in the last 100 ms: with
+ * a burst every 200 ms, never; once the neighbour is still, at the next rotation but one.
+ */
+Test(kernel, sweep_put_off_while_a_neighbour_reclaimed_since_the_last_rotation,
+     .fini = teardown, .timeout = 300)
+{
+        char *dir;
+
+        knob_fake("/big");
+        dir = kernel_fake_group(&fake, "/neighbour", 4 << 20, 3 << 20, 0);
+        free(dir);
+        atomic_store(&reclaiming, true);
+        cr_assert_eq(pthread_create(&reclaimer, NULL, neighbour_reclaims, NULL), 0);
+        have_reclaimer = true;
+        fake_start(2, "[cache big]\nadapter = kernel\ncgroup = /big\naction = reclaim\n");
+        wait_astat_at_least("big", "sweeps_put_off_reclaim", 4);
+        cr_assert_eq(astat("big", "sweeps"), 0, "a sweep while the neighbour reclaimed");
+        expect_file("/sys/fs/cgroup/big/memory.reclaim", "");
+        expect_file(KNOB, "150");
+        reclaimer_stop();
+        wait_file("/sys/fs/cgroup/big/memory.reclaim", "131072 swappiness=0");
+        wait_astat_at_least("big", "sweeps", 1);
+        expect_file(KNOB, "150");
+}
+
 /*
  * The machine runs the daemon late (the hooked kernel.so: while a file is there, the sleep before
  * a sweep wakes 30 ms late, as in a starved guest): no sweep, each put off and counted, until it

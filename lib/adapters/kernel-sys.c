@@ -676,11 +676,12 @@ int ks_read_slabs_scanned(const char *root, uint64_t *ret)
 }
 
 int ks_read_reclaim_activity(const char *root, const struct ks_memcg *mc, size_t max_groups,
-                             uint64_t *ret)
+                             uint64_t *ret, uint64_t *ret_others)
 {
+        /* The first three count no memory.reclaim write (cgroup reclaim): the daemon's own. */
         static const char *const vmstat_keys[] = { "pgscan_kswapd", "pgscan_direct",
                                                    "pgscan_khugepaged", "slabs_scanned" };
-        uint64_t sum = 0, v;
+        uint64_t sum = 0, others = 0, v;
         char **names = NULL, *buf;
         size_t n = 0, found = 0;
         bool more;
@@ -692,6 +693,8 @@ int ks_read_reclaim_activity(const char *root, const struct ks_memcg *mc, size_t
         for (size_t i = 0; i < sizeof(vmstat_keys) / sizeof(vmstat_keys[0]); i++)
                 if (stat_value(buf, vmstat_keys[i], &v) == 0) {
                         sum += v;
+                        if (i < 3)
+                                others += v;
                         found++;
                 }
         free(buf);
@@ -707,8 +710,12 @@ int ks_read_reclaim_activity(const char *root, const struct ks_memcg *mc, size_t
                                 free(buf);
                         }
                         if (read_at_below(fd, names[i], "memory.events", &buf) == 0) {
-                                if (stat_value(buf, "high", &v) == 0)
+                                if (stat_value(buf, "high", &v) == 0) {
                                         sum += v;
+                                        others += v;
+                                }
+                                if (stat_value(buf, "max", &v) == 0)
+                                        others += v;
                                 free(buf);
                         }
                 }
@@ -716,6 +723,8 @@ int ks_read_reclaim_activity(const char *root, const struct ks_memcg *mc, size_t
                 close(fd);
         }
         *ret = sum;
+        if (ret_others)
+                *ret_others = others;
         return 0;
 }
 
