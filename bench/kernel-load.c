@@ -414,15 +414,43 @@ static int knob_read(int fd, long *ret)
 #define KNOB_BLIND_USEC 10000 /* a gap between two samples longer than this: not looking */
 
 /*
+ * Windows of samples for which a condition held, each from the last sample before it to the
+ * first one after (an upper bound): how many, their time in all, the longest.
+ */
+struct knob_windows {
+        bool in;
+        uint64_t since, count, usec, longest;
+};
+
+static void knob_window_end(struct knob_windows *w, uint64_t t)
+{
+        w->usec += t - w->since;
+        if (t - w->since > w->longest)
+                w->longest = t - w->since;
+}
+
+static void knob_window_sample(struct knob_windows *w, bool holds, uint64_t t)
+{
+        if (holds && !w->in) {
+                w->in = true;
+                w->count++;
+        } else if (!holds && w->in) {
+                w->in = false;
+                knob_window_end(w, t);
+        }
+        if (!w->in)
+                w->since = t;
+}
+
+/*
  * vm.vfs_cache_pressure as the rest of the host sees it: every reclaim reads it when it counts
  * the slab, so what matters is how long it stayed raised, whoever raised it.
  */
 static int knob(unsigned long period_us)
 {
-        uint64_t samples = 0, windows = 0, raised_usec = 0, longest = 0, gap = 0, blind = 0;
-        uint64_t above_usec = 0, above_longest = 0, last = 0, last_base = 0, last_under = 0;
+        struct knob_windows changed = { 0 }, above = { 0 }; /* other than the first, above it */
+        uint64_t samples = 0, gap = 0, blind = 0, last = 0;
         long base, v, highest;
-        bool raised = false, above = false;
         int fd = open("/proc/sys/vm/vfs_cache_pressure", O_RDONLY | O_CLOEXEC);
 
         if (fd < 0 || knob_read(fd, &base) < 0) {
@@ -430,7 +458,7 @@ static int knob(unsigned long period_us)
                 return 1;
         }
         highest = base;
-        last = last_base = last_under = now_usec();
+        last = changed.since = above.since = now_usec();
         while (!stop) {
                 uint64_t t;
 
@@ -445,44 +473,19 @@ static int knob(unsigned long period_us)
                 last = t;
                 if (v > highest)
                         highest = v;
-                if (v != base && !raised) {
-                        raised = true;
-                        windows++;
-                } else if (v == base && raised) {
-                        raised = false;
-                        raised_usec += t - last_base;
-                        if (t - last_base > longest)
-                                longest = t - last_base;
-                }
-                if (!raised)
-                        last_base = t;
-                /* Above the first value: the same bound, from the last sample at or under it. */
-                if (v > base)
-                        above = true;
-                else if (above) {
-                        above = false;
-                        above_usec += t - last_under;
-                        if (t - last_under > above_longest)
-                                above_longest = t - last_under;
-                }
-                if (!above)
-                        last_under = t;
+                knob_window_sample(&changed, v != base, t);
+                knob_window_sample(&above, v > base, t);
                 usleep((useconds_t)period_us);
         }
-        if (raised) { /* still raised at the end: counted up to the last sample */
-                raised_usec += last - last_base;
-                if (last - last_base > longest)
-                        longest = last - last_base;
-        }
-        if (above) {
-                above_usec += last - last_under;
-                if (last - last_under > above_longest)
-                        above_longest = last - last_under;
-        }
+        /* Still in a window at the end: counted up to the last sample. */
+        if (changed.in)
+                knob_window_end(&changed, last);
+        if (above.in)
+                knob_window_end(&above, last);
         printf("%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %ld %ld %" PRIu64
                " %" PRIu64 " %" PRIu64 "\n",
-               samples, windows, raised_usec, longest, gap, base, highest, blind, above_usec,
-               above_longest);
+               samples, changed.count, changed.usec, changed.longest, gap, base, highest, blind,
+               above.usec, above.longest);
         return 0;
 }
 

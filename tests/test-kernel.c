@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -53,7 +54,7 @@ static char *bind_target; /* a bind mount of the test's: undone before its tree 
 static const char *plugin_dir; /* NULL: the adapters as built (CA_ADAPTER_DIR) */
 static char *gate_dir;         /* the hooked kernel.so's test gate (CA_KERNEL_TEST_GATE) */
 static pid_t other_pid = -1;   /* a second cacheaged a test started */
-static atomic_bool reclaiming; /* host_reclaims() goes on */
+static atomic_bool reclaiming; /* counter_moves() goes on */
 static pthread_t reclaimer;
 static bool have_reclaimer;
 
@@ -1327,31 +1328,47 @@ Test(kernel, guard_puts_the_knob_back_while_a_sweep_is_held, .fini = teardown, .
 }
 
 /*
- * Something else on the host reclaims (kswapd's counter moves): no sweep until it stops. The
- * counter is written whole (a file renamed over vmstat), as the kernel's file reads.
+ * Something on the host reclaims: a kernel file's counter moves every @period_usec, the file
+ * written whole (renamed over the old one), as the kernel's file reads: @before, the count,
+ * @after.
  */
-static void *host_reclaims(void *userdata)
+struct reclaim_counter {
+        const char *file, *before, *after;
+        useconds_t period_usec;
+};
+
+static void *counter_moves(void *userdata)
 {
-        char *vmstat = test_path_join(fake.root, "proc/vmstat"), *tmp;
+        const struct reclaim_counter *c = userdata;
+        char *path = test_path_join(fake.root, c->file), tmp[PATH_MAX];
         unsigned n = 0;
 
-        tmp = test_path_join(fake.root, "proc/vmstat.new");
+        snprintf(tmp, sizeof(tmp), "%s.new", path);
         while (atomic_load(&reclaiming)) {
-                test_write_file(tmp, "pgscan_kswapd %u\npgscan_direct 0\nslabs_scanned 0\n", ++n);
-                cr_assert_eq(rename(tmp, vmstat), 0);
-                usleep(10000);
+                test_write_file(tmp, "%s%u%s", c->before, ++n, c->after);
+                cr_assert_eq(rename(tmp, path), 0);
+                usleep(c->period_usec);
         }
-        free(tmp);
-        free(vmstat);
+        free(path);
         return NULL;
 }
 
+static void reclaimer_start(const struct reclaim_counter *c)
+{
+        atomic_store(&reclaiming, true);
+        cr_assert_eq(pthread_create(&reclaimer, NULL, counter_moves, (void *)c), 0);
+        have_reclaimer = true;
+}
+
+/* kswapd's counter moves: no sweep until it stops. */
 Test(kernel, sweep_put_off_while_the_host_reclaims, .fini = teardown, .timeout = 300)
 {
+        static const struct reclaim_counter kswapd = {
+                "proc/vmstat", "pgscan_kswapd ", "\npgscan_direct 0\nslabs_scanned 0\n", 10000
+        };
+
         knob_fake("/big");
-        atomic_store(&reclaiming, true);
-        cr_assert_eq(pthread_create(&reclaimer, NULL, host_reclaims, NULL), 0);
-        have_reclaimer = true;
+        reclaimer_start(&kswapd);
         fake_start(2, "[cache big]\nadapter = kernel\ncgroup = /big\naction = reclaim\n");
         wait_astat_at_least("big", "sweeps_put_off_reclaim", 3);
         expect_file("/sys/fs/cgroup/big/memory.reclaim", "");
@@ -1363,24 +1380,6 @@ Test(kernel, sweep_put_off_while_the_host_reclaims, .fini = teardown, .timeout =
         expect_file(KNOB, "150");
 }
 
-/* A neighbour reclaiming on its own: its memory.events high counted up every 200 ms. */
-static void *neighbour_reclaims(void *userdata)
-{
-        char *events = test_path_join(fake.root, "sys/fs/cgroup/neighbour/memory.events");
-        char *tmp = test_path_join(fake.root, "sys/fs/cgroup/neighbour/memory.events.new");
-        unsigned n = 0;
-
-        (void)userdata;
-        while (atomic_load(&reclaiming)) {
-                test_write_file(tmp, "low 0\nhigh %u\nmax 0\noom 0\noom_kill 0\n", ++n);
-                cr_assert_eq(rename(tmp, events), 0);
-                usleep(200000);
-        }
-        free(tmp);
-        free(events);
-        return NULL;
-}
-
 /*
  * A neighbour under its own memory.high reclaims in bursts, whenever it allocates: quiet for the
  * 100 ms before a raise and reclaiming in the window all the same. So a sweep also waits while
@@ -1390,14 +1389,17 @@ static void *neighbour_reclaims(void *userdata)
 Test(kernel, sweep_put_off_while_a_neighbour_reclaimed_since_the_last_rotation,
      .fini = teardown, .timeout = 300)
 {
+        /* A neighbour reclaiming on its own: its memory.events high counted up every 200 ms. */
+        static const struct reclaim_counter neighbour = {
+                "sys/fs/cgroup/neighbour/memory.events", "low 0\nhigh ",
+                "\nmax 0\noom 0\noom_kill 0\n", 200000
+        };
         char *dir;
 
         knob_fake("/big");
         dir = kernel_fake_group(&fake, "/neighbour", 4 << 20, 3 << 20, 0);
         free(dir);
-        atomic_store(&reclaiming, true);
-        cr_assert_eq(pthread_create(&reclaimer, NULL, neighbour_reclaims, NULL), 0);
-        have_reclaimer = true;
+        reclaimer_start(&neighbour);
         fake_start(2, "[cache big]\nadapter = kernel\ncgroup = /big\naction = reclaim\n");
         wait_astat_at_least("big", "sweeps_put_off_reclaim", 4);
         cr_assert_eq(astat("big", "sweeps"), 0, "a sweep while the neighbour reclaimed");

@@ -678,9 +678,12 @@ int ks_read_slabs_scanned(const char *root, uint64_t *ret)
 int ks_read_reclaim_activity(const char *root, const struct ks_memcg *mc, size_t max_groups,
                              uint64_t *ret, uint64_t *ret_others)
 {
-        /* The first three count no memory.reclaim write (cgroup reclaim): the daemon's own. */
-        static const char *const vmstat_keys[] = { "pgscan_kswapd", "pgscan_direct",
-                                                   "pgscan_khugepaged", "slabs_scanned" };
+        /* others: what no memory.reclaim write (cgroup reclaim, the daemon's own) moves. */
+        static const struct {
+                const char *key;
+                bool others;
+        } vmstat_keys[] = { { "pgscan_kswapd", true }, { "pgscan_direct", true },
+                            { "pgscan_khugepaged", true }, { "slabs_scanned", false } };
         uint64_t sum = 0, others = 0, v;
         char **names = NULL, *buf;
         size_t n = 0, found = 0;
@@ -691,9 +694,9 @@ int ks_read_reclaim_activity(const char *root, const struct ks_memcg *mc, size_t
         if (r < 0)
                 return r;
         for (size_t i = 0; i < sizeof(vmstat_keys) / sizeof(vmstat_keys[0]); i++)
-                if (stat_value(buf, vmstat_keys[i], &v) == 0) {
+                if (stat_value(buf, vmstat_keys[i].key, &v) == 0) {
                         sum += v;
-                        if (i < 3)
+                        if (vmstat_keys[i].others)
                                 others += v;
                         found++;
                 }
@@ -704,7 +707,7 @@ int ks_read_reclaim_activity(const char *root, const struct ks_memcg *mc, size_t
                 if (ks_cgroup_children(fd, max_groups, &names, &n, &more) < 0)
                         n = 0;
                 for (size_t i = 0; i < n; i++) {
-                        if (read_at_below(fd, names[i], "memory.stat", &buf) == 0) {
+                        if (ret && read_at_below(fd, names[i], "memory.stat", &buf) == 0) {
                                 if (stat_value(buf, "pgscan", &v) == 0)
                                         sum += v;
                                 free(buf);
@@ -722,7 +725,8 @@ int ks_read_reclaim_activity(const char *root, const struct ks_memcg *mc, size_t
                 ks_names_free(names, n);
                 close(fd);
         }
-        *ret = sum;
+        if (ret)
+                *ret = sum;
         if (ret_others)
                 *ret_others = others;
         return 0;

@@ -151,9 +151,10 @@ int ks_swap_active(const char *root);
  * and slabs_scanned (any shrinker's scan), and, on cgroup v2, from each top-level group of @mc
  * (hierarchical: every group below counts) memory.stat pgscan and memory.events high (memory
  * cgroup reclaim, a memory.high or a memory.reclaim write, which /proc/vmstat does not count).
- * *ret_others (unless NULL) is the part of it no memory.reclaim write moves, the daemon's own
- * included: pgscan_kswapd, pgscan_direct, pgscan_khugepaged and the groups' memory.events high
- * and max (a group reclaiming on its own). At most @max_groups top-level groups are read.
+ * *ret_others is the part of it no memory.reclaim write moves, the daemon's own included:
+ * pgscan_kswapd, pgscan_direct, pgscan_khugepaged and the groups' memory.events high and max (a
+ * group reclaiming on its own). Either may be NULL (without @ret no memory.stat is read). At
+ * most @max_groups top-level groups are read.
  * -errno when /proc/vmstat cannot be read.
  */
 int ks_read_reclaim_activity(const char *root, const struct ks_memcg *mc, size_t max_groups,

@@ -254,8 +254,7 @@ struct kn {
          * each rotation's start: a sweep compares with the previous rotation's reading.
          */
         uint64_t others_prev, others_cur;
-        bool have_others;                 /* others_prev is a previous rotation's */
-        bool read_others;                 /* others_cur was read */
+        unsigned others_read;             /* readings in a row, 2 at most: 2, others_prev is one */
         enum kn_key_state key_state;
         char key[KN_SWAPPINESS_KEY_MAX];
 
@@ -580,7 +579,7 @@ static enum kn_host kn_host_quiet(struct kn *kn, uint64_t *last_read_usec, uint6
 {
         uint64_t a0 = *last_activity, a1, others, t = now_usec(), want, slept;
 
-        if (!kn->have_others)
+        if (kn->others_read < 2)
                 return KN_HOST_UNWATCHED; /* the daemon's first rotation: nothing to compare */
         if (!*last_read_usec || t - *last_read_usec > 10 * KN_QUIET_USEC) {
                 if (ks_read_reclaim_activity(kn->root, &kn->memcg, KN_PARTS_MAX, &a0, NULL) < 0)
@@ -1102,15 +1101,14 @@ static void kn_run_job(struct kn *kn, struct kn_job *job)
         job->gate = kp_gate(job->idle, job->host_memory_pct, -1);
         job->swap_on = ks_swap_active(kn->root) == 1;
         if (kn->group_target && kn->mglru) {
-                uint64_t a, others;
+                uint64_t others;
 
                 /* The first rotation's sweeps wait for the next, which has one to compare. */
-                if (ks_read_reclaim_activity(kn->root, &kn->memcg, KN_PARTS_MAX, &a, &others) < 0) {
-                        kn->have_others = false;
-                        kn->read_others = false;
+                if (ks_read_reclaim_activity(kn->root, &kn->memcg, KN_PARTS_MAX, NULL,
+                                             &others) < 0) {
+                        kn->others_read = 0;
                 } else {
-                        kn->have_others = kn->read_others;
-                        kn->read_others = true;
+                        kn->others_read += kn->others_read < 2;
                         kn->others_prev = kn->others_cur;
                         kn->others_cur = others;
                 }
